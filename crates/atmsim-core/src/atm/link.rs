@@ -1,0 +1,43 @@
+//! A unidirectional link: bit rate, propagation delay, and the cells in
+//! flight on it.
+//!
+//! Links are FIFO with a constant delay, so the cells on a link are kept in
+//! a queue in arrival order and only the head's arrival is an event: the
+//! event heap stays small however long the link.
+
+use super::cell::Cell;
+use crate::engine::Time;
+use std::collections::VecDeque;
+
+/// A unidirectional link from node `from` to node `to`.
+pub struct Link {
+    /// Name given in the scenario.
+    pub name: String,
+    /// Node the link leaves (its output port lives there).
+    pub from: u32,
+    /// Node the link reaches.
+    pub to: u32,
+    /// Cell rate, cells/s.
+    pub cell_rate_cps: f64,
+    /// Propagation delay, ps.
+    pub delay_ps: Time,
+    /// Cells in flight (or, behind a FIFO port, already scheduled), with the
+    /// time each reaches `to`, earliest first.
+    pub in_flight: VecDeque<(Time, Cell)>,
+    /// True when every VC on the link ends at `to` in a passive sink: its
+    /// arrivals need no events and are drained in bulk (at probe ticks and at
+    /// the end), which gives the same results as draining them one by one.
+    pub lazy: bool,
+}
+
+impl Link {
+    /// Cells whose arrival time is after `t`.
+    pub fn cells_after(&self, t: Time) -> usize {
+        // The queue is sorted by arrival time: count from the back.
+        self.in_flight
+            .iter()
+            .rev()
+            .take_while(|(a, _)| *a > t)
+            .count()
+    }
+}

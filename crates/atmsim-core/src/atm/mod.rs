@@ -1,0 +1,14 @@
+//! The ATM layer: cells, links, switch output ports and AAL5 reassembly.
+//!
+//! Not here: drop decisions (see [`crate::buffer`]), traffic generation
+//! (see [`crate::traffic`]) and the ABR feedback loop (a later module).
+
+pub mod aal5;
+pub mod cell;
+pub mod link;
+pub mod port;
+
+pub use aal5::{cells_per_datagram, Reassembly};
+pub use cell::{Cell, ServiceClass};
+pub use link::Link;
+pub use port::{Port, PortMode};

@@ -1,0 +1,38 @@
+//! Tail drop: drop a cell when the buffer is full.
+
+use super::{DropPolicy, DropReason, Verdict};
+use crate::atm::Cell;
+
+/// Drops a cell when the buffer holds `capacity` cells.
+pub struct TailDrop;
+
+impl DropPolicy for TailDrop {
+    #[inline]
+    fn admit(&mut self, _cell: &Cell, occupancy: u32, capacity: u32) -> Verdict {
+        if occupancy >= capacity {
+            Verdict::Drop(DropReason::Tail)
+        } else {
+            Verdict::Accept
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buffer::testing::*;
+
+    #[test]
+    fn drops_only_when_full() {
+        let f = frame(0, 0, 3);
+        let v = verdicts(&mut TailDrop, &f, &[9, 10, 11], 10);
+        assert_eq!(
+            v,
+            vec![
+                Verdict::Accept,
+                Verdict::Drop(DropReason::Tail),
+                Verdict::Drop(DropReason::Tail)
+            ]
+        );
+    }
+}

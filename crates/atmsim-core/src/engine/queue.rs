@@ -1,0 +1,125 @@
+//! The event queue: a binary min-heap ordered by (time, sequence number).
+//!
+//! The sequence number is assigned at scheduling, so two events at the same
+//! time run in the order they were scheduled: runs are deterministic.
+
+use super::time::Time;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// What an event means; the index names the component it wakes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Event {
+    /// A traffic source emits its next cell or frame.
+    SourceEmit(u32),
+    /// The head cell of a link's in-flight queue reaches the far node.
+    LinkArrival(u32),
+    /// A priority-scheduled port finishes transmitting a cell.
+    PortTxDone(u32),
+    /// Sample the probes.
+    ProbeTick,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Entry {
+    time: Time,
+    seq: u64,
+    event: Event,
+}
+
+/// Pending events, earliest first.
+#[derive(Default)]
+pub struct EventQueue {
+    heap: BinaryHeap<Reverse<Entry>>,
+    next_seq: u64,
+}
+
+impl EventQueue {
+    /// An empty queue.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Schedules `event` at `time`.
+    pub fn push(&mut self, time: Time, event: Event) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.heap.push(Reverse(Entry { time, seq, event }));
+    }
+
+    /// The earliest pending event, if its time is at most `until`.
+    pub fn peek_until(&self, until: Time) -> Option<(Time, Event)> {
+        match self.heap.peek() {
+            Some(Reverse(e)) if e.time <= until => Some((e.time, e.event)),
+            _ => None,
+        }
+    }
+
+    /// Removes the earliest event (the one `peek_until` returned).
+    pub fn pop(&mut self) {
+        self.heap.pop();
+    }
+
+    /// Replaces the earliest event by `event` at `time` with one sift instead
+    /// of a pop and a push: the common case of a component rescheduling
+    /// itself.
+    pub fn replace_top(&mut self, time: Time, event: Event) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let entry = Reverse(Entry { time, seq, event });
+        if self.heap.is_empty() {
+            self.heap.push(entry);
+        } else if let Some(mut top) = self.heap.peek_mut() {
+            // PeekMut sifts the new top down when it is dropped.
+            *top = entry;
+        }
+    }
+
+    /// Number of pending events.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// True when nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn earliest_first_then_fifo_at_equal_times() {
+        let mut q = EventQueue::new();
+        q.push(20, Event::ProbeTick);
+        q.push(10, Event::SourceEmit(1));
+        q.push(10, Event::SourceEmit(0));
+        let mut seen = vec![];
+        while let Some((t, e)) = q.peek_until(u64::MAX) {
+            q.pop();
+            seen.push((t, e));
+        }
+        assert_eq!(
+            seen,
+            vec![
+                (10, Event::SourceEmit(1)),
+                (10, Event::SourceEmit(0)),
+                (20, Event::ProbeTick)
+            ]
+        );
+    }
+
+    #[test]
+    fn replace_top_keeps_order() {
+        let mut q = EventQueue::new();
+        q.push(5, Event::SourceEmit(0));
+        q.push(7, Event::SourceEmit(1));
+        q.replace_top(9, Event::SourceEmit(0));
+        assert_eq!(q.peek_until(100), Some((7, Event::SourceEmit(1))));
+        q.pop();
+        assert_eq!(q.peek_until(8), None);
+        assert_eq!(q.peek_until(9), Some((9, Event::SourceEmit(0))));
+    }
+}

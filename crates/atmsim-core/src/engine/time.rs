@@ -1,0 +1,42 @@
+//! Simulated time: an integer count of picoseconds.
+
+/// Simulated time in picoseconds.
+pub type Time = u64;
+
+/// Picoseconds in one second.
+pub const PS_PER_S: u64 = 1_000_000_000_000;
+
+/// Converts a time in picoseconds to seconds.
+pub fn ps_to_s(t: Time) -> f64 {
+    t as f64 / PS_PER_S as f64
+}
+
+/// Converts a rate (events per second) to the interval between events in
+/// picoseconds, as a float so that pacing can accumulate without drift.
+pub fn interval_ps(rate_per_s: f64) -> f64 {
+    PS_PER_S as f64 / rate_per_s
+}
+
+/// Transmission time of one 53-byte cell on a link of `cell_rate_cps`
+/// cells/s, rounded to the nearest picosecond (relative error < 1e-6 for any
+/// rate below 1 Tb/s).
+pub fn cell_time_ps(cell_rate_cps: f64) -> Time {
+    (interval_ps(cell_rate_cps)).round().max(1.0) as Time
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oc3_cell_time() {
+        // 155.52 Mbps / 424 bits = 366,792.45 cells/s -> 2.726337 us per cell.
+        let t = cell_time_ps(155.52e6 / 424.0);
+        assert_eq!(t, 2_726_337);
+    }
+
+    #[test]
+    fn seconds() {
+        assert_eq!(ps_to_s(1_500_000_000_000), 1.5);
+    }
+}

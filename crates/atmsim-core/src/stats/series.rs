@@ -1,0 +1,51 @@
+//! Time series of the probes, kept as four columns (tidy form: time, entity,
+//! metric, value) so Python can wrap them without copying row by row.
+
+/// What a sample measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    /// Cells waiting at a port at the sampling instant.
+    QueueCells = 0,
+    /// Busy fraction of a port's link over the last period.
+    Utilization = 1,
+    /// Cells delivered to a VC's sink over the last period, per second.
+    VcRateCps = 2,
+}
+
+/// Names of the metrics, indexed by [`Metric`].
+pub const METRIC_NAMES: [&str; 3] = ["queue_cells", "utilization", "vc_rate_cps"];
+
+/// The recorded samples.
+#[derive(Clone, Debug, Default)]
+pub struct Series {
+    /// Sample times, s.
+    pub time_s: Vec<f64>,
+    /// Index into `entity_names`.
+    pub entity: Vec<u32>,
+    /// [`Metric`] code.
+    pub metric: Vec<u8>,
+    /// Sample values.
+    pub value: Vec<f64>,
+    /// Names of the entities (ports first, then VCs).
+    pub entity_names: Vec<String>,
+}
+
+impl Series {
+    /// Appends one sample.
+    pub fn push(&mut self, time_s: f64, entity: u32, metric: Metric, value: f64) {
+        self.time_s.push(time_s);
+        self.entity.push(entity);
+        self.metric.push(metric as u8);
+        self.value.push(value);
+    }
+
+    /// Number of samples.
+    pub fn len(&self) -> usize {
+        self.time_s.len()
+    }
+
+    /// True when nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.time_s.is_empty()
+    }
+}

@@ -1,0 +1,83 @@
+//! Geometric on/off cell source, the classic bursty source of multiplexer
+//! studies. Bursts of geometric length (mean `mean_burst_cells`) at the peak
+//! rate, separated by a geometric number of idle slots of 1/peak with mean
+//! `mean_burst_cells * (peak/mean - 1)`, so the long-run rate is `mean`.
+//! The first state is drawn from the stationary on/off probabilities.
+
+use super::{at, Emission, TrafficSource};
+use crate::engine::time::interval_ps;
+use crate::engine::{RngStream, Time};
+
+/// Geometric bursts at the peak rate.
+pub struct GeometricOnOff {
+    slot_ps: f64,
+    mean_burst: f64,
+    mean_idle_slots: f64,
+    on_probability: f64,
+    left_in_burst: u64,
+    next_ps: f64,
+}
+
+impl GeometricOnOff {
+    /// A source with the given peak and mean rates (cells/s) and mean burst.
+    pub fn new(peak_cps: f64, mean_cps: f64, mean_burst_cells: f64) -> Self {
+        Self {
+            slot_ps: interval_ps(peak_cps),
+            mean_burst: mean_burst_cells,
+            mean_idle_slots: mean_burst_cells * (peak_cps / mean_cps - 1.0),
+            on_probability: mean_cps / peak_cps,
+            left_in_burst: 0,
+            next_ps: 0.0,
+        }
+    }
+}
+
+impl TrafficSource for GeometricOnOff {
+    fn first(&mut self, start: Time, rng: &mut RngStream) -> Time {
+        let phase = rng.uniform() * self.slot_ps;
+        let idle = if rng.uniform() < self.on_probability {
+            0
+        } else {
+            rng.geometric_from_0(self.mean_idle_slots)
+        };
+        self.left_in_burst = rng.geometric_from_1(self.mean_burst);
+        self.next_ps = start as f64 + phase + idle as f64 * self.slot_ps;
+        at(self.next_ps)
+    }
+
+    #[inline]
+    fn fire(&mut self, _now: Time, rng: &mut RngStream) -> Emission {
+        self.left_in_burst -= 1;
+        if self.left_in_burst > 0 {
+            self.next_ps += self.slot_ps;
+        } else {
+            let idle = rng.geometric_from_0(self.mean_idle_slots);
+            self.next_ps += (1 + idle) as f64 * self.slot_ps;
+            self.left_in_burst = rng.geometric_from_1(self.mean_burst);
+        }
+        Emission {
+            cells: 1,
+            next: Some(at(self.next_ps)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::PS_PER_S;
+    use crate::traffic::testing::trace;
+
+    #[test]
+    fn long_run_rate_is_the_mean() {
+        let peak = 73_358.49;
+        let mean = 33_011.32;
+        let mut s = GeometricOnOff::new(peak, mean, 100.0);
+        let tr = trace(&mut s, 5, 0, 100 * PS_PER_S);
+        let rate = tr.len() as f64 / 100.0;
+        assert!((rate / mean - 1.0).abs() < 0.02, "{rate}");
+        // Never faster than the peak.
+        let min_gap = tr.windows(2).map(|w| w[1].0 - w[0].0).min().unwrap();
+        assert!(min_gap as f64 >= interval_ps(peak) - 1.0);
+    }
+}

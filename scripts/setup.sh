@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Sets up atmsim in ./.venv: a virtual environment with the Python
+# dependencies, and the Rust core built in release mode and installed as
+# atmsim._core (editable: Python changes need no rebuild; Rust changes need
+# this script again). Safe to run repeatedly.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip "maturin>=1.5,<2"
+# maturin installs the package's dependencies and the dev extras too.
+VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
+  .venv/bin/maturin develop --release --extras dev -q
