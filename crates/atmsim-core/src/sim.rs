@@ -15,12 +15,8 @@ use crate::buffer::{self, DROP_REASON_NAMES};
 use crate::engine::time::{cell_time_ps, ps_to_s};
 use crate::engine::{Event, EventQueue, RngStream, Time};
 use crate::scenario::Scenario;
-use crate::stats::series::METRIC_NAMES;
 use crate::stats::{Ledger, Metric, PortSummary, Series, Summary, VcSummary};
 use crate::traffic::{self, TrafficSource};
-
-/// Stream ids: sources use their index; other components start here.
-const STREAM_BASE_OTHER: u64 = 1 << 32;
 
 struct VcState {
     name: String,
@@ -117,6 +113,7 @@ impl Simulation {
         for (i, s) in sc.sources.iter().enumerate() {
             let first_link = &sc.links[sc.vcs[s.vc as usize].links[0] as usize];
             let mut source = traffic::build(&s.model, first_link.cell_rate_cps);
+            // Stream id = source index: adding a source never changes the others.
             let mut rng = RngStream::new(sc.seed, i as u64);
             let stop = s.stop_ps.unwrap_or(Time::MAX);
             let t = source.first(s.start_ps, &mut rng);
@@ -141,7 +138,6 @@ impl Simulation {
                 .chain(sc.vcs.iter().map(|v| v.name.clone()))
                 .collect();
         }
-        let _ = STREAM_BASE_OTHER;
         Ok(Simulation {
             now: 0,
             duration: sc.duration_ps,
@@ -260,11 +256,9 @@ impl Simulation {
                     break;
                 }
                 link.in_flight.pop_front();
-                let v = &mut self.vcs[done.vc as usize];
-                v.cells_delivered += 1;
-                v.reassembly.receive(&done);
+                deliver(&mut self.vcs, &done);
             }
-            self.links[l].in_flight.push_back((arrival, cell));
+            link.in_flight.push_back((arrival, cell));
             return;
         }
         let was_empty = link.in_flight.is_empty();
@@ -287,18 +281,11 @@ impl Simulation {
         cell.hop += 1;
         let v = &self.vcs[cell.vc as usize];
         if cell.hop as usize == v.links.len() {
-            self.sink(cell);
+            deliver(&mut self.vcs, &cell);
         } else {
             let next = v.links[cell.hop as usize] as usize;
             self.port_arrive(next, cell);
         }
-    }
-
-    #[inline]
-    fn sink(&mut self, cell: Cell) {
-        let v = &mut self.vcs[cell.vc as usize];
-        v.cells_delivered += 1;
-        v.reassembly.receive(&cell);
     }
 
     /// Delivers the cells of lazy links that have arrived by `t`.
@@ -312,7 +299,7 @@ impl Simulation {
                     break;
                 }
                 self.links[l].in_flight.pop_front();
-                self.sink(cell);
+                deliver(&mut self.vcs, &cell);
             }
         }
     }
@@ -355,7 +342,7 @@ impl Simulation {
         let t_s = ps_to_s(now);
         let mut ledger = Ledger::default();
         let mut ports = Vec::with_capacity(self.ports.len());
-        for (l, (port, link)) in self.ports.iter().zip(&self.links).enumerate() {
+        for (port, link) in self.ports.iter().zip(&self.links) {
             // Cells still on the link's queue: behind a FIFO port those whose
             // transmission has not ended are still in the port.
             let mut in_port_listed = 0u64;
@@ -389,7 +376,6 @@ impl Simulation {
             ledger.cells_dropped += dropped;
             ledger.cells_queued += in_port;
             ledger.cells_on_links += on_wire;
-            let _ = l;
             ports.push(PortSummary {
                 name: link.name.clone(),
                 cells_in: port.cells_in,
@@ -448,7 +434,10 @@ impl Simulation {
     }
 }
 
-/// Names of the metrics in the series.
-pub fn metric_names() -> &'static [&'static str] {
-    &METRIC_NAMES
+/// A cell reaches the sink of its VC.
+#[inline]
+fn deliver(vcs: &mut [VcState], cell: &Cell) {
+    let v = &mut vcs[cell.vc as usize];
+    v.cells_delivered += 1;
+    v.reassembly.receive(cell);
 }

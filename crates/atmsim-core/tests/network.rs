@@ -258,3 +258,26 @@ fn interrupted_run_balances_its_ledger() {
     assert!(s.conservation.ok, "{:?}", s.conservation);
     assert!(s.conservation.cells_on_links > 0 && s.conservation.cells_queued > 0);
 }
+
+#[test]
+fn poisson_into_a_port_is_an_md1_queue() {
+    // M/D/1 at rho = 0.8: mean number waiting rho^2 / (2 (1 - rho)) = 1.6.
+    let rho = 0.8;
+    let links = vec![link(0, OC3_CPS, 0, None, tail())];
+    let m = json!({"kind": "poisson", "rate_cps": rho * OC3_CPS});
+    let s = run(&scenario(
+        5_000 * MS,
+        links,
+        vec![("ubr", vec![0], m)],
+        json!({}),
+    ));
+    let lq = rho * rho / (2.0 * (1.0 - rho));
+    let got = s.ports[0].mean_queue_cells;
+    // 1.8 M cells; the standard error of the mean is well under 2 %.
+    eprintln!("md1: mean queue {got}, M/D/1 {lq}");
+    assert!(
+        (got / lq - 1.0).abs() < 0.03,
+        "mean queue {got}, M/D/1 {lq}"
+    );
+    assert!((s.ports[0].utilization - rho).abs() < 0.005);
+}

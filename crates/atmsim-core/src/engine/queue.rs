@@ -20,11 +20,48 @@ pub enum Event {
     ProbeTick,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// A pending event. `key` packs (time, sequence number) into one integer
+/// so that ordering is a single 128-bit comparison.
+#[derive(Clone, Copy, Debug)]
 struct Entry {
-    time: Time,
-    seq: u64,
+    key: u128,
     event: Event,
+}
+
+impl Entry {
+    #[inline]
+    fn new(time: Time, seq: u64, event: Event) -> Self {
+        Entry {
+            key: ((time as u128) << 64) | seq as u128,
+            event,
+        }
+    }
+
+    #[inline]
+    fn time(&self) -> Time {
+        (self.key >> 64) as Time
+    }
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Entry {}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Entry {
+    #[inline]
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
 }
 
 /// Pending events, earliest first.
@@ -44,13 +81,13 @@ impl EventQueue {
     pub fn push(&mut self, time: Time, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Reverse(Entry { time, seq, event }));
+        self.heap.push(Reverse(Entry::new(time, seq, event)));
     }
 
     /// The earliest pending event, if its time is at most `until`.
     pub fn peek_until(&self, until: Time) -> Option<(Time, Event)> {
         match self.heap.peek() {
-            Some(Reverse(e)) if e.time <= until => Some((e.time, e.event)),
+            Some(Reverse(e)) if e.time() <= until => Some((e.time(), e.event)),
             _ => None,
         }
     }
@@ -66,7 +103,7 @@ impl EventQueue {
     pub fn replace_top(&mut self, time: Time, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let entry = Reverse(Entry { time, seq, event });
+        let entry = Reverse(Entry::new(time, seq, event));
         if self.heap.is_empty() {
             self.heap.push(entry);
         } else if let Some(mut top) = self.heap.peek_mut() {

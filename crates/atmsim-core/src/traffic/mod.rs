@@ -33,10 +33,11 @@ pub trait TrafficSource: Send + Sync {
     fn fire(&mut self, now: Time, rng: &mut RngStream) -> Emission;
 }
 
-/// Rounds a floating-point time in ps to the engine's integer time.
+/// Rounds a (non-negative) floating-point time in ps to the engine's
+/// integer time, half up. (`f64::round` is a libm call on baseline x86-64.)
 #[inline]
 pub(crate) fn at(t_ps: f64) -> Time {
-    t_ps.round() as Time
+    (t_ps + 0.5) as Time
 }
 
 /// Builds the source a scenario asks for; `first_link_cps` is the cell rate
