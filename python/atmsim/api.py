@@ -1,0 +1,290 @@
+"""``atmsim.run``: one call from a scenario to its results.
+
+The core (``atmsim._core``, Rust) is driven in about 200 slices of simulated
+time, so a progress bar can be shown and Ctrl-C stops the run cleanly: the
+results up to the time reached are returned (and written) with
+``completed = false``.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .scenario import (
+    Scenario,
+    apply_overrides,
+    load_scenario,
+    resolved_toml,
+    scenario_dict,
+    to_core,
+    validate_scenario,
+)
+
+SLICES = 200
+"""The run is advanced in this many slices of simulated time."""
+
+PROGRESS_AFTER_S = 1.0
+"""Show a progress bar only once a run has taken this long (wall seconds)."""
+
+
+def package_version() -> str:
+    """The installed atmsim version, or "unknown" when running from a source tree."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("atmsim")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class CoreUnavailable(RuntimeError):
+    """The compiled core ``atmsim._core`` is not built or cannot be imported."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run; ``.result`` holds what was simulated until then."""
+
+    def __init__(self, result: Result) -> None:
+        super().__init__()
+        self.result = result
+
+
+def import_core() -> Any:
+    """The ``atmsim._core`` extension module."""
+    try:
+        return importlib.import_module("atmsim._core")
+    except ImportError as error:
+        raise CoreUnavailable(
+            f"the simulation core atmsim._core is not available ({error}); "
+            "build it with `maturin develop --release`"
+        ) from None
+
+
+def series_frame(series: dict | None) -> pd.DataFrame:
+    """The core's columnar series as a tidy DataFrame: time_s, entity, metric, value.
+
+    ``entity`` and ``metric`` are names (strings). Empty (with those columns)
+    when the run had no probes.
+    """
+    if not series or len(series.get("time_s", b"")) == 0:
+        empty_numbers = np.array([], dtype="float64")
+        empty_names = np.array([], dtype=object)
+        return pd.DataFrame(
+            {
+                "time_s": empty_numbers,
+                "entity": empty_names,
+                "metric": empty_names,
+                "value": empty_numbers,
+            }
+        )
+    entity_names = np.asarray(series["entity_names"], dtype=object)
+    metric_names = np.asarray(series["metric_names"], dtype=object)
+    return pd.DataFrame(
+        {
+            "time_s": np.frombuffer(series["time_s"], dtype="<f8"),
+            "entity": entity_names[np.frombuffer(series["entity"], dtype="<u4")],
+            "metric": metric_names[np.frombuffer(series["metric"], dtype="u1")],
+            "value": np.frombuffer(series["value"], dtype="<f8"),
+        }
+    )
+
+
+class Result:
+    """The results of one run.
+
+    - ``summary``: dict, the core summary (docs/core-interface.md) plus
+      ``wall_s`` (wall seconds of the whole run), ``scenario`` (its name) and
+      ``atmsim_version``;
+    - ``ports``, ``vcs``: one row per port / VC (``drops`` flattened to
+      ``drops_tail``, ``drops_epd``, ...);
+    - ``series``: tidy time series (time_s, entity, metric, value);
+    - ``scenario_toml``: the resolved scenario;
+    - ``loop_wall_s``: wall seconds spent inside the core's advance loop.
+    """
+
+    def __init__(
+        self,
+        summary: dict,
+        series: pd.DataFrame,
+        scenario_toml: str,
+        has_probes: bool,
+        loop_wall_s: float = 0.0,
+    ) -> None:
+        self.summary = summary
+        self.series = series
+        self.scenario_toml = scenario_toml
+        self.has_probes = has_probes
+        self.loop_wall_s = loop_wall_s
+
+    @property
+    def ports(self) -> pd.DataFrame:
+        """One row per output port (= link): cells in/out/dropped, CLR, queue, utilization."""
+        return pd.json_normalize(self.summary.get("ports", []), sep="_")
+
+    @property
+    def vcs(self) -> pd.DataFrame:
+        """One row per VC: cells and AAL5 frames sent and delivered, goodput in cells/s."""
+        return pd.json_normalize(self.summary.get("vcs", []), sep="_")
+
+    @property
+    def completed(self) -> bool:
+        """False when the run was interrupted before its duration."""
+        return bool(self.summary.get("completed", False))
+
+    def save(self, directory: str | Path) -> Path:
+        """Write scenario.toml, summary.json and (with probes) series.parquet into ``directory``."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "scenario.toml").write_text(self.scenario_toml, encoding="utf-8")
+        (directory / "summary.json").write_text(
+            json.dumps(self.summary, indent=2) + "\n", encoding="utf-8"
+        )
+        if self.has_probes:
+            self.series.to_parquet(directory / "series.parquet", index=False)
+        return directory
+
+    def __repr__(self) -> str:
+        state = "completed" if self.completed else "interrupted"
+        return (
+            f"<atmsim.Result {self.summary.get('scenario')!r}: {state}, "
+            f"{self.summary.get('sim_time_s')} s simulated, "
+            f"{self.summary.get('wall_s', 0):.3g} s wall>"
+        )
+
+
+def prepare(
+    scenario: Scenario | dict | str | Path,
+    seed: int | None = None,
+    overrides: list[str] | tuple[str, ...] = (),
+) -> Scenario:
+    """The validated scenario with overrides (and ``seed``) applied.
+
+    ``scenario``: a Scenario, a dict shaped like the TOML file, or a path.
+    """
+    overrides = list(overrides)
+    if seed is not None:
+        overrides.append(f"run.seed={seed}")
+    if isinstance(scenario, (str, Path)):
+        return load_scenario(scenario, overrides)
+    if isinstance(scenario, Scenario):
+        if not overrides:
+            return scenario
+        file, data = scenario.file, scenario_dict(scenario)
+    else:
+        file, data = None, copy.deepcopy(scenario)
+    apply_overrides(data, overrides, file)
+    return validate_scenario(data, file, overrides)
+
+
+def _want_progress(progress: bool | None) -> bool:
+    if progress is None:
+        return sys.stderr.isatty()
+    return progress
+
+
+def run(
+    scenario_or_path: Scenario | dict | str | Path,
+    *,
+    seed: int | None = None,
+    overrides: list[str] | tuple[str, ...] = (),
+    out: str | Path | None = None,
+    progress: bool | None = None,
+) -> Result:
+    """Run a scenario (a ``Scenario``, a TOML-shaped dict or a path) and return its Result.
+
+    - ``seed`` replaces ``run.seed``; ``overrides`` are ``key=value`` strings
+      as for ``atmsim run --set``.
+    - ``out``: a directory to write scenario.toml (before the run starts),
+      summary.json and series.parquet into.
+    - ``progress``: True / False, or None to show a bar when stderr is a
+      terminal. The bar appears only after the run has taken 1 s.
+
+    Raises ScenarioError for a bad scenario. On Ctrl-C the results so far are
+    finished and written, and RunInterrupted (a KeyboardInterrupt) is raised
+    with them in ``.result``.
+    """
+    started = time.perf_counter()
+    scenario = prepare(scenario_or_path, seed, overrides)
+    core_input = to_core(scenario)
+    scenario_toml = resolved_toml(scenario)
+    core = import_core()
+    if out is not None:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / "scenario.toml").write_text(scenario_toml, encoding="utf-8")
+
+    sim = core.Simulation(json.dumps(core_input))
+    duration_ps = core_input["duration_ps"]
+    interrupted = False
+    bar = None
+    loop_started = time.perf_counter()
+    try:
+        for k in range(1, SLICES + 1):
+            sim.advance(duration_ps * k // SLICES)
+            if bar is None and _want_progress(progress):
+                if time.perf_counter() - started > PROGRESS_AFTER_S:
+                    bar = _ProgressBar(scenario.name, duration_ps, sim.now_ps)
+            if bar is not None:
+                bar.update(sim.now_ps)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        loop_wall_s = time.perf_counter() - loop_started
+        if bar is not None:
+            bar.stop()
+
+    summary_json, series = sim.finish()
+    summary = json.loads(summary_json)
+    if interrupted:
+        summary["completed"] = False
+    probes = core_input["probes"]
+    has_probes = bool(probes["queue"] or probes["utilization"] or probes["vc_rate"])
+    summary["wall_s"] = time.perf_counter() - started
+    summary["scenario"] = scenario.name
+    summary["atmsim_version"] = package_version()
+    result = Result(summary, series_frame(series), scenario_toml, has_probes, loop_wall_s)
+    if out is not None:
+        result.save(out)
+    if interrupted:
+        raise RunInterrupted(result)
+    return result
+
+
+class _ProgressBar:
+    """A rich progress bar on stderr, in simulated seconds."""
+
+    def __init__(self, name: str, duration_ps: int, now_ps: int) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.completed:,.1f} of {task.total:,.1f} s simulated"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self.task = self.progress.add_task(name, total=duration_ps / 1e12, completed=now_ps / 1e12)
+        self.progress.start()
+
+    def update(self, now_ps: int) -> None:
+        self.progress.update(self.task, completed=now_ps / 1e12)
+
+    def stop(self) -> None:
+        self.progress.stop()
