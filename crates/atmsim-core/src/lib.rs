@@ -17,9 +17,11 @@
 pub mod atm;
 pub mod buffer;
 pub mod engine;
+pub mod ip;
 pub mod scenario;
 pub mod sim;
 pub mod stats;
+pub mod tcp;
 pub mod traffic;
 
 pub use scenario::Scenario;

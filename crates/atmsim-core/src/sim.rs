@@ -1,22 +1,91 @@
-//! The network and its run loop: builds ports, links, VCs and sources from a
-//! [`Scenario`], moves cells between them in time order, and closes the run
-//! with a [`Summary`], the conservation [`Ledger`] and the probes' [`Series`].
+//! The network and its run loop: builds ports, links, VCs, sources and TCP
+//! flows from a [`Scenario`], moves cells and packets between them in time
+//! order, and closes the run with a [`Summary`], the conservation [`Ledger`]
+//! and the probes' [`Series`].
 //!
 //! Events per cell-hop set the speed, so:
-//! - a single-class port computes departures on arrival (no event);
-//! - a link schedules only the arrival of its head cell;
+//! - a single-class ATM port computes departures on arrival (no event);
+//! - a link schedules only the arrival of its head cell or packet;
 //! - a link whose cells all end in passive sinks schedules nothing and is
-//!   drained in bulk at probe ticks and at the end;
-//! - a source reschedules itself by replacing the top of the heap.
+//!   drained in bulk (when cells are added, at probe ticks and at the end);
+//! - a source reschedules itself by replacing the top of the heap;
+//! - coarse TCP timers are one global tick per granularity, walking the
+//!   flows (BSD's slow timer); fine timers are one lazy event per flow.
 
+use crate::atm::aal5::{cells_per_datagram, Outcome};
 use crate::atm::port::PriorityArrival;
 use crate::atm::{Cell, Link, Port, PortMode, Reassembly};
 use crate::buffer::{self, DROP_REASON_NAMES};
 use crate::engine::time::{cell_time_ps, ps_to_s};
 use crate::engine::{Event, EventQueue, RngStream, Time};
-use crate::scenario::Scenario;
-use crate::stats::{Ledger, Metric, PortSummary, Series, Summary, VcSummary};
+use crate::ip::port::IpArrival;
+use crate::ip::red::Red;
+use crate::ip::{IpLimit, IpPort, Packet};
+use crate::scenario::{Layer, PolicySpec, Scenario};
+use crate::stats::{FlowSummary, Ledger, Metric, PortSummary, Series, Summary, VcSummary};
+use crate::tcp::receiver::AckPlan;
+use crate::tcp::{TcpReceiver, TcpSender, TimerMode, Variant};
 use crate::traffic::{self, TrafficSource};
+use std::collections::VecDeque;
+
+/// Random stream ids: sources use their index; flows and IP ports these bases.
+const STREAM_FLOWS: u64 = 1 << 40;
+const STREAM_IP_PORTS: u64 = 1 << 41;
+
+/// An ATM link with its output port.
+struct AtmHop {
+    link: Link,
+    port: Port,
+}
+
+/// An IP link with its router output port and the packets on the wire.
+struct IpHop {
+    name: String,
+    delay_ps: Time,
+    port: IpPort,
+    in_flight: VecDeque<(Time, Packet)>,
+}
+
+enum Hop {
+    Atm(AtmHop),
+    Ip(IpHop),
+}
+
+/// The frames of a TCP-carrying VC that have not been resolved yet, by
+/// frame id: the packet each carries and how many of its cells were dropped.
+#[derive(Default)]
+struct FrameStore {
+    base: u32,
+    entries: VecDeque<FrameEntry>,
+}
+
+struct FrameEntry {
+    packet: Packet,
+    cells: u16,
+    dropped: u16,
+}
+
+impl FrameStore {
+    fn push(&mut self, frame: u32, entry: FrameEntry) {
+        if self.entries.is_empty() {
+            self.base = frame;
+        }
+        debug_assert_eq!(frame, self.base + self.entries.len() as u32);
+        self.entries.push_back(entry);
+    }
+
+    fn get_mut(&mut self, frame: u32) -> Option<&mut FrameEntry> {
+        let k = frame.checked_sub(self.base)?;
+        self.entries.get_mut(k as usize)
+    }
+
+    fn pop_front(&mut self) -> Option<(u32, FrameEntry)> {
+        let e = self.entries.pop_front()?;
+        let id = self.base;
+        self.base += 1;
+        Some((id, e))
+    }
+}
 
 struct VcState {
     name: String,
@@ -26,6 +95,8 @@ struct VcState {
     frames_sent: u64,
     cells_delivered: u64,
     reassembly: Reassembly,
+    /// Frames in flight, for a VC of a TCP flow.
+    store: Option<FrameStore>,
 }
 
 struct SourceState {
@@ -35,6 +106,46 @@ struct SourceState {
     stop: Time,
 }
 
+enum FlowRoute {
+    Atm {
+        data_vc: u32,
+        ack_vc: u32,
+    },
+    Ip {
+        data_links: Vec<u32>,
+        ack_links: Vec<u32>,
+    },
+}
+
+struct FlowState {
+    name: String,
+    sender: TcpSender,
+    receiver: TcpReceiver,
+    route: FlowRoute,
+    wnd_field: u16,
+    processing_ps: Time,
+    jitter_ps: Time,
+    rng: RngStream,
+    rx_queue: VecDeque<Packet>,
+    /// Time of the pending FlowTimer event, if any.
+    timer_at: Option<Time>,
+    started: bool,
+}
+
+/// Counters of the byte ledger kept during the run.
+#[derive(Default)]
+struct ByteLosses {
+    dropped_in_network: u64,
+    dropped_aal5: u64,
+}
+
+/// Counters of the packet ledger kept during the run.
+#[derive(Default)]
+struct PacketCounts {
+    generated: u64,
+    delivered: u64,
+}
+
 /// A network ready to run.
 pub struct Simulation {
     now: Time,
@@ -42,14 +153,19 @@ pub struct Simulation {
     seed: u64,
     events: u64,
     queue: EventQueue,
-    links: Vec<Link>,
-    ports: Vec<Port>,
+    hops: Vec<Hop>,
     vcs: Vec<VcState>,
     sources: Vec<SourceState>,
+    flows: Vec<FlowState>,
+    tick_groups: Vec<(Time, Vec<u32>)>,
+    byte_losses: ByteLosses,
+    packets: PacketCounts,
+    bad_checksums: u64,
     probe_period: Time,
     probe_queue: Vec<u32>,
     probe_util: Vec<(u32, u128)>,
     probe_rate: Vec<(u32, u64)>,
+    probe_flows: Vec<u32>,
     series: Series,
 }
 
@@ -58,47 +174,84 @@ impl Simulation {
     pub fn new(sc: &Scenario) -> Result<Self, String> {
         sc.check()?;
         let n_vcs = sc.vcs.len();
-        // Which priorities use each link, and whether a link is the last of
-        // every VC on it.
+        // VCs that carry a TCP flow end in a host, not a passive sink.
+        let mut endpoint = vec![false; n_vcs];
+        for fl in &sc.flows {
+            for v in [fl.data_vc, fl.ack_vc].into_iter().flatten() {
+                endpoint[v as usize] = true;
+            }
+        }
+        // Which priorities use each link, and whether every VC on a link ends
+        // there in a passive sink (then the link can be drained lazily).
         let mut classes = vec![[false; 3]; sc.links.len()];
-        let mut last_only = vec![true; sc.links.len()];
-        for v in &sc.vcs {
+        let mut lazy = vec![true; sc.links.len()];
+        for (i, v) in sc.vcs.iter().enumerate() {
             for (k, &l) in v.links.iter().enumerate() {
                 classes[l as usize][v.class.priority()] = true;
-                if k + 1 != v.links.len() {
-                    last_only[l as usize] = false;
+                if k + 1 != v.links.len() || endpoint[i] {
+                    lazy[l as usize] = false;
                 }
             }
         }
-        let mut links = Vec::with_capacity(sc.links.len());
-        let mut ports = Vec::with_capacity(sc.links.len());
+        let mut hops = Vec::with_capacity(sc.links.len());
         for (i, l) in sc.links.iter().enumerate() {
-            let n_classes = classes[i].iter().filter(|&&c| c).count();
-            let mode = if n_classes <= 1 {
-                PortMode::Fifo
-            } else {
-                PortMode::Priority
+            let hop = match l.layer {
+                Layer::Atm => {
+                    let n_classes = classes[i].iter().filter(|&&c| c).count();
+                    let mode = if n_classes <= 1 {
+                        PortMode::Fifo
+                    } else {
+                        PortMode::Priority
+                    };
+                    Hop::Atm(AtmHop {
+                        link: Link {
+                            name: l.name.clone(),
+                            from: l.from,
+                            to: l.to,
+                            cell_rate_cps: l.cell_rate_cps,
+                            delay_ps: l.delay_ps,
+                            in_flight: VecDeque::new(),
+                            lazy: lazy[i],
+                        },
+                        port: Port::new(
+                            cell_time_ps(l.cell_rate_cps),
+                            l.buffer_cells.unwrap_or(u32::MAX),
+                            mode,
+                            buffer::build(&l.policy, n_vcs),
+                        ),
+                    })
+                }
+                Layer::Ip => {
+                    let limit = match (l.buffer_packets, l.buffer_bytes) {
+                        (Some(n), _) => IpLimit::Packets(n),
+                        (None, Some(b)) => IpLimit::Bytes(b),
+                        (None, None) => IpLimit::Unlimited,
+                    };
+                    let red = match l.policy {
+                        PolicySpec::Red {
+                            min_th,
+                            max_th,
+                            w_q,
+                            max_p,
+                        } => Some(Red::new(min_th, max_th, w_q, max_p)),
+                        _ => None,
+                    };
+                    let rng = RngStream::new(sc.seed, STREAM_IP_PORTS + i as u64);
+                    Hop::Ip(IpHop {
+                        name: l.name.clone(),
+                        delay_ps: l.delay_ps,
+                        port: IpPort::new(l.bit_rate_bps, limit, red, rng),
+                        in_flight: VecDeque::new(),
+                    })
+                }
             };
-            ports.push(Port::new(
-                cell_time_ps(l.cell_rate_cps),
-                l.buffer_cells.unwrap_or(u32::MAX),
-                mode,
-                buffer::build(&l.policy, n_vcs),
-            ));
-            links.push(Link {
-                name: l.name.clone(),
-                from: l.from,
-                to: l.to,
-                cell_rate_cps: l.cell_rate_cps,
-                delay_ps: l.delay_ps,
-                in_flight: Default::default(),
-                lazy: last_only[i],
-            });
+            hops.push(hop);
         }
         let vcs = sc
             .vcs
             .iter()
-            .map(|v| VcState {
+            .enumerate()
+            .map(|(i, v)| VcState {
                 name: v.name.clone(),
                 links: v.links.clone(),
                 priority: v.class.priority(),
@@ -106,6 +259,7 @@ impl Simulation {
                 frames_sent: 0,
                 cells_delivered: 0,
                 reassembly: Reassembly::default(),
+                store: endpoint[i].then(FrameStore::default),
             })
             .collect::<Vec<_>>();
         let mut queue = EventQueue::new();
@@ -127,6 +281,47 @@ impl Simulation {
                 stop,
             });
         }
+        let mut flows = Vec::with_capacity(sc.flows.len());
+        let mut tick_groups: Vec<(Time, Vec<u32>)> = Vec::new();
+        for (f, fl) in sc.flows.iter().enumerate() {
+            let route = match fl.layer {
+                Layer::Atm => FlowRoute::Atm {
+                    data_vc: fl.data_vc.unwrap_or_default(),
+                    ack_vc: fl.ack_vc.unwrap_or_default(),
+                },
+                Layer::Ip => FlowRoute::Ip {
+                    data_links: fl.data_links.clone(),
+                    ack_links: fl.ack_links.clone(),
+                },
+            };
+            if let TimerMode::Coarse { tick_ps } = fl.tcp.timer {
+                match tick_groups.iter_mut().find(|(g, _)| *g == tick_ps) {
+                    Some((_, members)) => members.push(f as u32),
+                    None => tick_groups.push((tick_ps, vec![f as u32])),
+                }
+            }
+            flows.push(FlowState {
+                name: fl.name.clone(),
+                sender: TcpSender::new(&fl.tcp),
+                receiver: TcpReceiver::new(
+                    fl.tcp.variant == Variant::Sack,
+                    fl.tcp.max_sack_blocks,
+                    fl.tcp.delayed_ack_ps,
+                ),
+                route,
+                wnd_field: fl.tcp.window_field(),
+                processing_ps: fl.processing_ps,
+                jitter_ps: fl.processing_jitter_ps,
+                rng: RngStream::new(sc.seed, STREAM_FLOWS + f as u64),
+                rx_queue: VecDeque::new(),
+                timer_at: None,
+                started: false,
+            });
+            queue.push(fl.start_ps, Event::FlowStart(f as u32));
+        }
+        for (g, (tick, _)) in tick_groups.iter().enumerate() {
+            queue.push(*tick, Event::TcpTick(g as u32));
+        }
         let p = &sc.probes;
         let mut series = Series::default();
         if p.any() {
@@ -136,6 +331,7 @@ impl Simulation {
                 .iter()
                 .map(|l| l.name.clone())
                 .chain(sc.vcs.iter().map(|v| v.name.clone()))
+                .chain(sc.flows.iter().map(|f| f.name.clone()))
                 .collect();
         }
         Ok(Simulation {
@@ -144,14 +340,19 @@ impl Simulation {
             seed: sc.seed,
             events: 0,
             queue,
-            links,
-            ports,
+            hops,
             vcs,
             sources,
+            flows,
+            tick_groups,
+            byte_losses: ByteLosses::default(),
+            packets: PacketCounts::default(),
+            bad_checksums: 0,
             probe_period: p.period_ps,
             probe_queue: p.queue.clone(),
             probe_util: p.utilization.iter().map(|&l| (l, 0)).collect(),
             probe_rate: p.vc_rate.iter().map(|&v| (v, 0)).collect(),
+            probe_flows: p.flows.clone(),
             series,
         })
     }
@@ -182,6 +383,14 @@ impl Simulation {
                 Event::LinkArrival(l) => self.on_link_arrival(l as usize),
                 Event::PortTxDone(l) => self.on_tx_done(l as usize),
                 Event::ProbeTick => self.on_probe(),
+                Event::FlowStart(f) => {
+                    self.queue.pop();
+                    self.flows[f as usize].started = true;
+                    self.pump(f as usize);
+                }
+                Event::TcpTick(g) => self.on_tcp_tick(g as usize),
+                Event::FlowTimer(f) => self.on_flow_timer(f as usize),
+                Event::RxDone(f) => self.on_rx_done(f as usize),
             }
         }
         self.now = self.now.max(until);
@@ -192,6 +401,8 @@ impl Simulation {
         self.advance(self.duration);
     }
 
+    // ----- ATM ---------------------------------------------------------
+
     fn on_source(&mut self, s: usize) {
         let now = self.now;
         let st = &mut self.sources[s];
@@ -201,14 +412,36 @@ impl Simulation {
             _ => self.queue.pop(),
         }
         let vc = st.vc;
+        self.send_frame(vc, e.cells, None);
+    }
+
+    /// Segments a frame of `cells` cells on `vc` into its first port; a TCP
+    /// frame's packet is kept in the VC's frame store.
+    fn send_frame(&mut self, vc: u32, cells: u16, packet: Option<Packet>) {
         let v = &mut self.vcs[vc as usize];
         let frame = v.frames_sent as u32;
         v.frames_sent += 1;
-        v.cells_sent += e.cells as u64;
+        v.cells_sent += cells as u64;
+        if let (Some(store), Some(packet)) = (&mut v.store, packet) {
+            store.push(
+                frame,
+                FrameEntry {
+                    packet,
+                    cells,
+                    dropped: 0,
+                },
+            );
+        }
         let first_link = v.links[0] as usize;
-        for k in 0..e.cells {
-            let cell = Cell::data(vc, frame, e.cells, k + 1 == e.cells);
-            self.port_arrive(first_link, cell);
+        for k in 0..cells {
+            self.port_arrive(first_link, Cell::data(vc, frame, cells, k + 1 == cells));
+        }
+    }
+
+    fn atm(&mut self, l: usize) -> &mut AtmHop {
+        match &mut self.hops[l] {
+            Hop::Atm(h) => h,
+            Hop::Ip(_) => unreachable!("cell on IP link {l}"),
         }
     }
 
@@ -216,17 +449,29 @@ impl Simulation {
     #[inline]
     fn port_arrive(&mut self, l: usize, cell: Cell) {
         let now = self.now;
-        let port = &mut self.ports[l];
-        match port.mode {
-            PortMode::Fifo => {
-                if let Some(depart) = port.fifo_arrive(now, &cell) {
+        let prio = self.vcs[cell.vc as usize].priority;
+        let hop = self.atm(l);
+        let accepted = match hop.port.mode {
+            PortMode::Fifo => match hop.port.fifo_arrive(now, &cell) {
+                Some(depart) => {
                     self.link_push(l, depart, cell);
+                    true
                 }
-            }
-            PortMode::Priority => {
-                let prio = self.vcs[cell.vc as usize].priority;
-                if let PriorityArrival::Started(end) = port.prio_arrive(now, cell, prio) {
+                None => false,
+            },
+            PortMode::Priority => match hop.port.prio_arrive(now, cell, prio) {
+                PriorityArrival::Started(end) => {
                     self.queue.push(end, Event::PortTxDone(l as u32));
+                    true
+                }
+                PriorityArrival::Queued => true,
+                PriorityArrival::Dropped => false,
+            },
+        };
+        if !accepted {
+            if let Some(store) = &mut self.vcs[cell.vc as usize].store {
+                if let Some(e) = store.get_mut(cell.frame) {
+                    e.dropped += 1;
                 }
             }
         }
@@ -234,29 +479,49 @@ impl Simulation {
 
     fn on_tx_done(&mut self, l: usize) {
         let now = self.now;
-        let (cell, next) = self.ports[l].prio_tx_done(now);
-        match next {
-            Some(end) => self.queue.replace_top(end, Event::PortTxDone(l as u32)),
-            None => self.queue.pop(),
+        match &mut self.hops[l] {
+            Hop::Atm(h) => {
+                let (cell, next) = h.port.prio_tx_done(now);
+                match next {
+                    Some(end) => self.queue.replace_top(end, Event::PortTxDone(l as u32)),
+                    None => self.queue.pop(),
+                }
+                self.link_push(l, now, cell);
+            }
+            Hop::Ip(h) => {
+                let (packet, next) = h.port.tx_done(now);
+                let arrival = now + h.delay_ps;
+                let was_empty = h.in_flight.is_empty();
+                h.in_flight.push_back((arrival, packet));
+                match next {
+                    Some(end) => self.queue.replace_top(end, Event::PortTxDone(l as u32)),
+                    None => self.queue.pop(),
+                }
+                if was_empty {
+                    self.queue.push(arrival, Event::LinkArrival(l as u32));
+                }
+            }
         }
-        self.link_push(l, now, cell);
     }
 
     /// Puts `cell`, whose transmission on link `l` ends at `tx_end`, on the link.
     #[inline]
     fn link_push(&mut self, l: usize, tx_end: Time, cell: Cell) {
-        let link = &mut self.links[l];
+        let now = self.now;
+        let Hop::Atm(hop) = &mut self.hops[l] else {
+            unreachable!("cell on IP link {l}")
+        };
+        let link = &mut hop.link;
         let arrival = tx_end + link.delay_ps;
         if link.lazy {
             // Deliver what has arrived by now, so the queue holds only the
             // cells still in the port or on the wire.
-            let now = self.now;
             while let Some(&(a, done)) = link.in_flight.front() {
                 if a > now {
                     break;
                 }
                 link.in_flight.pop_front();
-                deliver(&mut self.vcs, &done);
+                deliver_passive(&mut self.vcs, &done);
             }
             link.in_flight.push_back((arrival, cell));
             return;
@@ -269,37 +534,276 @@ impl Simulation {
     }
 
     fn on_link_arrival(&mut self, l: usize) {
-        let link = &mut self.links[l];
-        let (_, mut cell) = link
-            .in_flight
-            .pop_front()
-            .expect("arrival on an empty link");
-        match link.in_flight.front() {
-            Some(&(t, _)) => self.queue.replace_top(t, Event::LinkArrival(l as u32)),
-            None => self.queue.pop(),
-        }
-        cell.hop += 1;
-        let v = &self.vcs[cell.vc as usize];
-        if cell.hop as usize == v.links.len() {
-            deliver(&mut self.vcs, &cell);
-        } else {
-            let next = v.links[cell.hop as usize] as usize;
-            self.port_arrive(next, cell);
+        match &mut self.hops[l] {
+            Hop::Atm(h) => {
+                let (_, mut cell) = h
+                    .link
+                    .in_flight
+                    .pop_front()
+                    .expect("arrival on an empty link");
+                match h.link.in_flight.front() {
+                    Some(&(t, _)) => self.queue.replace_top(t, Event::LinkArrival(l as u32)),
+                    None => self.queue.pop(),
+                }
+                cell.hop += 1;
+                let v = &self.vcs[cell.vc as usize];
+                if cell.hop as usize == v.links.len() {
+                    if v.store.is_some() {
+                        self.deliver_tcp_cell(cell);
+                    } else {
+                        deliver_passive(&mut self.vcs, &cell);
+                    }
+                } else {
+                    let next = v.links[cell.hop as usize] as usize;
+                    self.port_arrive(next, cell);
+                }
+            }
+            Hop::Ip(h) => {
+                let (_, mut packet) = h.in_flight.pop_front().expect("arrival on an empty link");
+                match h.in_flight.front() {
+                    Some(&(t, _)) => self.queue.replace_top(t, Event::LinkArrival(l as u32)),
+                    None => self.queue.pop(),
+                }
+                packet.hop += 1;
+                let f = &self.flows[packet.flow as usize];
+                let FlowRoute::Ip {
+                    data_links,
+                    ack_links,
+                } = &f.route
+                else {
+                    unreachable!("packet of an ATM flow on IP link {l}")
+                };
+                let path = if packet.is_data {
+                    data_links
+                } else {
+                    ack_links
+                };
+                if packet.hop as usize == path.len() {
+                    self.packets.delivered += 1;
+                    self.packet_arrives(packet);
+                } else {
+                    let next = path[packet.hop as usize] as usize;
+                    self.ip_port_arrive(next, packet);
+                }
+            }
         }
     }
 
+    /// A cell of a TCP VC reaches the end host: reassemble, and resolve the
+    /// fate of every frame the unit closes.
+    fn deliver_tcp_cell(&mut self, cell: Cell) {
+        let v = &mut self.vcs[cell.vc as usize];
+        v.cells_delivered += 1;
+        let (eom_frame, intact) = match v.reassembly.receive(&cell) {
+            Outcome::Pending => return,
+            Outcome::Delivered { frame, .. } => (frame, true),
+            Outcome::Corrupted { frame, .. } | Outcome::Merged { frame, .. } => (frame, false),
+        };
+        let store = v.store.as_mut().expect("TCP VC without a frame store");
+        let mut arrived = None;
+        while let Some((id, e)) = store.pop_front() {
+            if id == eom_frame && intact {
+                arrived = Some(e.packet);
+            } else if e.packet.is_data {
+                // Every cell of an earlier frame either was dropped or arrived
+                // into this failed unit.
+                let lost = e.packet.len as u64;
+                if id != eom_frame && e.dropped == e.cells {
+                    self.byte_losses.dropped_in_network += lost;
+                } else {
+                    self.byte_losses.dropped_aal5 += lost;
+                }
+            }
+            if id == eom_frame {
+                break;
+            }
+        }
+        if let Some(p) = arrived {
+            self.packet_arrives(p);
+        }
+    }
+
+    // ----- IP ----------------------------------------------------------
+
+    fn ip_port_arrive(&mut self, l: usize, packet: Packet) {
+        let now = self.now;
+        let Hop::Ip(h) = &mut self.hops[l] else {
+            unreachable!("packet on ATM link {l}")
+        };
+        match h.port.arrive(now, packet) {
+            IpArrival::Started(end) => self.queue.push(end, Event::PortTxDone(l as u32)),
+            IpArrival::Queued => {}
+            IpArrival::Dropped => {
+                if packet.is_data {
+                    self.byte_losses.dropped_in_network += packet.len as u64;
+                }
+            }
+        }
+    }
+
+    // ----- TCP ---------------------------------------------------------
+
+    /// A packet reaches the host at the end of its path.
+    fn packet_arrives(&mut self, packet: Packet) {
+        if !packet.checksum_ok() {
+            self.bad_checksums += 1;
+        }
+        let f = packet.flow as usize;
+        if packet.is_data {
+            let fl = &mut self.flows[f];
+            if fl.processing_ps == 0 {
+                self.receive_segment(f, packet);
+            } else {
+                fl.rx_queue.push_back(packet);
+                if fl.rx_queue.len() == 1 {
+                    let d = self.processing_delay(f);
+                    self.queue.push(self.now + d, Event::RxDone(f as u32));
+                }
+            }
+        } else {
+            let now = self.now;
+            let sack = &packet.sack[..packet.n_sack as usize];
+            self.flows[f]
+                .sender
+                .on_ack(now, packet.ack, packet.wnd, sack);
+            self.pump(f);
+        }
+    }
+
+    fn processing_delay(&mut self, f: usize) -> Time {
+        let fl = &mut self.flows[f];
+        if fl.jitter_ps == 0 {
+            return fl.processing_ps;
+        }
+        let lo = fl.processing_ps - fl.jitter_ps;
+        let hi = fl.processing_ps + fl.jitter_ps;
+        fl.rng.int_between(lo, hi)
+    }
+
+    fn on_rx_done(&mut self, f: usize) {
+        self.queue.pop();
+        let packet = self.flows[f]
+            .rx_queue
+            .pop_front()
+            .expect("processing with no packet");
+        if !self.flows[f].rx_queue.is_empty() {
+            let d = self.processing_delay(f);
+            self.queue.push(self.now + d, Event::RxDone(f as u32));
+        }
+        self.receive_segment(f, packet);
+    }
+
+    fn receive_segment(&mut self, f: usize, packet: Packet) {
+        let now = self.now;
+        match self.flows[f]
+            .receiver
+            .on_segment(now, packet.seq, packet.len)
+        {
+            AckPlan::Now => self.send_ack(f),
+            AckPlan::At(t) => self.ensure_timer(f, t),
+        }
+    }
+
+    fn send_ack(&mut self, f: usize) {
+        let fl = &self.flows[f];
+        let r = &fl.receiver;
+        let packet = Packet::ack(f as u32, 0, r.rcv_nxt, fl.wnd_field, &r.sack_blocks());
+        self.send_packet(f, packet);
+    }
+
+    /// Transmits what the sender's window allows, and keeps its timer.
+    fn pump(&mut self, f: usize) {
+        let now = self.now;
+        while let Some(seg) = self.flows[f].sender.next_segment(now) {
+            self.send_packet(f, Packet::data(f as u32, seg.seq, seg.len));
+        }
+        if let Some(d) = self.flows[f].sender.deadline() {
+            self.ensure_timer(f, d);
+        }
+    }
+
+    /// Sends `packet` of flow `f` along its data or ACK path.
+    fn send_packet(&mut self, f: usize, packet: Packet) {
+        match &self.flows[f].route {
+            FlowRoute::Atm { data_vc, ack_vc } => {
+                let vc = if packet.is_data { *data_vc } else { *ack_vc };
+                let cells = cells_per_datagram(packet.ip_bytes()) as u16;
+                self.send_frame(vc, cells, Some(packet));
+            }
+            FlowRoute::Ip {
+                data_links,
+                ack_links,
+            } => {
+                let first = if packet.is_data {
+                    data_links[0]
+                } else {
+                    ack_links[0]
+                };
+                self.packets.generated += 1;
+                self.ip_port_arrive(first as usize, packet);
+            }
+        }
+    }
+
+    /// Makes sure a FlowTimer event comes at or before `t`.
+    fn ensure_timer(&mut self, f: usize, t: Time) {
+        let fl = &mut self.flows[f];
+        if fl.timer_at.is_none_or(|at| t < at) {
+            fl.timer_at = Some(t);
+            self.queue.push(t, Event::FlowTimer(f as u32));
+        }
+    }
+
+    fn on_flow_timer(&mut self, f: usize) {
+        self.queue.pop();
+        let now = self.now;
+        if self.flows[f].timer_at != Some(now) {
+            return; // superseded by an earlier one
+        }
+        self.flows[f].timer_at = None;
+        if self.flows[f].sender.on_deadline(now) {
+            self.pump(f);
+        }
+        if self.flows[f].receiver.on_delack_timer(now) {
+            self.send_ack(f);
+        }
+        let fl = &self.flows[f];
+        let next = [fl.sender.deadline(), fl.receiver.delack_deadline]
+            .into_iter()
+            .flatten()
+            .min();
+        if let Some(t) = next {
+            self.ensure_timer(f, t);
+        }
+    }
+
+    fn on_tcp_tick(&mut self, g: usize) {
+        let now = self.now;
+        let (tick, _) = self.tick_groups[g];
+        self.queue.replace_top(now + tick, Event::TcpTick(g as u32));
+        for k in 0..self.tick_groups[g].1.len() {
+            let f = self.tick_groups[g].1[k] as usize;
+            if self.flows[f].started && self.flows[f].sender.on_tick(now) {
+                self.pump(f);
+            }
+        }
+    }
+
+    // ----- probes and the end ------------------------------------------
+
     /// Delivers the cells of lazy links that have arrived by `t`.
     fn drain_lazy(&mut self, t: Time) {
-        for l in 0..self.links.len() {
-            if !self.links[l].lazy {
+        for hop in &mut self.hops {
+            let Hop::Atm(h) = hop else { continue };
+            if !h.link.lazy {
                 continue;
             }
-            while let Some(&(a, cell)) = self.links[l].in_flight.front() {
+            while let Some(&(a, cell)) = h.link.in_flight.front() {
                 if a > t {
                     break;
                 }
-                self.links[l].in_flight.pop_front();
-                deliver(&mut self.vcs, &cell);
+                h.link.in_flight.pop_front();
+                deliver_passive(&mut self.vcs, &cell);
             }
         }
     }
@@ -316,94 +820,119 @@ impl Simulation {
         let t = ps_to_s(now);
         let period = self.probe_period as f64;
         for &l in &self.probe_queue {
-            let q = self.ports[l as usize].occupancy(now);
-            self.series.push(t, l, Metric::QueueCells, q as f64);
+            match &self.hops[l as usize] {
+                Hop::Atm(h) => {
+                    self.series
+                        .push(t, l, Metric::QueueCells, h.port.occupancy(now) as f64)
+                }
+                Hop::Ip(h) => {
+                    self.series
+                        .push(t, l, Metric::IpQueuePackets, h.port.queue_len() as f64)
+                }
+            }
         }
         for (l, last) in &mut self.probe_util {
-            let busy = self.ports[*l as usize].busy_ps(now);
+            let busy = match &self.hops[*l as usize] {
+                Hop::Atm(h) => h.port.busy_ps(now),
+                Hop::Ip(h) => h.port.busy_ps(now),
+            };
             let u = (busy - *last) as f64 / period;
             *last = busy;
             self.series.push(t, *l, Metric::Utilization, u);
         }
-        let n_links = self.links.len() as u32;
+        let n_links = self.hops.len() as u32;
         for (v, last) in &mut self.probe_rate {
             let d = self.vcs[*v as usize].cells_delivered;
             let r = (d - *last) as f64 / ps_to_s(self.probe_period);
             *last = d;
             self.series.push(t, n_links + *v, Metric::VcRateCps, r);
         }
+        let base = n_links + self.vcs.len() as u32;
+        for &f in &self.probe_flows {
+            let s = &self.flows[f as usize].sender;
+            let e = base + f;
+            self.series.push(t, e, Metric::CwndBytes, s.s.cwnd);
+            self.series.push(t, e, Metric::WindowBytes, s.window());
+            self.series.push(t, e, Metric::SeqBytes, s.s.snd_max as f64);
+            self.series.push(t, e, Metric::SrttS, s.rtt.srtt_s());
+        }
     }
 
     /// Closes the run at the time reached: drains lazy links, checks the
-    /// conservation ledger and returns the summary and the series.
+    /// conservation ledgers and returns the summary and the series.
     pub fn finish(&mut self) -> (Summary, Series) {
         let now = self.now;
         self.drain_lazy(now);
         let t_s = ps_to_s(now);
         let mut ledger = Ledger::default();
-        let mut ports = Vec::with_capacity(self.ports.len());
-        for (port, link) in self.ports.iter().zip(&self.links) {
-            // Cells still on the link's queue: behind a FIFO port those whose
-            // transmission has not ended are still in the port.
-            let mut in_port_listed = 0u64;
-            let mut on_wire = 0u64;
-            for &(a, _) in &link.in_flight {
-                if port.mode == PortMode::Fifo && a - link.delay_ps > now {
-                    in_port_listed += 1;
-                } else {
-                    on_wire += 1;
+        let mut in_path_bytes = 0u64;
+        let mut ports = Vec::with_capacity(self.hops.len());
+        for hop in &self.hops {
+            match hop {
+                Hop::Atm(h) => ports.push(atm_port_summary(h, now, &mut ledger)),
+                Hop::Ip(h) => {
+                    let p = &h.port;
+                    let held: Vec<&Packet> = p
+                        .packets_held()
+                        .chain(h.in_flight.iter().map(|(_, pk)| pk))
+                        .collect();
+                    in_path_bytes += held
+                        .iter()
+                        .filter(|pk| pk.is_data)
+                        .map(|pk| pk.len as u64)
+                        .sum::<u64>();
+                    let queued = p.packets_held().count() as u64;
+                    ledger.packets.queued += queued;
+                    ledger.packets.on_links += h.in_flight.len() as u64;
+                    ledger.packets.dropped += p.dropped();
+                    if p.packets_in != p.packets_out + p.dropped() + queued {
+                        ledger.problems.push(format!(
+                            "IP port {}: packets in {} != out {} + dropped {} + held {queued}",
+                            h.name,
+                            p.packets_in,
+                            p.packets_out,
+                            p.dropped()
+                        ));
+                    }
+                    ports.push(PortSummary {
+                        name: h.name.clone(),
+                        layer: "ip",
+                        drops: DROP_REASON_NAMES
+                            .iter()
+                            .map(|n| (n.to_string(), 0))
+                            .collect(),
+                        utilization: if now > 0 {
+                            p.busy_ps(now) as f64 / now as f64
+                        } else {
+                            0.0
+                        },
+                        packets_in: p.packets_in,
+                        packets_out: p.packets_out,
+                        packets_dropped: p.dropped(),
+                        packets_dropped_red: p.dropped_red,
+                        max_queue_packets: p.max_queue,
+                        mean_queue_packets: p.mean_queue(now),
+                        ..Default::default()
+                    });
                 }
             }
-            let in_port = match port.mode {
-                PortMode::Fifo => in_port_listed,
-                PortMode::Priority => port.cells_in_port(now),
-            };
-            if port.cells_in_port(now) != in_port {
-                ledger.problems.push(format!(
-                    "port {}: {} cells in the port by its clock, {} by its list",
-                    link.name,
-                    port.cells_in_port(now),
-                    in_port
-                ));
-            }
-            let dropped = port.cells_dropped();
-            if port.cells_in != port.cells_accepted + dropped {
-                ledger.problems.push(format!(
-                    "port {}: cells in {} != accepted {} + dropped {dropped}",
-                    link.name, port.cells_in, port.cells_accepted
-                ));
-            }
-            ledger.cells_dropped += dropped;
-            ledger.cells_queued += in_port;
-            ledger.cells_on_links += on_wire;
-            ports.push(PortSummary {
-                name: link.name.clone(),
-                cells_in: port.cells_in,
-                cells_out: port.cells_out(now),
-                cells_dropped: dropped,
-                drops: DROP_REASON_NAMES
-                    .iter()
-                    .zip(port.drops)
-                    .map(|(n, c)| (n.to_string(), c))
-                    .collect(),
-                clr: if port.cells_in > 0 {
-                    dropped as f64 / port.cells_in as f64
-                } else {
-                    0.0
-                },
-                max_queue_cells: port.max_queue,
-                mean_queue_cells: port.mean_queue(now),
-                utilization: if now > 0 {
-                    port.busy_ps(now) as f64 / now as f64
-                } else {
-                    0.0
-                },
-            });
         }
+        ledger.packets.generated = self.packets.generated;
+        ledger.packets.delivered = self.packets.delivered;
+        let mut dropped_in_network = self.byte_losses.dropped_in_network;
         let mut vcs = Vec::with_capacity(self.vcs.len());
         for v in &self.vcs {
             ledger.cells_generated += v.cells_sent;
             ledger.cells_delivered += v.cells_delivered;
+            if let Some(store) = &v.store {
+                for e in store.entries.iter().filter(|e| e.packet.is_data) {
+                    if e.dropped == e.cells {
+                        dropped_in_network += e.packet.len as u64;
+                    } else {
+                        in_path_bytes += e.packet.len as u64;
+                    }
+                }
+            }
             let r = &v.reassembly;
             vcs.push(VcSummary {
                 name: v.name.clone(),
@@ -421,6 +950,50 @@ impl Simulation {
                 },
             });
         }
+        let mut flows = Vec::with_capacity(self.flows.len());
+        let b = &mut ledger.bytes;
+        for fl in &self.flows {
+            let s = &fl.sender;
+            let r = &fl.receiver;
+            b.sent += s.bytes_sent;
+            b.sent_once += s.bytes_sent_once;
+            b.retransmitted += s.bytes_retransmitted;
+            b.delivered += r.bytes_delivered;
+            b.duplicates += r.bytes_duplicate;
+            b.held_out_of_order += r.held_bytes();
+            in_path_bytes += fl.rx_queue.iter().map(|p| p.len as u64).sum::<u64>();
+            flows.push(FlowSummary {
+                name: fl.name.clone(),
+                variant: s.variant(),
+                goodput_mbps: if t_s > 0.0 {
+                    r.bytes_delivered as f64 * 8.0 / t_s / 1e6
+                } else {
+                    0.0
+                },
+                bytes_delivered: r.bytes_delivered,
+                bytes_sent: s.bytes_sent,
+                bytes_sent_once: s.bytes_sent_once,
+                bytes_retransmitted: s.bytes_retransmitted,
+                bytes_duplicate: r.bytes_duplicate,
+                segments_sent: s.segments_sent,
+                timeouts: s.timeouts,
+                fast_retransmits: s.s.fast_retransmits,
+                final_cwnd_bytes: s.s.cwnd,
+                final_ssthresh_bytes: s.s.ssthresh,
+                srtt_s: s.rtt.srtt_s(),
+                rto_s: ps_to_s(s.rtt.rto_ps()),
+                completed_at_s: s.completed_at.map(ps_to_s),
+            });
+        }
+        b.dropped_in_network = dropped_in_network;
+        b.dropped_aal5 = self.byte_losses.dropped_aal5;
+        b.in_path = in_path_bytes;
+        if self.bad_checksums > 0 {
+            ledger.problems.push(format!(
+                "{} TCP checksums failed at the receiving hosts",
+                self.bad_checksums
+            ));
+        }
         let summary = Summary {
             sim_time_s: t_s,
             events: self.events,
@@ -428,16 +1001,80 @@ impl Simulation {
             completed: now >= self.duration,
             ports,
             vcs,
+            flows,
             conservation: ledger.close(),
         };
         (summary, std::mem::take(&mut self.series))
     }
 }
 
-/// A cell reaches the sink of its VC.
+/// A cell reaches the passive sink of its VC.
 #[inline]
-fn deliver(vcs: &mut [VcState], cell: &Cell) {
+fn deliver_passive(vcs: &mut [VcState], cell: &Cell) {
     let v = &mut vcs[cell.vc as usize];
     v.cells_delivered += 1;
     v.reassembly.receive(cell);
+}
+
+/// The summary of an ATM port, adding its cells to the ledger.
+fn atm_port_summary(h: &AtmHop, now: Time, ledger: &mut Ledger) -> PortSummary {
+    let (port, link) = (&h.port, &h.link);
+    // Cells still on the link's queue: behind a FIFO port those whose
+    // transmission has not ended are still in the port.
+    let mut in_port_listed = 0u64;
+    let mut on_wire = 0u64;
+    for &(a, _) in &link.in_flight {
+        if port.mode == PortMode::Fifo && a - link.delay_ps > now {
+            in_port_listed += 1;
+        } else {
+            on_wire += 1;
+        }
+    }
+    let in_port = match port.mode {
+        PortMode::Fifo => in_port_listed,
+        PortMode::Priority => port.cells_in_port(now),
+    };
+    if port.cells_in_port(now) != in_port {
+        ledger.problems.push(format!(
+            "port {}: {} cells in the port by its clock, {} by its list",
+            link.name,
+            port.cells_in_port(now),
+            in_port
+        ));
+    }
+    let dropped = port.cells_dropped();
+    if port.cells_in != port.cells_accepted + dropped {
+        ledger.problems.push(format!(
+            "port {}: cells in {} != accepted {} + dropped {dropped}",
+            link.name, port.cells_in, port.cells_accepted
+        ));
+    }
+    ledger.cells_dropped += dropped;
+    ledger.cells_queued += in_port;
+    ledger.cells_on_links += on_wire;
+    PortSummary {
+        name: link.name.clone(),
+        layer: "atm",
+        cells_in: port.cells_in,
+        cells_out: port.cells_out(now),
+        cells_dropped: dropped,
+        drops: DROP_REASON_NAMES
+            .iter()
+            .zip(port.drops)
+            .map(|(n, c)| (n.to_string(), c))
+            .collect(),
+        clr: if port.cells_in > 0 {
+            dropped as f64 / port.cells_in as f64
+        } else {
+            0.0
+        },
+        max_queue_cells: port.max_queue,
+        mean_queue_cells: port.mean_queue(now),
+        utilization: if now > 0 {
+            port.busy_ps(now) as f64 / now as f64
+        } else {
+            0.0
+        },
+        ..Default::default()
+    }
 }

@@ -26,10 +26,11 @@ pub enum Outcome {
     Pending,
     /// An intact frame of this many cells.
     Delivered { frame: u32, cells: u32 },
-    /// One frame with cells missing: discarded.
-    Corrupted { cells: u32 },
-    /// Several frames merged after a lost EOM: all discarded.
-    Merged { frames: u32, cells: u32 },
+    /// One frame with cells missing: discarded. `frame` is the EOM's frame.
+    Corrupted { frame: u32, cells: u32 },
+    /// Several frames merged after a lost EOM: all discarded. `frame` is the
+    /// EOM's frame, the last of the unit.
+    Merged { frame: u32, frames: u32, cells: u32 },
 }
 
 /// Reassembly state of one VC at its receiver.
@@ -79,12 +80,19 @@ impl Reassembly {
         } else if self.frames_in_unit == 1 {
             self.frames_corrupted += 1;
             self.cells_discarded += cells as u64;
-            Outcome::Corrupted { cells }
+            Outcome::Corrupted {
+                frame: cell.frame,
+                cells,
+            }
         } else {
             let frames = self.frames_in_unit;
             self.frames_merged += frames as u64;
             self.cells_discarded += cells as u64;
-            Outcome::Merged { frames, cells }
+            Outcome::Merged {
+                frame: cell.frame,
+                frames,
+                cells,
+            }
         }
     }
 
@@ -143,7 +151,13 @@ mod tests {
         let mut f = frame(0, 0, 12);
         f.remove(5);
         let outs: Vec<_> = f.iter().map(|c| r.receive(c)).collect();
-        assert_eq!(*outs.last().unwrap(), Outcome::Corrupted { cells: 11 });
+        assert_eq!(
+            *outs.last().unwrap(),
+            Outcome::Corrupted {
+                frame: 0,
+                cells: 11
+            }
+        );
         for c in frame(0, 1, 12) {
             r.receive(&c);
         }
@@ -161,6 +175,7 @@ mod tests {
         assert_eq!(
             outs[22],
             Outcome::Merged {
+                frame: 1,
                 frames: 2,
                 cells: 23
             }

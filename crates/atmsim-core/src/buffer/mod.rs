@@ -85,6 +85,8 @@ pub fn build(spec: &PolicySpec, n_vcs: usize) -> Box<dyn DropPolicy> {
         }
         PolicySpec::Ppd { keep_eom } => Box::new(ppd::PartialPacketDiscard::new(n_vcs, keep_eom)),
         PolicySpec::Epd { threshold } => Box::new(epd::EarlyPacketDiscard::new(n_vcs, threshold)),
+        // Rejected on ATM links by Scenario::check; RED lives in crate::ip.
+        PolicySpec::Red { .. } => Box::new(tail::TailDrop),
     }
 }
 

@@ -18,6 +18,14 @@ pub enum Event {
     PortTxDone(u32),
     /// Sample the probes.
     ProbeTick,
+    /// A TCP flow starts sending.
+    FlowStart(u32),
+    /// The global coarse TCP timer of one granularity ticks.
+    TcpTick(u32),
+    /// A flow's fine retransmission or delayed-ACK deadline may have come.
+    FlowTimer(u32),
+    /// A flow's receiver finished processing a segment.
+    RxDone(u32),
 }
 
 /// A pending event. `key` packs (time, sequence number) into one integer

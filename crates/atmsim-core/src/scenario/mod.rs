@@ -6,6 +6,7 @@
 
 use crate::atm::ServiceClass;
 use crate::engine::Time;
+use crate::tcp::TcpConfig;
 use serde::Deserialize;
 
 /// A whole run.
@@ -24,6 +25,9 @@ pub struct Scenario {
     pub vcs: Vec<VcSpec>,
     /// Traffic sources, one per VC at most.
     pub sources: Vec<SourceSpec>,
+    /// TCP connections.
+    #[serde(default)]
+    pub flows: Vec<FlowSpec>,
     /// Time-series probes.
     #[serde(default)]
     pub probes: ProbeSpec,
@@ -44,10 +48,24 @@ fn default_kind() -> String {
     "switch".to_string()
 }
 
+/// Which network a link belongs to.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    /// ATM: cells, switch ports.
+    #[default]
+    Atm,
+    /// IP: packets, router ports.
+    Ip,
+}
+
 /// A link and its output port.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
+    /// ATM (cells) or IP (packets).
+    #[serde(default)]
+    pub layer: Layer,
     /// Name.
     pub name: String,
     /// Index of the node it leaves.
@@ -56,12 +74,20 @@ pub struct LinkSpec {
     pub to: u32,
     /// Line bit rate, bit/s (informational; the cell rate rules).
     pub bit_rate_bps: f64,
-    /// Cell rate, cells/s.
+    /// Cell rate, cells/s (ATM links).
+    #[serde(default)]
     pub cell_rate_cps: f64,
     /// Propagation delay, ps.
     pub delay_ps: Time,
-    /// Buffer size of the output port in cells (None = unlimited).
+    /// Buffer size of an ATM port in cells (None = unlimited).
+    #[serde(default)]
     pub buffer_cells: Option<u32>,
+    /// Buffer size of an IP port in packets.
+    #[serde(default)]
+    pub buffer_packets: Option<u32>,
+    /// Buffer size of an IP port in IP bytes.
+    #[serde(default)]
+    pub buffer_bytes: Option<u64>,
     /// Drop policy of the output port.
     pub policy: PolicySpec,
 }
@@ -86,6 +112,17 @@ pub enum PolicySpec {
     Epd {
         /// Occupancy at which a new frame is refused.
         threshold: u32,
+    },
+    /// RED at an IP port (thresholds in the buffer's unit).
+    Red {
+        /// Lower threshold.
+        min_th: f64,
+        /// Upper threshold.
+        max_th: f64,
+        /// EWMA weight.
+        w_q: f64,
+        /// Drop probability at max_th.
+        max_p: f64,
     },
 }
 
@@ -206,6 +243,39 @@ pub enum SourceModel {
     },
 }
 
+/// A TCP connection.
+#[derive(Clone, Debug, Deserialize)]
+pub struct FlowSpec {
+    /// Name.
+    pub name: String,
+    /// ATM (over two VCs) or IP (over two link paths).
+    pub layer: Layer,
+    /// ATM: the VC carrying data.
+    #[serde(default)]
+    pub data_vc: Option<u32>,
+    /// ATM: the VC carrying ACKs back.
+    #[serde(default)]
+    pub ack_vc: Option<u32>,
+    /// IP: links from sender to receiver.
+    #[serde(default)]
+    pub data_links: Vec<u32>,
+    /// IP: links from receiver to sender.
+    #[serde(default)]
+    pub ack_links: Vec<u32>,
+    /// When the connection starts sending, ps.
+    #[serde(default)]
+    pub start_ps: Time,
+    /// Receiver processing time per data segment, ps.
+    #[serde(default)]
+    pub processing_ps: Time,
+    /// Uniform jitter around the processing time, ps.
+    #[serde(default)]
+    pub processing_jitter_ps: Time,
+    /// TCP parameters.
+    #[serde(flatten)]
+    pub tcp: TcpConfig,
+}
+
 /// Time-series probes.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -222,12 +292,18 @@ pub struct ProbeSpec {
     /// VCs whose delivered cell rate over each period is recorded.
     #[serde(default)]
     pub vc_rate: Vec<u32>,
+    /// Flows whose cwnd, window, sequence number and srtt are recorded.
+    #[serde(default)]
+    pub flows: Vec<u32>,
 }
 
 impl ProbeSpec {
     /// True when any series was asked for.
     pub fn any(&self) -> bool {
-        !(self.queue.is_empty() && self.utilization.is_empty() && self.vc_rate.is_empty())
+        !(self.queue.is_empty()
+            && self.utilization.is_empty()
+            && self.vc_rate.is_empty()
+            && self.flows.is_empty())
     }
 }
 
@@ -244,11 +320,48 @@ impl Scenario {
             if l.from >= n_nodes || l.to >= n_nodes {
                 return Err(format!("links[{i}]: node index out of range"));
             }
-            if !(l.cell_rate_cps.is_finite() && l.cell_rate_cps > 0.0) {
-                return Err(format!("links[{i}].cell_rate_cps must be > 0"));
-            }
-            if l.buffer_cells == Some(0) {
-                return Err(format!("links[{i}].buffer_cells must be >= 1"));
+            match l.layer {
+                Layer::Atm => {
+                    if !(l.cell_rate_cps.is_finite() && l.cell_rate_cps > 0.0) {
+                        return Err(format!("links[{i}].cell_rate_cps must be > 0"));
+                    }
+                    if l.buffer_cells == Some(0) {
+                        return Err(format!("links[{i}].buffer_cells must be >= 1"));
+                    }
+                    if matches!(l.policy, PolicySpec::Red { .. }) {
+                        return Err(format!("links[{i}].policy: red is for IP links"));
+                    }
+                }
+                Layer::Ip => {
+                    if !(l.bit_rate_bps.is_finite() && l.bit_rate_bps > 0.0) {
+                        return Err(format!("links[{i}].bit_rate_bps must be > 0"));
+                    }
+                    if l.buffer_packets.is_some() && l.buffer_bytes.is_some() {
+                        return Err(format!("links[{i}]: buffer in packets or bytes, not both"));
+                    }
+                    match l.policy {
+                        PolicySpec::Tail => {}
+                        PolicySpec::Red {
+                            min_th,
+                            max_th,
+                            w_q,
+                            max_p,
+                        } => {
+                            if !(0.0 <= min_th
+                                && min_th < max_th
+                                && 0.0 < w_q
+                                && w_q <= 1.0
+                                && 0.0 < max_p
+                                && max_p <= 1.0)
+                            {
+                                return Err(format!(
+                                    "links[{i}].policy: RED parameters out of range"
+                                ));
+                            }
+                        }
+                        _ => return Err(format!("links[{i}].policy: IP links take tail or red")),
+                    }
+                }
             }
         }
         let mut has_source = vec![false; self.vcs.len()];
@@ -258,6 +371,12 @@ impl Scenario {
             }
             if v.links.iter().any(|&l| l >= n_links) {
                 return Err(format!("vcs[{i}].links: link index out of range"));
+            }
+            if v.links
+                .iter()
+                .any(|&l| self.links[l as usize].layer != Layer::Atm)
+            {
+                return Err(format!("vcs[{i}].links: a VC runs on ATM links only"));
             }
             for w in v.links.windows(2) {
                 if self.links[w[0] as usize].to != self.links[w[1] as usize].from {
@@ -305,7 +424,13 @@ impl Scenario {
                 return Err(format!("sources[{i}].model: parameters out of range"));
             }
         }
+        for (i, f) in self.flows.iter().enumerate() {
+            self.check_flow(i, f, &mut has_source)?;
+        }
         let p = &self.probes;
+        if p.flows.iter().any(|&f| f as usize >= self.flows.len()) {
+            return Err("probes.flows: index out of range".into());
+        }
         if p.queue.iter().chain(&p.utilization).any(|&l| l >= n_links)
             || p.vc_rate.iter().any(|&v| v >= n_vcs)
         {
@@ -315,5 +440,98 @@ impl Scenario {
             return Err("probes.period_ps must be > 0".into());
         }
         Ok(())
+    }
+
+    fn check_flow(&self, i: usize, f: &FlowSpec, vc_used: &mut [bool]) -> Result<(), String> {
+        let t = &f.tcp;
+        if t.mss_bytes == 0 || t.window_scale > 14 || t.rcv_window_bytes < t.mss_bytes as u64 {
+            return Err(format!(
+                "flows[{i}]: mss, window or window_scale out of range"
+            ));
+        }
+        if t.max_window() < t.mss_bytes as u64 {
+            return Err(format!(
+                "flows[{i}]: the advertised window is below one MSS"
+            ));
+        }
+        if t.initial_cwnd_segments == 0 || t.max_sack_blocks == 0 || t.max_sack_blocks > 4 {
+            return Err(format!(
+                "flows[{i}]: initial_cwnd or max_sack_blocks out of range"
+            ));
+        }
+        if t.min_rto_ps > t.max_rto_ps || t.initial_rto_ps == 0 || t.max_rto_ps == 0 {
+            return Err(format!("flows[{i}]: RTO bounds out of range"));
+        }
+        if let crate::tcp::TimerMode::Coarse { tick_ps } = t.timer {
+            if tick_ps == 0 {
+                return Err(format!("flows[{i}].timer.tick_ps must be > 0"));
+            }
+        }
+        if f.processing_jitter_ps > f.processing_ps {
+            return Err(format!(
+                "flows[{i}]: processing jitter above the processing time"
+            ));
+        }
+        let endpoints = |links: &[u32]| -> Option<(u32, u32)> {
+            let first = self.links.get(*links.first()? as usize)?;
+            let last = self.links.get(*links.last()? as usize)?;
+            Some((first.from, last.to))
+        };
+        let (data, ack) = match f.layer {
+            Layer::Atm => {
+                let (Some(d), Some(a)) = (f.data_vc, f.ack_vc) else {
+                    return Err(format!("flows[{i}]: an ATM flow needs data_vc and ack_vc"));
+                };
+                if d as usize >= self.vcs.len() || a as usize >= self.vcs.len() || d == a {
+                    return Err(format!("flows[{i}]: data_vc/ack_vc out of range"));
+                }
+                for v in [d, a] {
+                    if std::mem::replace(&mut vc_used[v as usize], true) {
+                        return Err(format!(
+                            "flows[{i}]: VC {v} already carries a source or flow"
+                        ));
+                    }
+                }
+                (
+                    self.vcs[d as usize].links.clone(),
+                    self.vcs[a as usize].links.clone(),
+                )
+            }
+            Layer::Ip => {
+                let all = f.data_links.iter().chain(&f.ack_links);
+                if f.data_links.is_empty()
+                    || f.ack_links.is_empty()
+                    || f.data_links.len() > 255
+                    || f.ack_links.len() > 255
+                {
+                    return Err(format!(
+                        "flows[{i}]: an IP flow needs data_links and ack_links (1 to 255)"
+                    ));
+                }
+                for &l in all {
+                    match self.links.get(l as usize) {
+                        Some(link) if link.layer == Layer::Ip => {}
+                        _ => return Err(format!("flows[{i}]: link {l} is not an IP link")),
+                    }
+                }
+                for path in [&f.data_links, &f.ack_links] {
+                    for w in path.windows(2) {
+                        if self.links[w[0] as usize].to != self.links[w[1] as usize].from {
+                            return Err(format!(
+                                "flows[{i}]: links {} and {} do not join",
+                                w[0], w[1]
+                            ));
+                        }
+                    }
+                }
+                (f.data_links.clone(), f.ack_links.clone())
+            }
+        };
+        match (endpoints(&data), endpoints(&ack)) {
+            (Some((a, b)), Some((c, d))) if a == d && b == c => Ok(()),
+            _ => Err(format!(
+                "flows[{i}]: the ACK path must run from the receiver back to the sender"
+            )),
+        }
     }
 }

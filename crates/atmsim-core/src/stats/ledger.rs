@@ -1,7 +1,10 @@
-//! The cell conservation ledger (SPEC section 6): every cell generated is
-//! delivered, dropped, waiting in a port or on a link. The right-hand side is
-//! counted from the network's state at the end of the run, independently of
-//! the generation counters, so a lost or duplicated cell shows.
+//! The conservation ledgers (SPEC section 6): every cell generated is
+//! delivered, dropped, waiting in a port or on a link; likewise every IP
+//! packet; and every TCP byte sent is delivered, dropped in the network,
+//! dropped by AAL5, dropped as a duplicate, held out of order or still in
+//! the path (seed 000 section 7). The right-hand sides are counted from the
+//! network's state at the end of the run, independently of the sending
+//! counters, so a lost or duplicated unit shows.
 
 use serde::Serialize;
 
@@ -22,12 +25,76 @@ pub struct Ledger {
     pub cells_on_links: u64,
     /// Each balance that failed, in words (empty when ok).
     pub problems: Vec<String>,
+    /// IP packets.
+    pub packets: PacketLedger,
+    /// TCP payload bytes.
+    pub bytes: ByteLedger,
+}
+
+/// IP packets: generated = delivered + dropped + queued + on links.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PacketLedger {
+    /// True when it balances.
+    pub ok: bool,
+    /// Packets handed to the first IP port of their path.
+    pub generated: u64,
+    /// Packets that reached their end host.
+    pub delivered: u64,
+    /// Packets dropped at router ports.
+    pub dropped: u64,
+    /// Packets in router ports.
+    pub queued: u64,
+    /// Packets propagating on IP links.
+    pub on_links: u64,
+}
+
+/// TCP payload bytes (seed 000 section 7).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ByteLedger {
+    /// True when it balances.
+    pub ok: bool,
+    /// Bytes transmitted by the senders.
+    pub sent: u64,
+    /// Of which for the first time.
+    pub sent_once: u64,
+    /// Of which again.
+    pub retransmitted: u64,
+    /// Bytes delivered to the receiving applications.
+    pub delivered: u64,
+    /// Bytes of packets dropped whole at switches or routers.
+    pub dropped_in_network: u64,
+    /// Bytes of packets discarded by AAL5 reassembly (lost cells, merged frames).
+    pub dropped_aal5: u64,
+    /// Bytes the receivers dropped as duplicates.
+    pub duplicates: u64,
+    /// Bytes the receivers hold out of order.
+    pub held_out_of_order: u64,
+    /// Bytes in the path: host adapters, ports, links, reassembly, receiver processing.
+    pub in_path: u64,
 }
 
 impl Ledger {
-    /// Checks generated = delivered + dropped + queued + on links, plus any
-    /// per-component problems already found, and sets `ok`.
+    /// Checks generated = delivered + dropped + queued + on links for cells
+    /// and packets, the byte balance, plus any per-component problems already
+    /// found, and sets `ok`.
     pub fn close(mut self) -> Self {
+        let p = &mut self.packets;
+        p.ok = p.generated == p.delivered + p.dropped + p.queued + p.on_links;
+        if !p.ok {
+            self.problems.push(format!("packets: {p:?}"));
+        }
+        let b = &mut self.bytes;
+        let rhs = b.delivered
+            + b.dropped_in_network
+            + b.dropped_aal5
+            + b.duplicates
+            + b.held_out_of_order
+            + b.in_path;
+        b.ok = b.sent == b.sent_once + b.retransmitted && b.sent == rhs;
+        if !b.ok {
+            self.problems
+                .push(format!("bytes: {b:?} (right-hand side {rhs})"));
+        }
         let rhs =
             self.cells_delivered + self.cells_dropped + self.cells_queued + self.cells_on_links;
         if rhs != self.cells_generated {
@@ -62,10 +129,30 @@ mod tests {
         assert!(l.clone().close().ok);
         let bad = Ledger {
             cells_on_links: 0,
-            ..l
+            ..l.clone()
         }
         .close();
         assert!(!bad.ok);
         assert_eq!(bad.problems.len(), 1);
+        let mut bytes = ByteLedger {
+            sent: 100,
+            sent_once: 80,
+            retransmitted: 20,
+            delivered: 70,
+            duplicates: 10,
+            in_path: 20,
+            ..Default::default()
+        };
+        assert!(
+            Ledger {
+                bytes: bytes.clone(),
+                ..l.clone()
+            }
+            .close()
+            .ok
+        );
+        bytes.in_path = 19;
+        let bad = Ledger { bytes, ..l }.close();
+        assert!(!bad.ok && !bad.bytes.ok);
     }
 }

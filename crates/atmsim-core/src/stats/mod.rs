@@ -7,16 +7,18 @@
 pub mod ledger;
 pub mod series;
 
-pub use ledger::Ledger;
+pub use ledger::{ByteLedger, Ledger, PacketLedger};
 pub use series::{Metric, Series};
 
 use serde::Serialize;
 
 /// Counters of one output port.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct PortSummary {
     /// The port's link name.
     pub name: String,
+    /// "atm" or "ip".
+    pub layer: &'static str,
     /// Cells offered to the port.
     pub cells_in: u64,
     /// Cells that finished transmission.
@@ -33,6 +35,55 @@ pub struct PortSummary {
     pub mean_queue_cells: f64,
     /// Busy fraction of the link.
     pub utilization: f64,
+    /// IP ports: packets offered.
+    pub packets_in: u64,
+    /// IP ports: packets that finished transmission.
+    pub packets_out: u64,
+    /// IP ports: packets dropped (tail and RED).
+    pub packets_dropped: u64,
+    /// IP ports: packets dropped early by RED.
+    pub packets_dropped_red: u64,
+    /// IP ports: largest number of waiting packets.
+    pub max_queue_packets: u32,
+    /// IP ports: time-average number of waiting packets.
+    pub mean_queue_packets: f64,
+}
+
+/// Counters of one TCP connection.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowSummary {
+    /// Name.
+    pub name: String,
+    /// Variant.
+    pub variant: &'static str,
+    /// Bytes delivered to the receiving application * 8 / time, Mbit/s.
+    pub goodput_mbps: f64,
+    /// Bytes delivered to the receiving application.
+    pub bytes_delivered: u64,
+    /// Bytes transmitted.
+    pub bytes_sent: u64,
+    /// Bytes transmitted once.
+    pub bytes_sent_once: u64,
+    /// Bytes transmitted again.
+    pub bytes_retransmitted: u64,
+    /// Bytes the receiver got twice.
+    pub bytes_duplicate: u64,
+    /// Segments transmitted.
+    pub segments_sent: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Fast retransmits.
+    pub fast_retransmits: u64,
+    /// Congestion window at the end, bytes.
+    pub final_cwnd_bytes: f64,
+    /// Slow-start threshold at the end, bytes.
+    pub final_ssthresh_bytes: f64,
+    /// Smoothed RTT at the end, s.
+    pub srtt_s: f64,
+    /// RTO at the end, s.
+    pub rto_s: f64,
+    /// Finite transfer: when its last byte was acknowledged, s.
+    pub completed_at_s: Option<f64>,
 }
 
 /// Counters of one VC.
@@ -73,6 +124,8 @@ pub struct Summary {
     pub ports: Vec<PortSummary>,
     /// One entry per VC.
     pub vcs: Vec<VcSummary>,
+    /// One entry per TCP connection.
+    pub flows: Vec<FlowSummary>,
     /// The cell conservation ledger.
     pub conservation: Ledger,
 }

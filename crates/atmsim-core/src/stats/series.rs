@@ -10,10 +10,29 @@ pub enum Metric {
     Utilization = 1,
     /// Cells delivered to a VC's sink over the last period, per second.
     VcRateCps = 2,
+    /// A flow's congestion window, bytes.
+    CwndBytes = 3,
+    /// A flow's usable window min(cwnd, advertised window), bytes.
+    WindowBytes = 4,
+    /// A flow's highest byte sent + 1.
+    SeqBytes = 5,
+    /// A flow's smoothed RTT, s.
+    SrttS = 6,
+    /// Packets waiting at an IP port.
+    IpQueuePackets = 7,
 }
 
 /// Names of the metrics, indexed by [`Metric`].
-pub const METRIC_NAMES: [&str; 3] = ["queue_cells", "utilization", "vc_rate_cps"];
+pub const METRIC_NAMES: [&str; 8] = [
+    "queue_cells",
+    "utilization",
+    "vc_rate_cps",
+    "cwnd_bytes",
+    "window_bytes",
+    "seq_bytes",
+    "srtt_s",
+    "ip_queue_packets",
+];
 
 /// The recorded samples.
 #[derive(Clone, Debug, Default)]
@@ -26,7 +45,7 @@ pub struct Series {
     pub metric: Vec<u8>,
     /// Sample values.
     pub value: Vec<f64>,
-    /// Names of the entities (ports first, then VCs).
+    /// Names of the entities (ports first, then VCs, then flows).
     pub entity_names: Vec<String>,
 }
 

@@ -1,0 +1,156 @@
+//! An IP packet carrying one TCP segment (data or a pure ACK).
+
+use super::checksum;
+
+/// IP + TCP header bytes without options.
+pub const TCPIP_HEADER_BYTES: u32 = 40;
+
+/// A SACK block: bytes [start, end) received out of order.
+pub type SackBlock = (u64, u64);
+
+/// Most SACK blocks a segment can carry (no timestamps).
+pub const MAX_SACK_BLOCKS: usize = 4;
+
+/// One TCP segment in its IP datagram. Sequence numbers are 64-bit byte
+/// offsets from the connection's start (no wrap); the header checksum uses
+/// their low 32 bits, as on the wire.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Packet {
+    /// Flow (connection) index.
+    pub flow: u32,
+    /// True for a data segment, false for a pure ACK.
+    pub is_data: bool,
+    /// First payload byte.
+    pub seq: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// Cumulative acknowledgement: next byte expected (ACKs).
+    pub ack: u64,
+    /// The receiver-window field (16 bits, scaled by the window-scale shift).
+    pub wnd: u16,
+    /// The TCP checksum field.
+    pub checksum: u16,
+    /// SACK blocks carried (the first `n_sack` of `sack`).
+    pub n_sack: u8,
+    /// SACK blocks, most recent first.
+    pub sack: [SackBlock; MAX_SACK_BLOCKS],
+    /// Index along the packet's IP path of the link it is on.
+    pub hop: u8,
+}
+
+impl Packet {
+    /// A data segment.
+    pub fn data(flow: u32, seq: u64, len: u32) -> Self {
+        let mut p = Packet {
+            flow,
+            is_data: true,
+            seq,
+            len,
+            ack: 0,
+            wnd: 0,
+            checksum: 0,
+            n_sack: 0,
+            sack: [(0, 0); MAX_SACK_BLOCKS],
+            hop: 0,
+        };
+        p.checksum = p.compute_checksum();
+        p
+    }
+
+    /// A pure ACK with window field `wnd` and SACK blocks.
+    pub fn ack(flow: u32, seq: u64, ack: u64, wnd: u16, sack: &[SackBlock]) -> Self {
+        let n = sack.len().min(MAX_SACK_BLOCKS);
+        let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
+        blocks[..n].copy_from_slice(&sack[..n]);
+        let mut p = Packet {
+            flow,
+            is_data: false,
+            seq,
+            len: 0,
+            ack,
+            wnd,
+            checksum: 0,
+            n_sack: n as u8,
+            sack: blocks,
+            hop: 0,
+        };
+        p.checksum = p.compute_checksum();
+        p
+    }
+
+    /// TCP options bytes: SACK is 2 NOPs + kind + length + 8 per block.
+    pub fn option_bytes(&self) -> u32 {
+        if self.n_sack == 0 {
+            0
+        } else {
+            4 + 8 * self.n_sack as u32
+        }
+    }
+
+    /// Bytes of the IP datagram.
+    pub fn ip_bytes(&self) -> u32 {
+        TCPIP_HEADER_BYTES + self.option_bytes() + self.len
+    }
+
+    /// The header words the checksum covers (ports stand for the flow).
+    fn words(&self) -> [u16; 10] {
+        let seq = self.seq as u32;
+        let ack = self.ack as u32;
+        let flags: u16 = if self.is_data { 0x0018 } else { 0x0010 };
+        [
+            (self.flow >> 16) as u16,
+            self.flow as u16,
+            (seq >> 16) as u16,
+            seq as u16,
+            (ack >> 16) as u16,
+            ack as u16,
+            flags,
+            self.wnd,
+            self.len as u16,
+            (self.len >> 16) as u16,
+        ]
+    }
+
+    /// The checksum recomputed from the header.
+    pub fn compute_checksum(&self) -> u16 {
+        checksum::checksum(&self.words())
+    }
+
+    /// True when the checksum field matches the header.
+    pub fn checksum_ok(&self) -> bool {
+        let mut w = self.words().to_vec();
+        w.push(self.checksum);
+        checksum::ones_complement_sum(&w) == 0xFFFF
+    }
+
+    /// Rewrites the window field as a router does (seed 001): the checksum is
+    /// updated incrementally (RFC 1624), not recomputed.
+    pub fn rewrite_window(&mut self, wnd: u16) {
+        self.checksum = checksum::update(self.checksum, self.wnd, wnd);
+        self.wnd = wnd;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(Packet::data(0, 0, 512).ip_bytes(), 552);
+        assert_eq!(Packet::ack(0, 0, 0, 100, &[]).ip_bytes(), 40);
+        assert_eq!(Packet::ack(0, 0, 0, 100, &[(1, 2), (3, 4)]).ip_bytes(), 60);
+    }
+
+    #[test]
+    fn window_rewrite_keeps_the_checksum_valid() {
+        let mut p = Packet::ack(3, 7, 123_456_789, 65535, &[(5, 9)]);
+        assert!(p.checksum_ok());
+        for w in [0u16, 1, 1000, 65535, 65535, 4242] {
+            p.rewrite_window(w);
+            assert!(p.checksum_ok(), "wnd {w}");
+        }
+        p.wnd = 17; // a rewrite that forgets the checksum is caught
+        assert!(!p.checksum_ok());
+    }
+}

@@ -1,0 +1,70 @@
+//! Congestion-control variants, one per file, behind one trait. The shared
+//! sender ([`super::sender`]) handles new ACKs' bookkeeping, timeouts and the
+//! timer; a variant decides what duplicate and partial ACKs do, how the
+//! window grows on a new ACK, and (SACK) what to send during recovery.
+
+pub mod newreno;
+pub mod reno;
+pub mod sack;
+pub mod tahoe;
+pub mod tahoe_nofr;
+
+use super::config::Variant;
+use super::sender::{Segment, SenderState};
+use crate::ip::SackBlock;
+
+/// A variant's choice of what to send next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendChoice {
+    /// The shared rule: new data (or go-back-N) within min(cwnd, rwnd).
+    Normal,
+    /// This segment.
+    Segment(Segment),
+    /// Nothing now.
+    Nothing,
+}
+
+/// What distinguishes one TCP variant from another.
+pub trait CongestionControl: Send + Sync {
+    /// Name as written in scenarios.
+    fn name(&self) -> &'static str;
+
+    /// A new cumulative ACK acknowledged `acked` bytes (snd_una has moved).
+    /// Default: grow the window.
+    fn on_new_ack(&mut self, s: &mut SenderState, _acked: u64, _sack: &[SackBlock]) {
+        s.grow();
+    }
+
+    /// A duplicate ACK arrived; `s.dupacks` counts it.
+    fn on_dupack(&mut self, s: &mut SenderState, sack: &[SackBlock]);
+
+    /// An ACK below snd_una (reordered, stale): only SACK information matters.
+    fn on_old_ack(&mut self, _s: &mut SenderState, _sack: &[SackBlock]) {}
+
+    /// After the shared timeout reaction: leave recovery, forget state.
+    fn on_timeout(&mut self, _s: &mut SenderState) {}
+
+    /// What to send next.
+    fn choose(&mut self, _s: &SenderState) -> SendChoice {
+        SendChoice::Normal
+    }
+
+    /// A segment was transmitted.
+    fn on_send(&mut self, _s: &SenderState, _seg: Segment) {}
+
+    /// True while in fast recovery.
+    fn in_recovery(&self) -> bool {
+        false
+    }
+}
+
+/// The variant a scenario names.
+pub fn build(v: Variant) -> Box<dyn CongestionControl> {
+    match v {
+        Variant::TahoeNofr => Box::new(tahoe_nofr::TahoeNoFr),
+        Variant::Tahoe => Box::new(tahoe::Tahoe),
+        Variant::Reno => Box::new(reno::Reno::default()),
+        Variant::Newreno => Box::new(newreno::NewReno::default()),
+        Variant::Sack => Box::new(sack::Sack::default()),
+    }
+}

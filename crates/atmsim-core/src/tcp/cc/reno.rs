@@ -1,0 +1,109 @@
+//! Reno: fast retransmit and fast recovery (RFC 5681). On the third
+//! duplicate ACK: ssthresh = half the window, retransmit the lost segment,
+//! cwnd = ssthresh + 3 MSS; each further duplicate inflates cwnd by 1 MSS;
+//! the first new ACK (full or partial) deflates cwnd to ssthresh and ends
+//! recovery.
+
+use super::CongestionControl;
+use crate::ip::SackBlock;
+use crate::tcp::sender::SenderState;
+
+/// Reno.
+#[derive(Default)]
+pub struct Reno {
+    in_recovery: bool,
+}
+
+/// Shared by Reno and NewReno: enter fast recovery on the third duplicate.
+pub(crate) fn enter_fast_recovery(s: &mut SenderState) -> bool {
+    if s.dupacks == 3 && s.may_fast_retransmit() {
+        s.begin_fast_retransmit();
+        s.retransmit_now = Some(s.snd_una);
+        s.cwnd = s.ssthresh + 3.0 * s.mss as f64;
+        true
+    } else {
+        false
+    }
+}
+
+impl CongestionControl for Reno {
+    fn name(&self) -> &'static str {
+        "reno"
+    }
+
+    fn on_new_ack(&mut self, s: &mut SenderState, _acked: u64, _sack: &[SackBlock]) {
+        if self.in_recovery {
+            self.in_recovery = false;
+            s.cwnd = s.ssthresh;
+        } else {
+            s.grow();
+        }
+    }
+
+    fn on_dupack(&mut self, s: &mut SenderState, _sack: &[SackBlock]) {
+        if self.in_recovery {
+            s.cwnd += s.mss as f64;
+        } else if enter_fast_recovery(s) {
+            self.in_recovery = true;
+        }
+    }
+
+    fn on_timeout(&mut self, _s: &mut SenderState) {
+        self.in_recovery = false;
+    }
+
+    fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tcp::config::{TcpConfig, Variant};
+    use crate::tcp::sender::testing::Script;
+    use crate::tcp::sender::Segment;
+
+    #[test]
+    fn fast_recovery_inflates_then_deflates() {
+        let mut sc = Script::new(TcpConfig::example(Variant::Reno));
+        sc.open_to(16);
+        let cwnd = sc.cwnd_segments();
+        let una = sc.tx.s.snd_una;
+        let max = sc.tx.s.snd_max;
+        sc.ack(una);
+        sc.ack(una);
+        let out = sc.ack(una);
+        assert_eq!(out, vec![Segment { seq: una, len: 512 }]);
+        assert!(sc.tx.in_recovery());
+        assert_eq!(sc.ssthresh_segments(), cwnd / 2.0);
+        assert_eq!(sc.cwnd_segments(), cwnd / 2.0 + 3.0);
+        // Each further duplicate adds one segment; once cwnd exceeds the
+        // flight, new data goes out.
+        let mut new_data = 0;
+        for k in 1..=12 {
+            new_data += sc.ack(una).len();
+            assert_eq!(sc.cwnd_segments(), cwnd / 2.0 + 3.0 + k as f64);
+        }
+        assert!(new_data > 0);
+        assert!(sc.tx.s.snd_max > max);
+        // A partial ACK ends Reno's recovery: cwnd = ssthresh.
+        sc.ack(una + 512);
+        assert!(!sc.tx.in_recovery());
+        assert_eq!(sc.cwnd_segments(), cwnd / 2.0);
+    }
+
+    #[test]
+    fn no_second_fast_retransmit_in_the_same_window() {
+        let mut sc = Script::new(TcpConfig::example(Variant::Reno));
+        sc.open_to(16);
+        let una = sc.tx.s.snd_una;
+        for _ in 0..3 {
+            sc.ack(una);
+        }
+        sc.ack(una + 512); // partial: leaves recovery
+        for _ in 0..3 {
+            sc.ack(una + 512);
+        }
+        assert_eq!(sc.tx.s.fast_retransmits, 1);
+    }
+}

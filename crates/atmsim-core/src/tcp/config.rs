@@ -1,0 +1,123 @@
+//! Parameters of one TCP connection.
+
+use crate::engine::Time;
+use serde::Deserialize;
+
+/// Congestion-control variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Variant {
+    /// Tahoe without fast retransmit: only timeouts recover losses (seeds 000, 002, 003).
+    TahoeNofr,
+    /// Tahoe: fast retransmit on 3 duplicate ACKs, then slow start from one segment.
+    Tahoe,
+    /// Reno: fast retransmit and fast recovery.
+    Reno,
+    /// NewReno (RFC 6582): partial ACKs keep fast recovery going.
+    Newreno,
+    /// SACK (RFC 2018 blocks) with Fall & Floyd's pipe-based recovery.
+    Sack,
+}
+
+/// How retransmission timers and RTT samples are timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TimerMode {
+    /// BSD: a global tick of `tick_ps`; RTT measured and RTO kept in ticks.
+    Coarse {
+        /// Timer granularity G, ps.
+        tick_ps: Time,
+    },
+    /// Exact times (seed 003's "fine-grained double-precision timing").
+    Fine,
+}
+
+/// Everything that sets the behaviour of one connection.
+#[derive(Clone, Debug, Deserialize)]
+pub struct TcpConfig {
+    /// Congestion-control variant.
+    pub variant: Variant,
+    /// Maximum segment size (payload bytes).
+    pub mss_bytes: u32,
+    /// Receiver buffer: the largest window it advertises, bytes.
+    pub rcv_window_bytes: u64,
+    /// Window-scale shift (RFC 1323), 0..=14.
+    pub window_scale: u8,
+    /// Initial congestion window, segments.
+    pub initial_cwnd_segments: u32,
+    /// Initial slow-start threshold, bytes (None: the largest window).
+    pub initial_ssthresh_bytes: Option<u64>,
+    /// Timer mode.
+    pub timer: TimerMode,
+    /// RTO before the first RTT sample, ps.
+    pub initial_rto_ps: Time,
+    /// Smallest RTO, ps (rounded up to whole ticks with a coarse timer).
+    pub min_rto_ps: Time,
+    /// Largest RTO, ps.
+    pub max_rto_ps: Time,
+    /// Delayed-ACK timeout, ps (0: ACK every segment at once).
+    pub delayed_ack_ps: Time,
+    /// Bytes the application sends (None: infinite source).
+    pub app_bytes: Option<u64>,
+    /// Most SACK blocks per ACK.
+    pub max_sack_blocks: u8,
+}
+
+impl TcpConfig {
+    /// The 16-bit window field the receiver advertises.
+    pub fn window_field(&self) -> u16 {
+        (self.rcv_window_bytes >> self.window_scale).min(65_535) as u16
+    }
+
+    /// The largest window the sender can be offered, bytes.
+    pub fn max_window(&self) -> u64 {
+        (self.window_field() as u64) << self.window_scale
+    }
+
+    /// A configuration for tests and examples: MSS 512, 64 KB window, coarse
+    /// 100 ms timer, the given variant.
+    pub fn example(variant: Variant) -> Self {
+        TcpConfig {
+            variant,
+            mss_bytes: 512,
+            rcv_window_bytes: 65_536,
+            window_scale: 1,
+            initial_cwnd_segments: 1,
+            initial_ssthresh_bytes: None,
+            timer: TimerMode::Coarse {
+                tick_ps: 100_000_000_000,
+            },
+            initial_rto_ps: 3_000_000_000_000,
+            min_rto_ps: 200_000_000_000,
+            max_rto_ps: 64_000_000_000_000,
+            delayed_ack_ps: 0,
+            app_bytes: None,
+            max_sack_blocks: 3,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_scaling() {
+        let mut c = TcpConfig::example(Variant::Reno);
+        // 64 KB with shift 1: field 32768, window 65536.
+        assert_eq!((c.window_field(), c.max_window()), (32_768, 65_536));
+        // Seed 000: 16 x 64 KB = 1024 KB with shift 4: the field saturates at
+        // 65535, so the window is 65535 x 16 = 1,048,560 bytes.
+        c.rcv_window_bytes = 1 << 20;
+        c.window_scale = 4;
+        assert_eq!(c.max_window(), 1_048_560);
+        // Seed 002's satellite case: 34000 x 2^8 bytes.
+        c.rcv_window_bytes = 34_000 << 8;
+        c.window_scale = 8;
+        assert_eq!((c.window_field(), c.max_window()), (34_000, 8_704_000));
+        // Without scaling a 64 KB buffer advertises 65535.
+        c.rcv_window_bytes = 65_536;
+        c.window_scale = 0;
+        assert_eq!(c.max_window(), 65_535);
+    }
+}
