@@ -1,6 +1,10 @@
-//! `cargo bench -p atmsim-core`: cells per wall-second of the core alone on
-//! the `mux_onoff` scenario (10 geometric on/off sources, load 0.9, one
-//! 1000-cell port, 30 s). `atmsim bench` measures the same through Python.
+//! `cargo bench -p atmsim-core`: the core alone on
+//! - `mux_onoff` (10 geometric on/off sources, load 0.9, one 1000-cell port,
+//!   30 s): cells per wall-second;
+//! - an IP dumbbell (5 Reno flows, MSS 1000, through a 155.52 Mb/s, 20 ms,
+//!   100-packet drop-tail bottleneck, 20 s): packets per wall-second.
+//!
+//! `atmsim bench` measures the same through Python.
 
 use atmsim_core::{Scenario, Simulation};
 use std::time::Instant;
@@ -31,7 +35,70 @@ fn mux_onoff() -> Scenario {
     serde_json::from_str(&json).unwrap()
 }
 
+fn dumbbell() -> Scenario {
+    let ms: u64 = 1_000_000_000;
+    let mut nodes = vec![
+        r#"{"name":"r1"}"#.to_string(),
+        r#"{"name":"r2"}"#.to_string(),
+    ];
+    let mut links = vec![];
+    let mut link = |name: String, from: usize, to: usize, bps: f64, delay: u64, buf: &str| {
+        links.push(format!(
+            r#"{{"name":"{name}","layer":"ip","from":{from},"to":{to},"bit_rate_bps":{bps},"delay_ps":{delay},"buffer_packets":{buf},"policy":{{"kind":"tail"}}}}"#
+        ));
+        links.len() - 1
+    };
+    let core = link("r1-r2".into(), 0, 1, 155.52e6, 20 * ms, "100");
+    let back = link("r2-r1".into(), 1, 0, 155.52e6, 20 * ms, "100");
+    let mut flows = vec![];
+    for i in 0..5 {
+        nodes.push(format!(r#"{{"name":"s{i}"}}"#));
+        nodes.push(format!(r#"{{"name":"d{i}"}}"#));
+        let (s, d) = (2 + 2 * i, 3 + 2 * i);
+        let a = link(format!("s{i}-r1"), s, 0, 1e9, ms, "null");
+        let ab = link(format!("r1-s{i}"), 0, s, 1e9, ms, "null");
+        let b = link(format!("r2-d{i}"), 1, d, 1e9, ms, "null");
+        let bb = link(format!("d{i}-r2"), d, 1, 1e9, ms, "null");
+        flows.push(format!(
+            r#"{{"name":"f{i}","layer":"ip","data_links":[{a},{core},{b}],"ack_links":[{bb},{back},{ab}],
+            "start_ps":{start},"variant":"reno","mss_bytes":1000,"rcv_window_bytes":262144,"window_scale":3,
+            "initial_cwnd_segments":1,"initial_ssthresh_bytes":null,"timer":{{"kind":"fine"}},
+            "initial_rto_ps":3000000000000,"min_rto_ps":200000000000,"max_rto_ps":64000000000000,
+            "delayed_ack_ps":0,"app_bytes":null,"max_sack_blocks":3}}"#,
+            start = i as u64 * 10 * ms
+        ));
+    }
+    let json = format!(
+        r#"{{"duration_ps":20000000000000,"seed":1,"nodes":[{}],"links":[{}],"vcs":[],"sources":[],"flows":[{}]}}"#,
+        nodes.join(","),
+        links.join(","),
+        flows.join(",")
+    );
+    serde_json::from_str(&json).unwrap()
+}
+
 fn main() {
+    let sc = dumbbell();
+    let mut best = f64::MAX;
+    let mut packets = 0;
+    let mut events = 0;
+    for _ in 0..3 {
+        let mut sim = Simulation::new(&sc).unwrap();
+        let t0 = Instant::now();
+        sim.run();
+        let (summary, _) = sim.finish();
+        let wall = t0.elapsed().as_secs_f64();
+        assert!(summary.conservation.ok);
+        best = best.min(wall);
+        packets = summary.conservation.packets.generated;
+        events = summary.events;
+    }
+    println!(
+        "ip dumbbell: {packets} packets, {events} events, best wall {best:.3} s: {:.3e} packets/s, {:.3e} events/s",
+        packets as f64 / best,
+        events as f64 / best
+    );
+
     let sc = mux_onoff();
     let mut best = f64::MAX;
     let mut cells = 0;
