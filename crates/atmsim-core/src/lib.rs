@@ -14,6 +14,7 @@
 //! - [`scenario`]: the typed model handed over by Python.
 //! - [`sim`]: the network and its run loop.
 
+pub mod abr;
 pub mod atm;
 pub mod buffer;
 pub mod engine;

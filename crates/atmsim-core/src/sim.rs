@@ -12,8 +12,12 @@
 //! - coarse TCP timers are one global tick per granularity, walking the
 //!   flows (BSD's slow timer); fine timers are one lazy event per flow.
 
+use crate::abr::algorithm::{self, AlgorithmStats, PortState};
+use crate::abr::ses::Emit;
+use crate::abr::{is_brm, is_frm, is_rm, DestinationEndSystem, SourceEndSystem, SwitchAlgorithm};
 use crate::atm::aal5::{cells_per_datagram, Outcome};
 use crate::atm::port::PriorityArrival;
+use crate::atm::ServiceClass;
 use crate::atm::{Cell, Link, Port, PortMode, Reassembly};
 use crate::buffer::{self, DROP_REASON_NAMES};
 use crate::engine::time::{cell_time_ps, ps_to_s};
@@ -21,8 +25,10 @@ use crate::engine::{Event, EventQueue, RngStream, Time};
 use crate::ip::port::IpArrival;
 use crate::ip::red::Red;
 use crate::ip::{IpLimit, IpPort, Packet};
-use crate::scenario::{Layer, PolicySpec, Scenario};
-use crate::stats::{FlowSummary, Ledger, Metric, PortSummary, Series, Summary, VcSummary};
+use crate::scenario::{Layer, PolicySpec, Scenario, SourceModel};
+use crate::stats::{
+    AbrSummary, FlowSummary, Ledger, Metric, PortSummary, Series, Summary, VcSummary,
+};
 use crate::tcp::receiver::AckPlan;
 use crate::tcp::{TcpReceiver, TcpSender, TimerMode, Variant};
 use crate::traffic::{self, TrafficSource};
@@ -32,10 +38,31 @@ use std::collections::VecDeque;
 const STREAM_FLOWS: u64 = 1 << 40;
 const STREAM_IP_PORTS: u64 = 1 << 41;
 
-/// An ATM link with its output port.
+/// An ATM link with its output port and, for ABR, its switch algorithm.
 struct AtmHop {
     link: Link,
     port: Port,
+    algorithm: Option<Box<dyn SwitchAlgorithm>>,
+}
+
+impl AtmHop {
+    fn port_state(&self, now: Time) -> PortState {
+        PortState {
+            link_cps: self.link.cell_rate_cps,
+            abr_queue: self.port.abr_waiting(now),
+        }
+    }
+}
+
+/// The ABR source end system of a VC with the cells it holds.
+struct SesState {
+    ses: SourceEndSystem,
+    /// Data cells waiting for an in-rate opportunity (the ABR source queue).
+    queue: VecDeque<Cell>,
+    /// An infinite backlog of one-cell frames.
+    greedy: bool,
+    /// Time of the pending SesSend event.
+    scheduled: Option<Time>,
 }
 
 /// An IP link with its router output port and the packets on the wire.
@@ -97,6 +124,14 @@ struct VcState {
     reassembly: Reassembly,
     /// Frames in flight, for a VC of a TCP flow.
     store: Option<FrameStore>,
+    is_abr: bool,
+    /// ABR: the backward path.
+    back_links: Vec<u32>,
+    /// ABR: for a backward RM cell that arrived over back_links[h], the
+    /// forward port at that switch whose algorithm marks it.
+    brm_mark: Vec<Option<u32>>,
+    ses: Option<Box<SesState>>,
+    des: Option<DestinationEndSystem>,
 }
 
 struct SourceState {
@@ -160,12 +195,16 @@ pub struct Simulation {
     tick_groups: Vec<(Time, Vec<u32>)>,
     byte_losses: ByteLosses,
     packets: PacketCounts,
+    rm_generated: u64,
+    rm_delivered: u64,
     bad_checksums: u64,
     probe_period: Time,
     probe_queue: Vec<u32>,
     probe_util: Vec<(u32, u128)>,
     probe_rate: Vec<(u32, u64)>,
     probe_flows: Vec<u32>,
+    probe_abr_vcs: Vec<u32>,
+    probe_abr_ports: Vec<u32>,
     series: Series,
 }
 
@@ -174,13 +213,20 @@ impl Simulation {
     pub fn new(sc: &Scenario) -> Result<Self, String> {
         sc.check()?;
         let n_vcs = sc.vcs.len();
-        // VCs that carry a TCP flow end in a host, not a passive sink.
-        let mut endpoint = vec![false; n_vcs];
-        for fl in &sc.flows {
-            for v in [fl.data_vc, fl.ack_vc].into_iter().flatten() {
-                endpoint[v as usize] = true;
+        // VCs that carry a TCP flow end in a host, not a passive sink; ABR
+        // VCs end in a destination end system that turns RM cells around.
+        let tcp_vc = {
+            let mut t = vec![false; n_vcs];
+            for fl in &sc.flows {
+                for v in [fl.data_vc, fl.ack_vc].into_iter().flatten() {
+                    t[v as usize] = true;
+                }
             }
-        }
+            t
+        };
+        let endpoint: Vec<bool> = (0..n_vcs)
+            .map(|i| tcp_vc[i] || sc.vcs[i].abr.is_some())
+            .collect();
         // Which priorities use each link, and whether every VC on a link ends
         // there in a passive sink (then the link can be drained lazily).
         let mut classes = vec![[false; 3]; sc.links.len()];
@@ -191,6 +237,10 @@ impl Simulation {
                 if k + 1 != v.links.len() || endpoint[i] {
                     lazy[l as usize] = false;
                 }
+            }
+            // Backward RM cells need their events.
+            for &l in &v.back_links {
+                lazy[l as usize] = false;
             }
         }
         let mut hops = Vec::with_capacity(sc.links.len());
@@ -219,6 +269,7 @@ impl Simulation {
                             mode,
                             buffer::build(&l.policy, n_vcs),
                         ),
+                        algorithm: l.algorithm.as_ref().map(|a| algorithm::build(a, n_vcs)),
                     })
                 }
                 Layer::Ip => {
@@ -259,12 +310,41 @@ impl Simulation {
                 frames_sent: 0,
                 cells_delivered: 0,
                 reassembly: Reassembly::default(),
-                store: endpoint[i].then(FrameStore::default),
+                store: tcp_vc[i].then(FrameStore::default),
+                is_abr: v.class == ServiceClass::Abr,
+                back_links: v.back_links.clone(),
+                brm_mark: v.back_links[..v.back_links.len().saturating_sub(1)]
+                    .iter()
+                    .map(|&b| {
+                        let node = sc.links[b as usize].to;
+                        v.links
+                            .iter()
+                            .copied()
+                            .find(|&l| sc.links[l as usize].from == node)
+                    })
+                    .collect(),
+                ses: v.abr.as_ref().map(|p| {
+                    Box::new(SesState {
+                        ses: SourceEndSystem::new(i as u32, p.clone()),
+                        queue: VecDeque::new(),
+                        greedy: false,
+                        scheduled: None,
+                    })
+                }),
+                des: v.abr.as_ref().map(|_| DestinationEndSystem::default()),
             })
             .collect::<Vec<_>>();
+        let mut vcs = vcs;
         let mut queue = EventQueue::new();
         let mut sources = Vec::with_capacity(sc.sources.len());
         for (i, s) in sc.sources.iter().enumerate() {
+            // A greedy source on an ABR VC is an infinite backlog at its SES.
+            if let (SourceModel::Greedy, Some(ses)) = (&s.model, vcs[s.vc as usize].ses.as_mut()) {
+                ses.greedy = true;
+                ses.scheduled = Some(s.start_ps);
+                queue.push(s.start_ps, Event::SesSend(s.vc));
+                continue;
+            }
             let first_link = &sc.links[sc.vcs[s.vc as usize].links[0] as usize];
             let mut source = traffic::build(&s.model, first_link.cell_rate_cps);
             // Stream id = source index: adding a source never changes the others.
@@ -272,7 +352,7 @@ impl Simulation {
             let stop = s.stop_ps.unwrap_or(Time::MAX);
             let t = source.first(s.start_ps, &mut rng);
             if t < stop {
-                queue.push(t, Event::SourceEmit(i as u32));
+                queue.push(t, Event::SourceEmit(sources.len() as u32));
             }
             sources.push(SourceState {
                 source,
@@ -347,12 +427,16 @@ impl Simulation {
             tick_groups,
             byte_losses: ByteLosses::default(),
             packets: PacketCounts::default(),
+            rm_generated: 0,
+            rm_delivered: 0,
             bad_checksums: 0,
             probe_period: p.period_ps,
             probe_queue: p.queue.clone(),
             probe_util: p.utilization.iter().map(|&l| (l, 0)).collect(),
             probe_rate: p.vc_rate.iter().map(|&v| (v, 0)).collect(),
             probe_flows: p.flows.clone(),
+            probe_abr_vcs: p.abr_vcs.clone(),
+            probe_abr_ports: p.abr_ports.clone(),
             series,
         })
     }
@@ -391,6 +475,7 @@ impl Simulation {
                 Event::TcpTick(g) => self.on_tcp_tick(g as usize),
                 Event::FlowTimer(f) => self.on_flow_timer(f as usize),
                 Event::RxDone(f) => self.on_rx_done(f as usize),
+                Event::SesSend(v) => self.on_ses_send(v as usize),
             }
         }
         self.now = self.now.max(until);
@@ -433,9 +518,113 @@ impl Simulation {
             );
         }
         let first_link = v.links[0] as usize;
+        if let Some(ses) = v.ses.as_mut() {
+            for k in 0..cells {
+                ses.queue
+                    .push_back(Cell::data(vc, frame, cells, k + 1 == cells));
+            }
+            self.wake_ses(vc as usize);
+            return;
+        }
         for k in 0..cells {
             self.port_arrive(first_link, Cell::data(vc, frame, cells, k + 1 == cells));
         }
+    }
+
+    // ----- ABR end systems -----------------------------------------------
+
+    /// Makes sure the SES of VC `v` has an opportunity scheduled if it has
+    /// something to send, at the earliest time its ACR allows.
+    fn wake_ses(&mut self, v: usize) {
+        let now = self.now;
+        let Some(st) = self.vcs[v].ses.as_mut() else {
+            return;
+        };
+        if st.queue.is_empty() && !st.greedy {
+            return;
+        }
+        let t = st.ses.next_opportunity(now);
+        if st.scheduled.is_none_or(|s| t < s) {
+            st.scheduled = Some(t);
+            self.queue.push(t, Event::SesSend(v as u32));
+        }
+    }
+
+    fn on_ses_send(&mut self, v: usize) {
+        self.queue.pop();
+        let now = self.now;
+        let vc = &mut self.vcs[v];
+        let first_link = vc.links[0] as usize;
+        let st = vc.ses.as_mut().expect("SesSend on a VC without an SES");
+        if st.scheduled != Some(now) {
+            return; // superseded by an earlier opportunity
+        }
+        st.scheduled = None;
+        if st.queue.is_empty() && !st.greedy {
+            return;
+        }
+        let cell = match st.ses.emit(now) {
+            Emit::Frm(c) => {
+                self.rm_generated += 1;
+                c
+            }
+            Emit::Data => match st.queue.pop_front() {
+                Some(c) => c,
+                None => {
+                    // Greedy: a new one-cell frame.
+                    let frame = vc.frames_sent as u32;
+                    vc.frames_sent += 1;
+                    vc.cells_sent += 1;
+                    Cell::data(v as u32, frame, 1, true)
+                }
+            },
+        };
+        self.port_arrive(first_link, cell);
+        self.wake_ses(v);
+    }
+
+    /// A cell reaches the end of its VC's forward path at an ABR destination.
+    fn abr_destination(&mut self, cell: Cell) -> Option<Cell> {
+        let v = &mut self.vcs[cell.vc as usize];
+        let des = v.des.as_mut()?;
+        if is_frm(&cell) {
+            let brm = des.on_frm(&cell);
+            self.rm_delivered += 1;
+            self.rm_generated += 1;
+            let back = v.back_links[0] as usize;
+            self.port_arrive(back, brm);
+            None
+        } else {
+            des.on_data(&cell);
+            Some(cell)
+        }
+    }
+
+    /// A backward RM cell arrived over back_links[hop] of its VC.
+    fn on_brm_arrival(&mut self, mut cell: Cell) {
+        let now = self.now;
+        let vc = cell.vc as usize;
+        let h = cell.hop as usize;
+        let n = self.vcs[vc].back_links.len();
+        if h + 1 == n {
+            // Back at the source.
+            self.rm_delivered += 1;
+            if let Some(st) = self.vcs[vc].ses.as_mut() {
+                st.ses.on_brm(&cell);
+            }
+            self.wake_ses(vc);
+            return;
+        }
+        if let Some(k) = self.vcs[vc].brm_mark[h] {
+            let hop = self.atm(k as usize);
+            let ps = hop.port_state(now);
+            if let Some(a) = hop.algorithm.as_mut() {
+                a.on_brm(now, &mut cell, &ps);
+            }
+        }
+        cell.hop += 1;
+        let next = self.vcs[vc].back_links[cell.hop as usize] as usize;
+        self.port_arrive(next, cell);
     }
 
     fn atm(&mut self, l: usize) -> &mut AtmHop {
@@ -447,10 +636,17 @@ impl Simulation {
 
     /// A cell reaches the output port of link `l`.
     #[inline]
-    fn port_arrive(&mut self, l: usize, cell: Cell) {
+    fn port_arrive(&mut self, l: usize, mut cell: Cell) {
         let now = self.now;
-        let prio = self.vcs[cell.vc as usize].priority;
+        let vc = &self.vcs[cell.vc as usize];
+        let (prio, abr) = (vc.priority, vc.is_abr);
         let hop = self.atm(l);
+        if hop.algorithm.is_some() && !is_brm(&cell) {
+            let ps = hop.port_state(now);
+            if let Some(a) = hop.algorithm.as_mut() {
+                a.on_cell(now, &mut cell, abr, prio, &ps);
+            }
+        }
         let accepted = match hop.port.mode {
             PortMode::Fifo => match hop.port.fifo_arrive(now, &cell) {
                 Some(depart) => {
@@ -468,7 +664,7 @@ impl Simulation {
                 PriorityArrival::Dropped => false,
             },
         };
-        if !accepted {
+        if !accepted && !is_rm(&cell) {
             if let Some(store) = &mut self.vcs[cell.vc as usize].store {
                 if let Some(e) = store.get_mut(cell.frame) {
                     e.dropped += 1;
@@ -545,10 +741,22 @@ impl Simulation {
                     Some(&(t, _)) => self.queue.replace_top(t, Event::LinkArrival(l as u32)),
                     None => self.queue.pop(),
                 }
+                if is_brm(&cell) {
+                    self.on_brm_arrival(cell);
+                    return;
+                }
                 cell.hop += 1;
                 let v = &self.vcs[cell.vc as usize];
                 if cell.hop as usize == v.links.len() {
-                    if v.store.is_some() {
+                    let cell = if v.des.is_some() {
+                        match self.abr_destination(cell) {
+                            Some(c) => c,
+                            None => return,
+                        }
+                    } else {
+                        cell
+                    };
+                    if self.vcs[cell.vc as usize].store.is_some() {
                         self.deliver_tcp_cell(cell);
                     } else {
                         deliver_passive(&mut self.vcs, &cell);
@@ -847,6 +1055,25 @@ impl Simulation {
             *last = d;
             self.series.push(t, n_links + *v, Metric::VcRateCps, r);
         }
+        for &v in &self.probe_abr_vcs {
+            if let Some(st) = &self.vcs[v as usize].ses {
+                self.series.push(t, n_links + v, Metric::AcrCps, st.ses.acr);
+                self.series
+                    .push(t, n_links + v, Metric::ErCps, st.ses.last_er);
+            }
+        }
+        for &l in &self.probe_abr_ports {
+            if let Hop::Atm(h) = &self.hops[l as usize] {
+                let st: AlgorithmStats =
+                    h.algorithm.as_ref().map(|a| a.stats()).unwrap_or_default();
+                self.series.push(t, l, Metric::LoadFactor, st.load_factor);
+                self.series
+                    .push(t, l, Metric::FairShareCps, st.fair_share_cps);
+                self.series.push(t, l, Metric::ErCps, st.last_er_cps);
+                self.series
+                    .push(t, l, Metric::AbrQueueCells, h.port.abr_waiting(now) as f64);
+            }
+        }
         let base = n_links + self.vcs.len() as u32;
         for &f in &self.probe_flows {
             let s = &self.flows[f as usize].sender;
@@ -920,10 +1147,15 @@ impl Simulation {
         ledger.packets.generated = self.packets.generated;
         ledger.packets.delivered = self.packets.delivered;
         let mut dropped_in_network = self.byte_losses.dropped_in_network;
+        ledger.cells_generated += self.rm_generated;
+        ledger.cells_delivered += self.rm_delivered;
         let mut vcs = Vec::with_capacity(self.vcs.len());
         for v in &self.vcs {
             ledger.cells_generated += v.cells_sent;
             ledger.cells_delivered += v.cells_delivered;
+            if let Some(st) = &v.ses {
+                ledger.cells_queued += st.queue.len() as u64;
+            }
             if let Some(store) = &v.store {
                 for e in store.entries.iter().filter(|e| e.packet.is_data) {
                     if e.dropped == e.cells {
@@ -948,6 +1180,14 @@ impl Simulation {
                 } else {
                     0.0
                 },
+                abr: v.ses.as_ref().map(|st| AbrSummary {
+                    acr_cps: st.ses.acr,
+                    last_er_cps: st.ses.last_er,
+                    frms_sent: st.ses.frms_sent,
+                    brms_received: st.ses.brms_received,
+                    rule6_cuts: st.ses.rule6_cuts,
+                    source_queue_cells: st.queue.len() as u64,
+                }),
             });
         }
         let mut flows = Vec::with_capacity(self.flows.len());

@@ -125,6 +125,14 @@ impl Port {
         }
     }
 
+    /// Cells waiting in the lowest-priority (ABR/UBR/GFR) queue at `now`.
+    pub fn abr_waiting(&self, now: Time) -> u32 {
+        match self.mode {
+            PortMode::Fifo => self.occupancy(now),
+            PortMode::Priority => self.queues[N_PRIORITIES - 1].len() as u32,
+        }
+    }
+
     /// Cells in the port at `now`, the one in service included.
     pub fn cells_in_port(&self, now: Time) -> u64 {
         match self.mode {

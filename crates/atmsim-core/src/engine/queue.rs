@@ -26,6 +26,8 @@ pub enum Event {
     FlowTimer(u32),
     /// A flow's receiver finished processing a segment.
     RxDone(u32),
+    /// An ABR source end system may send its next in-rate cell.
+    SesSend(u32),
 }
 
 /// A pending event. `key` packs (time, sequence number) into one integer

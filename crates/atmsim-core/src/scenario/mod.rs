@@ -4,6 +4,7 @@
 //! inconsistent model with a message; Python validates first, so a failure
 //! here is a bug in validation, never a user error.
 
+use crate::abr::{AbrParams, AlgorithmSpec};
 use crate::atm::ServiceClass;
 use crate::engine::Time;
 use crate::tcp::TcpConfig;
@@ -90,6 +91,9 @@ pub struct LinkSpec {
     pub buffer_bytes: Option<u64>,
     /// Drop policy of the output port.
     pub policy: PolicySpec,
+    /// ABR switch algorithm at the output port (ATM links).
+    #[serde(default)]
+    pub algorithm: Option<AlgorithmSpec>,
 }
 
 /// Drop policy of a port.
@@ -136,6 +140,13 @@ pub struct VcSpec {
     pub class: ServiceClass,
     /// Path as link indices.
     pub links: Vec<u32>,
+    /// ABR: the path backward RM cells take to the source (the forward
+    /// path's nodes in reverse).
+    #[serde(default)]
+    pub back_links: Vec<u32>,
+    /// ABR: the source end system's parameters (required for class abr).
+    #[serde(default)]
+    pub abr: Option<AbrParams>,
 }
 
 /// A traffic source on a VC.
@@ -295,6 +306,13 @@ pub struct ProbeSpec {
     /// Flows whose cwnd, window, sequence number and srtt are recorded.
     #[serde(default)]
     pub flows: Vec<u32>,
+    /// ABR VCs whose ACR and last received ER are recorded.
+    #[serde(default)]
+    pub abr_vcs: Vec<u32>,
+    /// Ports whose switch algorithm's load factor, fair share and last ER
+    /// are recorded.
+    #[serde(default)]
+    pub abr_ports: Vec<u32>,
 }
 
 impl ProbeSpec {
@@ -303,7 +321,9 @@ impl ProbeSpec {
         !(self.queue.is_empty()
             && self.utilization.is_empty()
             && self.vc_rate.is_empty()
-            && self.flows.is_empty())
+            && self.flows.is_empty()
+            && self.abr_vcs.is_empty()
+            && self.abr_ports.is_empty())
     }
 }
 
@@ -378,6 +398,7 @@ impl Scenario {
             {
                 return Err(format!("vcs[{i}].links: a VC runs on ATM links only"));
             }
+            self.check_abr(i, v)?;
             for w in v.links.windows(2) {
                 if self.links[w[0] as usize].to != self.links[w[1] as usize].from {
                     return Err(format!(
@@ -427,9 +448,28 @@ impl Scenario {
         for (i, f) in self.flows.iter().enumerate() {
             self.check_flow(i, f, &mut has_source)?;
         }
+        for (i, l) in self.links.iter().enumerate() {
+            if l.algorithm.is_some() && l.layer != Layer::Atm {
+                return Err(format!(
+                    "links[{i}].algorithm: switch algorithms run on ATM ports"
+                ));
+            }
+        }
         let p = &self.probes;
         if p.flows.iter().any(|&f| f as usize >= self.flows.len()) {
             return Err("probes.flows: index out of range".into());
+        }
+        if p.abr_vcs
+            .iter()
+            .any(|&v| v as usize >= self.vcs.len() || self.vcs[v as usize].abr.is_none())
+        {
+            return Err("probes.abr_vcs: not an ABR VC".into());
+        }
+        if p.abr_ports
+            .iter()
+            .any(|&l| l as usize >= self.links.len() || self.links[l as usize].algorithm.is_none())
+        {
+            return Err("probes.abr_ports: not a port with a switch algorithm".into());
         }
         if p.queue.iter().chain(&p.utilization).any(|&l| l >= n_links)
             || p.vc_rate.iter().any(|&v| v >= n_vcs)
@@ -438,6 +478,56 @@ impl Scenario {
         }
         if p.any() && p.period_ps == 0 {
             return Err("probes.period_ps must be > 0".into());
+        }
+        Ok(())
+    }
+
+    fn check_abr(&self, i: usize, v: &VcSpec) -> Result<(), String> {
+        let is_abr = v.class == ServiceClass::Abr;
+        if is_abr != v.abr.is_some() {
+            return Err(format!(
+                "vcs[{i}]: class abr and abr parameters go together"
+            ));
+        }
+        let Some(p) = &v.abr else {
+            return Ok(());
+        };
+        let pos = |x: f64| x.is_finite() && x > 0.0;
+        if !(pos(p.pcr_cps)
+            && p.mcr_cps >= 0.0
+            && p.mcr_cps <= p.pcr_cps
+            && pos(p.icr_cps)
+            && p.icr_cps <= p.pcr_cps)
+            || !(pos(p.rif)
+                && p.rif <= 1.0
+                && pos(p.rdf)
+                && p.rdf <= 1.0
+                && pos(p.cdf)
+                && p.cdf <= 1.0)
+            || p.nrm < 2
+            || p.mrm == 0
+            || p.crm == 0
+            || !pos(p.tcr_cps)
+        {
+            return Err(format!("vcs[{i}].abr: parameters out of range"));
+        }
+        // The backward path must visit the forward path's nodes in reverse.
+        let n = v.links.len();
+        if v.back_links.len() != n {
+            return Err(format!(
+                "vcs[{i}].back_links: must reverse the forward path"
+            ));
+        }
+        for (k, &b) in v.back_links.iter().enumerate() {
+            let Some(bl) = self.links.get(b as usize) else {
+                return Err(format!("vcs[{i}].back_links: link index out of range"));
+            };
+            let f = &self.links[v.links[n - 1 - k] as usize];
+            if bl.layer != Layer::Atm || bl.from != f.to || bl.to != f.from {
+                return Err(format!(
+                    "vcs[{i}].back_links: must reverse the forward path"
+                ));
+            }
         }
         Ok(())
     }

@@ -107,6 +107,26 @@ pub struct VcSummary {
     pub cells_discarded_aal5: u64,
     /// Cells of intact frames per second.
     pub frame_goodput_cps: f64,
+    /// ABR VCs: the source end system at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub abr: Option<AbrSummary>,
+}
+
+/// The state of an ABR source end system at the end of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct AbrSummary {
+    /// Allowed cell rate, cells/s.
+    pub acr_cps: f64,
+    /// ER of the last backward RM cell, cells/s.
+    pub last_er_cps: f64,
+    /// Forward RM cells sent.
+    pub frms_sent: u64,
+    /// Backward RM cells received.
+    pub brms_received: u64,
+    /// Times rule 6 (no feedback for CRM RM cells) cut ACR.
+    pub rule6_cuts: u64,
+    /// Cells waiting in the source queue.
+    pub source_queue_cells: u64,
 }
 
 /// The whole-run summary.

@@ -20,10 +20,20 @@ pub enum Metric {
     SrttS = 6,
     /// Packets waiting at an IP port.
     IpQueuePackets = 7,
+    /// An ABR source's allowed cell rate, cells/s.
+    AcrCps = 8,
+    /// The explicit rate: last received by a source, or last written by a port, cells/s.
+    ErCps = 9,
+    /// A port's ERICA load factor z.
+    LoadFactor = 10,
+    /// A port's fair share (ERICA) or advertised rate (FMMRA), cells/s.
+    FairShareCps = 11,
+    /// Cells waiting in a port's ABR queue.
+    AbrQueueCells = 12,
 }
 
 /// Names of the metrics, indexed by [`Metric`].
-pub const METRIC_NAMES: [&str; 8] = [
+pub const METRIC_NAMES: [&str; 13] = [
     "queue_cells",
     "utilization",
     "vc_rate_cps",
@@ -32,6 +42,11 @@ pub const METRIC_NAMES: [&str; 8] = [
     "seq_bytes",
     "srtt_s",
     "ip_queue_packets",
+    "acr_cps",
+    "er_cps",
+    "load_factor",
+    "fair_share_cps",
+    "abr_queue_cells",
 ];
 
 /// The recorded samples.

@@ -1,0 +1,281 @@
+//! The switch-algorithm trait, the averaging-interval meter the algorithms
+//! share, and the scenario form of an algorithm.
+
+use crate::atm::Cell;
+use crate::engine::Time;
+use serde::Deserialize;
+
+/// What an algorithm sees of its port.
+#[derive(Clone, Copy, Debug)]
+pub struct PortState {
+    /// The link's cell rate, cells/s.
+    pub link_cps: f64,
+    /// Cells waiting in the port's ABR queue.
+    pub abr_queue: u32,
+}
+
+/// Values an algorithm exposes to the probes.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AlgorithmStats {
+    /// Load factor z of the last interval (ERICA).
+    pub load_factor: f64,
+    /// Fair share (ERICA) or advertised rate (FMMRA), cells/s.
+    pub fair_share_cps: f64,
+    /// The last explicit rate written into an RM cell, cells/s.
+    pub last_er_cps: f64,
+}
+
+/// A switch algorithm at one output port.
+pub trait SwitchAlgorithm: Send + Sync {
+    /// Name as written in scenarios.
+    fn name(&self) -> &'static str;
+
+    /// A cell is offered to the port at `now` (before the drop decision);
+    /// `abr` tells whether its VC is ABR, `priority` its class priority.
+    fn on_cell(&mut self, now: Time, cell: &mut Cell, abr: bool, priority: usize, port: &PortState);
+
+    /// A backward RM cell of a VC whose forward direction leaves through this
+    /// port passes the switch at `now`.
+    fn on_brm(&mut self, now: Time, cell: &mut Cell, port: &PortState);
+
+    /// Values for the probes.
+    fn stats(&self) -> AlgorithmStats;
+}
+
+/// The scenario form of a port's switch algorithm (times in ps).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AlgorithmSpec {
+    /// ERICA.
+    Erica {
+        /// Target utilization U.
+        target_utilization: f64,
+        /// Averaging interval: time bound.
+        interval_ps: Time,
+        /// Averaging interval: ABR input cells bound.
+        interval_cells: u32,
+        /// Overload band: z > 1 + delta counts as overload.
+        delta: f64,
+        /// Use each VC's measured rate instead of the CCR of its RM cells.
+        measured_rate: bool,
+        /// Count VCs seen by their backward RM cells as active too.
+        bidirectional_count: bool,
+    },
+    /// ERICA+ (queue-delay target).
+    EricaPlus {
+        /// Averaging interval: time bound.
+        interval_ps: Time,
+        /// Averaging interval: ABR input cells bound.
+        interval_cells: u32,
+        /// Overload band.
+        delta: f64,
+        /// Use measured per-VC rates.
+        measured_rate: bool,
+        /// Count VCs seen by backward RM cells.
+        bidirectional_count: bool,
+        /// Target queueing delay T0.
+        t0_ps: Time,
+        /// Curve above T0.
+        a: f64,
+        /// Curve below T0.
+        b: f64,
+        /// Floor of the target factor.
+        qdlf: f64,
+    },
+    /// Binary EFCI marking with hysteresis.
+    Efci {
+        /// ABR queue (cells) above which data cells are marked.
+        high_cells: u32,
+        /// ABR queue (cells) below which marking stops.
+        low_cells: u32,
+    },
+    /// FMMRA (our reconstruction).
+    Fmmra {
+        /// Averaging interval of the capacity measurement: time bound.
+        interval_ps: Time,
+        /// Averaging interval: cells bound.
+        interval_cells: u32,
+    },
+}
+
+/// Builds the algorithm a scenario asks for, for VCs `0..n_vcs`.
+pub fn build(spec: &AlgorithmSpec, n_vcs: usize) -> Box<dyn SwitchAlgorithm> {
+    use super::{efci, erica, erica_plus, fmmra};
+    match *spec {
+        AlgorithmSpec::Erica {
+            target_utilization,
+            interval_ps,
+            interval_cells,
+            delta,
+            measured_rate,
+            bidirectional_count,
+        } => Box::new(erica::Erica::new(
+            n_vcs,
+            erica::Target::Utilization(target_utilization),
+            Meter::new(n_vcs, interval_ps, interval_cells),
+            delta,
+            measured_rate,
+            bidirectional_count,
+        )),
+        AlgorithmSpec::EricaPlus {
+            interval_ps,
+            interval_cells,
+            delta,
+            measured_rate,
+            bidirectional_count,
+            t0_ps,
+            a,
+            b,
+            qdlf,
+        } => Box::new(erica_plus::new(
+            n_vcs,
+            erica_plus::QueueDelayTarget { t0_ps, a, b, qdlf },
+            Meter::new(n_vcs, interval_ps, interval_cells),
+            delta,
+            measured_rate,
+            bidirectional_count,
+        )),
+        AlgorithmSpec::Efci {
+            high_cells,
+            low_cells,
+        } => Box::new(efci::Efci::new(high_cells, low_cells)),
+        AlgorithmSpec::Fmmra {
+            interval_ps,
+            interval_cells,
+        } => Box::new(fmmra::Fmmra::new(
+            n_vcs,
+            Meter::new(n_vcs, interval_ps, interval_cells),
+        )),
+    }
+}
+
+/// What one averaging interval measured.
+#[derive(Clone, Debug, Default)]
+pub struct Measured {
+    /// ABR input rate, cells/s.
+    pub abr_cps: f64,
+    /// CBR + VBR input rate, cells/s.
+    pub vbr_cps: f64,
+    /// ABR VCs seen.
+    pub active_vcs: u32,
+    /// Length of the interval, ps.
+    pub length_ps: Time,
+}
+
+/// The averaging interval of ERICA and FMMRA: ends after `interval_ps` or
+/// `interval_cells` ABR input cells, whichever comes first. The time bound is
+/// checked whenever the port sees a cell or a backward RM cell (a port that
+/// sees nothing needs no new rates), so an interval ended by time lasts
+/// until that moment and its rates are averages over its real length.
+#[derive(Clone, Debug)]
+pub struct Meter {
+    interval_ps: Time,
+    interval_cells: u32,
+    start: Time,
+    abr_cells: u32,
+    vbr_cells: u32,
+    seen: Vec<u64>,
+    active: u32,
+    per_vc: Vec<u32>,
+    /// Per-VC measured rates of the last interval, cells/s.
+    pub vc_rate: Vec<f64>,
+    /// Intervals closed so far (an interval's id).
+    pub closed: u64,
+}
+
+impl Meter {
+    /// A meter for VCs `0..n_vcs`.
+    pub fn new(n_vcs: usize, interval_ps: Time, interval_cells: u32) -> Self {
+        Meter {
+            interval_ps,
+            interval_cells: interval_cells.max(1),
+            start: 0,
+            abr_cells: 0,
+            vbr_cells: 0,
+            seen: vec![u64::MAX; n_vcs],
+            active: 0,
+            per_vc: vec![0; n_vcs],
+            vc_rate: vec![0.0; n_vcs],
+            closed: 0,
+        }
+    }
+
+    /// Marks VC `vc` active in this interval.
+    pub fn mark_active(&mut self, vc: u32) {
+        let s = &mut self.seen[vc as usize];
+        if *s != self.closed {
+            *s = self.closed;
+            self.active += 1;
+        }
+    }
+
+    /// Counts a cell offered to the port; returns the interval's measurement
+    /// if this cell closed it.
+    pub fn count(&mut self, now: Time, vc: u32, abr: bool, priority: usize) -> Option<Measured> {
+        if abr {
+            self.abr_cells += 1;
+            self.per_vc[vc as usize] += 1;
+            self.mark_active(vc);
+            if self.abr_cells >= self.interval_cells {
+                return Some(self.close(now));
+            }
+        } else if priority < 2 {
+            self.vbr_cells += 1;
+        }
+        self.close_if_due(now)
+    }
+
+    /// Closes the interval if its time is up.
+    pub fn close_if_due(&mut self, now: Time) -> Option<Measured> {
+        if now >= self.start + self.interval_ps {
+            Some(self.close(now))
+        } else {
+            None
+        }
+    }
+
+    fn close(&mut self, now: Time) -> Measured {
+        let length_ps = (now - self.start).max(1);
+        let secs = length_ps as f64 * 1e-12;
+        let m = Measured {
+            abr_cps: self.abr_cells as f64 / secs,
+            vbr_cps: self.vbr_cells as f64 / secs,
+            active_vcs: self.active,
+            length_ps,
+        };
+        for (r, c) in self.vc_rate.iter_mut().zip(self.per_vc.iter_mut()) {
+            *r = *c as f64 / secs;
+            *c = 0;
+        }
+        self.start = now;
+        self.abr_cells = 0;
+        self.vbr_cells = 0;
+        self.active = 0;
+        self.closed += 1;
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interval_ends_at_n_cells_or_t() {
+        let ms = 1_000_000_000;
+        let mut m = Meter::new(3, ms, 100);
+        for k in 0..99 {
+            assert!(m.count(k * 1000, (k % 3) as u32, true, 2).is_none());
+        }
+        let r = m.count(99_000, 0, true, 2).expect("100th cell closes it");
+        assert_eq!(r.active_vcs, 3);
+        assert!((r.abr_cps - 100.0 / 99e-9).abs() / r.abr_cps < 1e-9);
+        // Time bound: 3 VBR cells, then 1 ms passes.
+        for k in 0..3 {
+            m.count(100_000 + k, 0, false, 1);
+        }
+        let r = m.close_if_due(99_000 + ms).expect("time is up");
+        assert_eq!(r.active_vcs, 0);
+        assert!((r.vbr_cps - 3000.0).abs() < 1e-6);
+    }
+}

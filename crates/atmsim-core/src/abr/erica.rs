@@ -1,0 +1,266 @@
+//! ERICA (seed 000 section 3.2; SPEC 3.4): explicit rates from the load
+//! factor and the fair share, measured over averaging intervals.
+
+use super::algorithm::{AlgorithmStats, Measured, Meter, PortState, SwitchAlgorithm};
+use super::erica_plus::QueueDelayTarget;
+use super::{is_brm, is_frm};
+use crate::atm::Cell;
+use crate::engine::Time;
+
+/// What capacity ERICA aims at.
+#[derive(Clone, Copy, Debug)]
+pub enum Target {
+    /// ERICA: U x link rate - CBR/VBR rate.
+    Utilization(f64),
+    /// ERICA+: f(queueing delay) x (link rate - CBR/VBR rate).
+    QueueDelay(QueueDelayTarget),
+}
+
+/// ERICA at one port.
+pub struct Erica {
+    target: Target,
+    meter: Meter,
+    delta: f64,
+    measured_rate: bool,
+    bidirectional_count: bool,
+    valid: bool,
+    /// ABR capacity of the last interval, cells/s.
+    pub abr_cap: f64,
+    /// Load factor of the last interval.
+    pub z: f64,
+    /// Fair share of the last interval, cells/s.
+    pub fair_share: f64,
+    max_alloc_prev: f64,
+    max_alloc_cur: f64,
+    ccr: Vec<f64>,
+    er_cache: Vec<(u64, f64)>,
+    last_er: f64,
+}
+
+impl Erica {
+    /// ERICA (or ERICA+, by its target) for VCs `0..n_vcs`.
+    pub fn new(
+        n_vcs: usize,
+        target: Target,
+        meter: Meter,
+        delta: f64,
+        measured_rate: bool,
+        bidirectional_count: bool,
+    ) -> Self {
+        Erica {
+            target,
+            meter,
+            delta,
+            measured_rate,
+            bidirectional_count,
+            valid: false,
+            abr_cap: 0.0,
+            z: 0.0,
+            fair_share: 0.0,
+            max_alloc_prev: 0.0,
+            max_alloc_cur: 0.0,
+            ccr: vec![0.0; n_vcs],
+            er_cache: vec![(u64::MAX, 0.0); n_vcs],
+            last_er: 0.0,
+        }
+    }
+
+    /// End of an averaging interval: the new ABR capacity, z and fair share.
+    pub fn end_interval(&mut self, m: &Measured, port: &PortState) {
+        let avail = (port.link_cps - m.vbr_cps).max(0.0);
+        self.abr_cap = match self.target {
+            Target::Utilization(u) => (u * port.link_cps - m.vbr_cps).max(0.0),
+            Target::QueueDelay(q) => {
+                let tq_s = if avail > 0.0 {
+                    port.abr_queue as f64 / avail
+                } else {
+                    f64::INFINITY
+                };
+                q.factor(tq_s) * avail
+            }
+        };
+        self.z = if self.abr_cap <= 0.0 || m.abr_cps <= 0.0 {
+            f64::INFINITY
+        } else {
+            m.abr_cps / self.abr_cap
+        };
+        let n = m.active_vcs.max(1) as f64;
+        self.fair_share = self.abr_cap / n;
+        self.max_alloc_prev = self.max_alloc_cur;
+        self.max_alloc_cur = self.fair_share;
+        self.valid = true;
+    }
+
+    /// The explicit rate for VC `vc` whose current rate is `ccr` (cells/s).
+    pub fn rate_for(&mut self, vc: u32, ccr: f64) -> f64 {
+        let slot = &mut self.er_cache[vc as usize];
+        if slot.0 == self.meter.closed {
+            return slot.1;
+        }
+        let vc_share = if self.z.is_finite() && self.z > 0.0 {
+            ccr / self.z
+        } else {
+            0.0
+        };
+        let mut er = if self.z > 1.0 + self.delta {
+            self.fair_share.max(vc_share)
+        } else {
+            self.max_alloc_prev.max(vc_share)
+        };
+        self.max_alloc_cur = self.max_alloc_cur.max(er);
+        // A source below the fair share may rise only to it. "Below" allows
+        // for the precision of RM-cell rates (TM 4.0's 9-bit mantissa): a
+        // CCR within 1/512 of the fair share is at it, so rounding cannot
+        // pin one source to the fair share while the others sit above it.
+        if er > self.fair_share && ccr < self.fair_share * (1.0 - 1.0 / 512.0) {
+            er = self.fair_share;
+        }
+        er = er.min(self.abr_cap);
+        *slot = (self.meter.closed, er);
+        er
+    }
+
+    fn tick(&mut self, now: Time, port: &PortState) {
+        if let Some(m) = self.meter.close_if_due(now) {
+            self.end_interval(&m, port);
+        }
+    }
+}
+
+impl SwitchAlgorithm for Erica {
+    fn name(&self) -> &'static str {
+        match self.target {
+            Target::Utilization(_) => "erica",
+            Target::QueueDelay(_) => "erica_plus",
+        }
+    }
+
+    fn on_cell(
+        &mut self,
+        now: Time,
+        cell: &mut Cell,
+        abr: bool,
+        priority: usize,
+        port: &PortState,
+    ) {
+        if abr && is_frm(cell) {
+            self.ccr[cell.vc as usize] = cell.ccr as f64;
+        }
+        if let Some(m) = self.meter.count(now, cell.vc, abr, priority) {
+            self.end_interval(&m, port);
+        }
+    }
+
+    fn on_brm(&mut self, now: Time, cell: &mut Cell, port: &PortState) {
+        debug_assert!(is_brm(cell));
+        self.tick(now, port);
+        if self.bidirectional_count {
+            self.meter.mark_active(cell.vc);
+        }
+        if !self.valid {
+            return;
+        }
+        let v = cell.vc as usize;
+        let ccr = if self.measured_rate {
+            self.meter.vc_rate[v]
+        } else if self.ccr[v] > 0.0 {
+            self.ccr[v]
+        } else {
+            cell.ccr as f64
+        };
+        let er = self.rate_for(cell.vc, ccr);
+        self.last_er = er;
+        if (er as f32) < cell.er {
+            cell.er = er as f32;
+        }
+    }
+
+    fn stats(&self) -> AlgorithmStats {
+        AlgorithmStats {
+            load_factor: self.z,
+            fair_share_cps: self.fair_share,
+            last_er_cps: self.last_er,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const C: f64 = 100_000.0;
+
+    fn erica() -> Erica {
+        Erica::new(
+            4,
+            Target::Utilization(0.9),
+            Meter::new(4, 1, 100),
+            0.1,
+            false,
+            false,
+        )
+    }
+
+    fn port() -> PortState {
+        PortState {
+            link_cps: C,
+            abr_queue: 0,
+        }
+    }
+
+    fn measured(abr: f64, vbr: f64, n: u32) -> Measured {
+        Measured {
+            abr_cps: abr,
+            vbr_cps: vbr,
+            active_vcs: n,
+            length_ps: 1,
+        }
+    }
+
+    #[test]
+    fn overload_branch_gives_max_of_fair_share_and_vc_share() {
+        let mut e = erica();
+        // ABRcap = 0.9 x 100,000 - 10,000 = 80,000; input 160,000: z = 2.
+        e.end_interval(&measured(160_000.0, 10_000.0, 2), &port());
+        assert_eq!((e.abr_cap, e.z, e.fair_share), (80_000.0, 2.0, 40_000.0));
+        // VC at 120,000: share 60,000 > fair share 40,000.
+        assert_eq!(e.rate_for(0, 120_000.0), 60_000.0);
+        // VC at 40,000: share 20,000 < fair share: gets the fair share.
+        assert_eq!(e.rate_for(1, 40_000.0), 40_000.0);
+    }
+
+    #[test]
+    fn underload_branch_uses_max_alloc_previous() {
+        let mut e = erica();
+        // ABRcap 90,000, input 160,000: z = 1.78, fair share 45,000.
+        e.end_interval(&measured(160_000.0, 0.0, 2), &port());
+        // VCShare = 120,000 / 1.78 = 67,500 becomes MaxAllocCurrent.
+        assert_eq!(e.rate_for(0, 120_000.0), 67_500.0);
+        // Next interval underloaded: z = 81,000 / 90,000 = 0.9.
+        e.end_interval(&measured(81_000.0, 0.0, 2), &port());
+        assert!((e.z - 0.9).abs() < 1e-12);
+        // max(MaxAllocPrevious = 67,500, 50,000 / 0.9 = 55,556) = 67,500;
+        // the VC is above the fair share, so no clamp.
+        assert_eq!(e.rate_for(0, 50_000.0), 67_500.0);
+        // A VC below the fair share asking above it is clamped to the fair share.
+        assert_eq!(e.rate_for(1, 10_000.0), 45_000.0);
+    }
+
+    #[test]
+    fn once_per_vc_per_interval() {
+        let mut e = erica();
+        e.end_interval(&measured(160_000.0, 0.0, 2), &port());
+        let first = e.rate_for(0, 100_000.0);
+        assert_eq!(e.rate_for(0, 1.0), first);
+    }
+
+    #[test]
+    fn never_above_abr_capacity_and_never_raises_er() {
+        let mut e = erica();
+        e.end_interval(&measured(10_000.0, 0.0, 1), &port());
+        assert!(e.rate_for(0, 1e9) <= e.abr_cap);
+        let mut brm = crate::abr::turn_around(&crate::abr::forward_rm(0, 1.0, 1000.0, 0.0), false);
+        e.on_brm(0, &mut brm, &port());
+        assert_eq!(brm.er, 1000.0);
+    }
+}

@@ -1,0 +1,305 @@
+//! The ABR source end system (TM 4.0 source rules, SPEC 3.2): paces the
+//! VC's in-rate cells at ACR, inserts forward RM cells, and adjusts ACR on
+//! backward RM cells.
+
+use super::{bn, ci, forward_rm, ni};
+use crate::atm::cell::{Cell, CLP};
+use crate::engine::{Time, PS_PER_S};
+use serde::Deserialize;
+
+/// The SES parameters of one VC (rates in cells/s, times in ps).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AbrParams {
+    /// Peak cell rate.
+    pub pcr_cps: f64,
+    /// Minimum cell rate.
+    pub mcr_cps: f64,
+    /// Initial cell rate.
+    pub icr_cps: f64,
+    /// Rate increase factor (AIR = RIF x PCR).
+    pub rif: f64,
+    /// Rate decrease factor.
+    pub rdf: f64,
+    /// In-rate cells per forward RM cell.
+    pub nrm: u32,
+    /// Fewest in-rate cells between forward RM cells sent on the Trm timer.
+    pub mrm: u32,
+    /// Upper bound on the time between forward RM cells.
+    pub trm_ps: Time,
+    /// Forward RM cells sent without backward feedback before ACR is cut (ceil(TBE/Nrm)).
+    pub crm: u32,
+    /// Cut-off decrease factor (rule 6).
+    pub cdf: f64,
+    /// ACR retention time-out (rule 5).
+    pub adtf_ps: Time,
+    /// Tagged cell rate: the least rate of forward RM cells.
+    pub tcr_cps: f64,
+}
+
+impl AbrParams {
+    /// TM 4.0 defaults (where a seed is silent) for a link of `pcr_cps`.
+    pub fn tm40_defaults(pcr_cps: f64) -> Self {
+        AbrParams {
+            pcr_cps,
+            mcr_cps: 0.0,
+            icr_cps: pcr_cps,
+            rif: 1.0 / 16.0,
+            rdf: 1.0 / 16.0,
+            nrm: 32,
+            mrm: 2,
+            trm_ps: PS_PER_S / 10,
+            crm: (16_777_215u32).div_ceil(32),
+            cdf: 1.0 / 16.0,
+            adtf_ps: PS_PER_S / 2,
+            tcr_cps: 10.0,
+        }
+    }
+}
+
+/// What the SES sends at an in-rate opportunity.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Emit {
+    /// A forward RM cell.
+    Frm(Cell),
+    /// The next data cell from the queue.
+    Data,
+}
+
+/// The source end system of one VC.
+#[derive(Clone, Debug)]
+pub struct SourceEndSystem {
+    /// Parameters.
+    pub p: AbrParams,
+    /// Allowed cell rate, cells/s.
+    pub acr: f64,
+    vc: u32,
+    sent_any: bool,
+    /// In-rate cells since the last forward RM cell.
+    since_frm: u32,
+    last_frm: Time,
+    /// Forward RM cells sent since the last backward RM with BN = 0 (rule 6).
+    unacked_frms: u32,
+    /// Time of the last in-rate cell.
+    pub last_send: Option<Time>,
+    /// ER of the last backward RM received, cells/s.
+    pub last_er: f64,
+    /// Forward RM cells sent.
+    pub frms_sent: u64,
+    /// Backward RM cells received.
+    pub brms_received: u64,
+    /// Times rule 6 cut ACR.
+    pub rule6_cuts: u64,
+}
+
+impl SourceEndSystem {
+    /// The SES of VC `vc` at start: ACR = ICR (rule 2).
+    pub fn new(vc: u32, p: AbrParams) -> Self {
+        let acr = p.icr_cps.clamp(p.mcr_cps, p.pcr_cps);
+        SourceEndSystem {
+            acr,
+            vc,
+            sent_any: false,
+            since_frm: 0,
+            last_frm: 0,
+            unacked_frms: 0,
+            last_send: None,
+            last_er: p.pcr_cps,
+            frms_sent: 0,
+            brms_received: 0,
+            rule6_cuts: 0,
+            p,
+        }
+    }
+
+    /// The rate cells are scheduled at: ACR, or TCR when ACR is below it
+    /// (rule 10: the source keeps sending RM cells at TCR).
+    fn pace_cps(&self) -> f64 {
+        self.acr.max(self.p.tcr_cps)
+    }
+
+    /// The earliest time of the next in-rate cell.
+    pub fn next_opportunity(&self, now: Time) -> Time {
+        match self.last_send {
+            None => now,
+            Some(t) => now.max(t + (PS_PER_S as f64 / self.pace_cps() + 0.5) as Time),
+        }
+    }
+
+    /// True when the next in-rate cell must be a forward RM cell (rules 2, 3).
+    fn frm_due(&self, now: Time) -> bool {
+        !self.sent_any
+            || self.since_frm + 1 >= self.p.nrm
+            || (self.since_frm >= self.p.mrm && now - self.last_frm >= self.p.trm_ps)
+    }
+
+    /// An in-rate opportunity at `now` with data waiting: what to send.
+    pub fn emit(&mut self, now: Time) -> Emit {
+        self.last_send = Some(now);
+        if self.frm_due(now) {
+            // Rule 5: ACR retention.
+            if self.sent_any && self.acr > self.p.icr_cps && now - self.last_frm > self.p.adtf_ps {
+                self.acr = self.p.icr_cps;
+            }
+            // Rule 6: too many FRMs without feedback.
+            if self.unacked_frms >= self.p.crm {
+                self.acr = (self.acr * (1.0 - self.p.cdf)).max(self.p.mcr_cps);
+                self.rule6_cuts += 1;
+            }
+            self.sent_any = true;
+            self.since_frm = 0;
+            self.last_frm = now;
+            self.unacked_frms += 1;
+            self.frms_sent += 1;
+            let mut c = forward_rm(self.vc, self.acr, self.p.pcr_cps, self.p.mcr_cps);
+            if self.acr < self.p.tcr_cps {
+                c.flags |= CLP; // rule 10: out of rate
+            }
+            Emit::Frm(c)
+        } else {
+            self.since_frm += 1;
+            Emit::Data
+        }
+    }
+
+    /// A backward RM cell of this VC arrived (rules 8, 9).
+    pub fn on_brm(&mut self, brm: &Cell) {
+        self.brms_received += 1;
+        if !bn(brm) {
+            self.unacked_frms = 0;
+        }
+        let p = &self.p;
+        if ci(brm) {
+            self.acr = (self.acr * (1.0 - p.rdf)).max(p.mcr_cps);
+        } else if !ni(brm) {
+            self.acr = (self.acr + p.rif * p.pcr_cps).min(p.pcr_cps);
+        }
+        let er = brm.er as f64;
+        self.last_er = er;
+        self.acr = self.acr.min(er).max(p.mcr_cps);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abr::{is_frm, turn_around};
+    use crate::atm::cell::{CI, NI};
+
+    const MS: Time = 1_000_000_000;
+
+    fn params() -> AbrParams {
+        AbrParams {
+            pcr_cps: 366_792.0,
+            mcr_cps: 0.0,
+            icr_cps: 23_585.0, // 10 Mb/s
+            rif: 1.0,
+            rdf: 1.0 / 512.0,
+            nrm: 32,
+            mrm: 2,
+            trm_ps: 100 * MS,
+            crm: 4, // TBE 128 / Nrm 32
+            cdf: 0.5,
+            adtf_ps: 500 * MS,
+            tcr_cps: 10.0,
+        }
+    }
+
+    fn brm(er: f64, flags: u8) -> Cell {
+        let mut b = turn_around(&forward_rm(0, 0.0, er, 0.0), false);
+        b.flags |= flags;
+        b
+    }
+
+    #[test]
+    fn rule_3_first_cell_then_every_nrm() {
+        let mut s = SourceEndSystem::new(0, params());
+        let kinds: Vec<bool> = (0..65).map(|k| matches!(s.emit(k), Emit::Frm(_))).collect();
+        // FRM first, then 31 data cells, FRM, 31 data cells, FRM.
+        let frms: Vec<usize> = kinds
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| **f)
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(frms, vec![0, 32, 64]);
+    }
+
+    #[test]
+    fn rule_3_trm_sends_an_frm_after_mrm_cells() {
+        let mut s = SourceEndSystem::new(0, params());
+        s.emit(0); // FRM
+        assert_eq!(s.emit(1), Emit::Data);
+        assert_eq!(s.emit(2), Emit::Data);
+        // 100 ms later, with Mrm = 2 cells since the FRM: an FRM.
+        assert!(matches!(s.emit(100 * MS + 2), Emit::Frm(_)));
+    }
+
+    #[test]
+    fn rule_5_acr_retention() {
+        let mut s = SourceEndSystem::new(0, params());
+        let Emit::Frm(f) = s.emit(0) else { panic!() };
+        assert!(is_frm(&f) && f.ccr == s.acr as f32);
+        s.on_brm(&brm(300_000.0, 0)); // ACR -> min(ICR + PCR, ER) = 300,000
+        assert_eq!(s.acr, 300_000.0);
+        // Idle for more than ADTF: the next FRM resets ACR to ICR.
+        s.since_frm = 31;
+        assert!(matches!(s.emit(600 * MS), Emit::Frm(_)));
+        assert_eq!(s.acr, 23_585.0);
+    }
+
+    #[test]
+    fn rule_6_cuts_acr_on_every_frm_while_no_feedback() {
+        let mut s = SourceEndSystem::new(0, params());
+        s.acr = 100_000.0;
+        s.p.icr_cps = 366_792.0; // keep rule 5 out of the way
+        let mut acrs = vec![];
+        for k in 0..7u64 {
+            s.since_frm = 31;
+            s.emit(k);
+            acrs.push(s.acr);
+        }
+        // CRM = 4: FRMs 1-4 leave at 100,000; from the 5th on, each halves ACR.
+        assert_eq!(
+            acrs,
+            vec![100_000.0, 100_000.0, 100_000.0, 100_000.0, 50_000.0, 25_000.0, 12_500.0]
+        );
+        // Feedback with BN = 0 resets the count.
+        s.on_brm(&brm(366_792.0, 0));
+        s.since_frm = 31;
+        let before = s.acr;
+        s.emit(10);
+        assert_eq!(s.acr, before);
+    }
+
+    #[test]
+    fn rules_8_and_9() {
+        let mut s = SourceEndSystem::new(0, params());
+        s.acr = 100_000.0;
+        // CI: multiplicative decrease by RDF = 1/512.
+        s.on_brm(&brm(366_792.0, CI));
+        assert!((s.acr - 100_000.0 * (1.0 - 1.0 / 512.0)).abs() < 1e-9);
+        // NI, no CI: no increase.
+        let a = s.acr;
+        s.on_brm(&brm(366_792.0, NI));
+        assert_eq!(s.acr, a);
+        // Neither: + RIF x PCR, capped at PCR, then at ER.
+        s.on_brm(&brm(200_000.0, 0));
+        assert_eq!(s.acr, 200_000.0);
+        s.on_brm(&brm(1e9, 0));
+        assert_eq!(s.acr, 366_792.0);
+        // ER below MCR: MCR wins.
+        s.p.mcr_cps = 1000.0;
+        s.on_brm(&brm(10.0, 0));
+        assert_eq!(s.acr, 1000.0);
+    }
+
+    #[test]
+    fn pacing_at_acr() {
+        let mut s = SourceEndSystem::new(0, params());
+        s.emit(0);
+        // 23,585 cells/s: 42.39983 us between cells.
+        assert_eq!(s.next_opportunity(0), 42_399_830);
+        assert_eq!(s.next_opportunity(50_000_000), 50_000_000);
+    }
+}

@@ -1,0 +1,361 @@
+//! ABR end to end: greedy sources under ERICA, ERICA+ and FMMRA converge to
+//! the analytic rates (SPEC section 7 checks), EFCI reacts, and the ledger
+//! balances with RM cells, VBR priority and TCP on top.
+
+use atmsim_core::stats::Summary;
+use atmsim_core::{Scenario, Simulation};
+use serde_json::{json, Value};
+
+const OC3_CPS: f64 = 155.52e6 / 424.0;
+const MS: u64 = 1_000_000_000;
+const S: u64 = 1_000 * MS;
+
+fn abr_params(pcr: f64) -> Value {
+    json!({"pcr_cps": pcr, "mcr_cps": 0.0, "icr_cps": 10e6 / 424.0, "rif": 1.0, "rdf": 1.0 / 512.0,
+           "nrm": 32, "mrm": 2, "trm_ps": 100 * MS, "crm": 16, "cdf": 0.5, "adtf_ps": 500 * MS, "tcr_cps": 10.0})
+}
+
+fn erica() -> Value {
+    json!({"kind": "erica", "target_utilization": 0.9, "interval_ps": MS, "interval_cells": 100,
+           "delta": 0.1, "measured_rate": false, "bidirectional_count": false})
+}
+
+fn erica_plus() -> Value {
+    json!({"kind": "erica_plus", "interval_ps": MS, "interval_cells": 100, "delta": 0.1,
+           "measured_rate": false, "bidirectional_count": false,
+           "t0_ps": 3 * MS / 2, "a": 1.15, "b": 1.05, "qdlf": 0.5})
+}
+
+fn fmmra() -> Value {
+    json!({"kind": "fmmra", "interval_ps": MS, "interval_cells": 100})
+}
+
+/// A network builder: nodes, duplex links, ABR VCs with greedy sources.
+#[derive(Default)]
+struct Net {
+    nodes: Vec<String>,
+    links: Vec<Value>,
+    vcs: Vec<Value>,
+    sources: Vec<Value>,
+}
+
+impl Net {
+    fn node(&mut self, name: &str) -> usize {
+        if let Some(i) = self.nodes.iter().position(|n| n == name) {
+            return i;
+        }
+        self.nodes.push(name.to_string());
+        self.nodes.len() - 1
+    }
+
+    fn link_index(&self, from: usize, to: usize) -> usize {
+        let name = format!("{}-{}", self.nodes[from], self.nodes[to]);
+        self.links
+            .iter()
+            .position(|l| l["name"] == name)
+            .expect("no link")
+    }
+
+    /// Duplex link a <-> b at `cps`, `delay` ps; the a -> b port has `algo`.
+    fn duplex(&mut self, a: &str, b: &str, cps: f64, delay: u64, algo: Option<Value>) {
+        let (ia, ib) = (self.node(a), self.node(b));
+        for (x, y, alg) in [(ia, ib, algo.clone()), (ib, ia, algo)] {
+            self.links.push(json!({"name": format!("{}-{}", self.nodes[x], self.nodes[y]),
+                "from": x, "to": y, "bit_rate_bps": cps * 424.0, "cell_rate_cps": cps, "delay_ps": delay,
+                "buffer_cells": null, "policy": {"kind": "tail"}, "algorithm": alg}));
+        }
+    }
+
+    /// An ABR VC along `path` (node names) with a greedy source starting at `start`.
+    fn greedy_abr(&mut self, name: &str, path: &[&str], start: u64) {
+        let ids: Vec<usize> = path.iter().map(|n| self.node(n)).collect();
+        let fwd: Vec<usize> = ids
+            .windows(2)
+            .map(|w| self.link_index(w[0], w[1]))
+            .collect();
+        let back: Vec<usize> = ids
+            .windows(2)
+            .rev()
+            .map(|w| self.link_index(w[1], w[0]))
+            .collect();
+        let vc = self.vcs.len();
+        self.vcs.push(
+            json!({"name": name, "class": "abr", "links": fwd, "back_links": back,
+                             "abr": abr_params(OC3_CPS)}),
+        );
+        self.sources
+            .push(json!({"name": name, "vc": vc, "start_ps": start, "model": {"kind": "greedy"}}));
+    }
+
+    fn scenario(&self, secs: u64, extra: Value) -> Scenario {
+        let nodes: Vec<Value> = self.nodes.iter().map(|n| json!({"name": n})).collect();
+        let mut v = json!({"duration_ps": secs * S, "seed": 1, "nodes": nodes, "links": self.links,
+                           "vcs": self.vcs, "sources": self.sources});
+        for (k, x) in extra.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        serde_json::from_value(v).unwrap()
+    }
+}
+
+fn run(sc: &Scenario) -> Summary {
+    let mut sim = Simulation::new(sc).unwrap();
+    sim.run();
+    let (s, _) = sim.finish();
+    assert!(s.conservation.ok, "{:#?}", s.conservation);
+    s
+}
+
+fn acrs(s: &Summary) -> Vec<f64> {
+    s.vcs
+        .iter()
+        .filter_map(|v| v.abr.as_ref().map(|a| a.acr_cps))
+        .collect()
+}
+
+/// Runs `net` for `secs` and returns each VC's mean in-rate cell rate over
+/// the second half (delivered data cells x 32/31 for the RM cells), cells/s.
+fn mean_rates(net: &Net, secs: u64) -> (Summary, Vec<f64>) {
+    let n = net.vcs.len();
+    let sc = net.scenario(
+        secs,
+        json!({"probes": {"period_ps": 10 * MS, "vc_rate": (0..n).collect::<Vec<_>>()}}),
+    );
+    let mut sim = Simulation::new(&sc).unwrap();
+    sim.run();
+    let (s, series) = sim.finish();
+    assert!(s.conservation.ok, "{:#?}", s.conservation);
+    let n_links = s.ports.len() as u32;
+    let half = secs as f64 / 2.0;
+    let mut sum = vec![0.0; n];
+    let mut count = vec![0usize; n];
+    for i in 0..series.len() {
+        if series.time_s[i] > half && series.metric[i] == 2 {
+            let v = (series.entity[i] - n_links) as usize;
+            sum[v] += series.value[i];
+            count[v] += 1;
+        }
+    }
+    let rates = sum
+        .iter()
+        .zip(&count)
+        .map(|(s, c)| s / *c as f64 * 32.0 / 31.0)
+        .collect();
+    (s, rates)
+}
+
+/// n greedy sources s_i -> sw1 -> sw2 -> d_i, 100 km links, `algo` at sw1 -> sw2.
+fn n_source(n: usize, algo: Value) -> Net {
+    let mut net = Net::default();
+    net.duplex("sw1", "sw2", OC3_CPS, 500 * 1_000_000, Some(algo));
+    for i in 0..n {
+        net.duplex(&format!("s{i}"), "sw1", OC3_CPS, 500 * 1_000_000, None);
+        net.duplex("sw2", &format!("d{i}"), OC3_CPS, 500 * 1_000_000, None);
+    }
+    for i in 0..n {
+        net.greedy_abr(
+            &format!("v{i}"),
+            &[&format!("s{i}"), "sw1", "sw2", &format!("d{i}")],
+            i as u64 * 5 * MS,
+        );
+    }
+    net
+}
+
+#[test]
+fn erica_gives_n_greedy_sources_u_c_over_n() {
+    // With delta = 0, ERICA's only equilibrium is z = 1: every source at
+    // U C / n. (With the usual delta = 0.1, see the next test.)
+    for n in [1, 2, 5, 10] {
+        let mut algo = erica();
+        algo["delta"] = json!(0.0);
+        let s = run(&n_source(n, algo).scenario(1, json!({})));
+        let target = 0.9 * OC3_CPS / n as f64;
+        for a in acrs(&s) {
+            assert!(
+                (a / target - 1.0).abs() < 0.02,
+                "n = {n}: ACR {a} vs {target}"
+            );
+        }
+        let u = s.ports[0].utilization;
+        assert!((u - 0.9).abs() < 0.02, "n = {n}: utilization {u}");
+    }
+}
+
+#[test]
+fn erica_with_a_delta_band_settles_fairly_inside_the_band() {
+    // With delta = 0.1 any equal allocation with 1 <= z <= 1.1 is stable
+    // (ER = max(MaxAllocPrevious, CCR/z) keeps it): the sources end equal,
+    // between U C / n and (1 + delta) U C / n.
+    for n in [2, 5, 10] {
+        let s = run(&n_source(n, erica()).scenario(1, json!({})));
+        let target = 0.9 * OC3_CPS / n as f64;
+        let a = acrs(&s);
+        let (lo, hi) = a
+            .iter()
+            .fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+        assert!(hi / lo < 1.01, "n = {n}: unfair {a:?}");
+        assert!(
+            lo > 0.99 * target && hi < 1.11 * target,
+            "n = {n}: {a:?} vs {target}"
+        );
+    }
+}
+
+#[test]
+fn fmmra_gives_n_greedy_sources_c_over_n() {
+    for n in [2, 5] {
+        let s = run(&n_source(n, fmmra()).scenario(1, json!({})));
+        let target = OC3_CPS / n as f64;
+        for a in acrs(&s) {
+            assert!(
+                (a / target - 1.0).abs() < 0.02,
+                "n = {n}: ACR {a} vs {target}"
+            );
+        }
+    }
+}
+
+/// GFC-2 (SPEC section 7, seed 001 6.2): 7 switches in a chain.
+fn gfc2(algo: Value) -> Net {
+    let mbps = |m: f64| m * 1e6 / 424.0;
+    let mut net = Net::default();
+    let hop = 1_000 * 1_000_000; // 200 km, 1 ms
+    let chain = [
+        ("SW1", "SW2", 50.0),
+        ("SW2", "SW3", 100.0),
+        ("SW3", "SW4", 50.0),
+        ("SW4", "SW5", 150.0),
+        ("SW5", "SW6", 150.0),
+        ("SW6", "SW7", 50.0),
+    ];
+    for (a, b, m) in chain {
+        net.duplex(a, b, mbps(m), hop, Some(algo.clone()));
+    }
+    // (group, count, enters at, leaves at)
+    let groups: Vec<(&str, Vec<&str>, &str)> = vec![
+        ("A", vec!["SW1", "SW2", "SW3"], "SW6"),
+        ("B", vec!["SW1", "SW2", "SW4"], "SW7"),
+        ("C", vec!["SW5", "SW5", "SW5"], "SW6"),
+        ("D", vec!["SW1"], "SW2"),
+        ("E", vec!["SW2", "SW2"], "SW3"),
+        ("F", vec!["SW3"], "SW4"),
+        ("G", vec!["SW6"; 7], "SW7"),
+        ("H", vec!["SW4", "SW4"], "SW5"),
+    ];
+    let sw = |k: usize| format!("SW{k}");
+    for (g, entries, exit) in &groups {
+        for (i, entry) in entries.iter().enumerate() {
+            let (src, dst) = (format!("{g}{i}s"), format!("{g}{i}d"));
+            net.duplex(&src, entry, OC3_CPS, 1_000_000, None);
+            net.duplex(exit, &dst, OC3_CPS, 1_000_000, None);
+            let a: usize = entry[2..].parse().unwrap();
+            let b: usize = exit[2..].parse().unwrap();
+            let mut path = vec![src.clone()];
+            path.extend((a..=b).map(sw));
+            path.push(dst);
+            let refs: Vec<&str> = path.iter().map(|s| s.as_str()).collect();
+            net.greedy_abr(&format!("{g}{i}"), &refs, 0);
+        }
+    }
+    net
+}
+
+/// Max-min rates of GFC-2 (Mb/s) by group.
+fn gfc2_max_min(g: char) -> f64 {
+    match g {
+        'A' => 10.0,
+        'B' => 5.0,
+        'C' => 35.0,
+        'D' => 35.0,
+        'E' => 35.0,
+        'F' => 10.0,
+        'G' => 5.0,
+        'H' => 52.5,
+        _ => unreachable!(),
+    }
+}
+
+fn check_gfc2(algo: Value, scale: f64) {
+    let (s, rates) = mean_rates(&gfc2(algo), 2);
+    for (v, r) in s.vcs.iter().zip(rates) {
+        let g = v.name.chars().next().unwrap();
+        let mbps = r * 424.0 / 1e6;
+        let want = gfc2_max_min(g) * scale;
+        assert!(
+            (mbps / want - 1.0).abs() < 0.05,
+            "{}: {mbps:.2} Mb/s vs {want:.2}",
+            v.name
+        );
+    }
+}
+
+#[test]
+fn gfc2_converges_to_max_min_under_fmmra() {
+    check_gfc2(fmmra(), 1.0);
+}
+
+#[test]
+fn gfc2_converges_to_max_min_under_erica_plus() {
+    check_gfc2(erica_plus(), 1.0);
+}
+
+#[test]
+fn efci_marks_and_sources_back_off() {
+    let efci = json!({"kind": "efci", "high_cells": 50, "low_cells": 50});
+    let mut net = n_source(2, efci);
+    for v in &mut net.vcs {
+        // Seed 003's EFCI source parameters, TM 4.0's TBE.
+        v["abr"]["rif"] = json!(0.1);
+        v["abr"]["rdf"] = json!(1.0 / 16.0);
+        v["abr"]["crm"] = json!(524_288);
+    }
+    let s = run(&net.scenario(1, json!({})));
+    // Binary feedback oscillates, but it bounds the queue ...
+    let p = &s.ports[0];
+    assert!(p.max_queue_cells < 5_000, "{}", p.max_queue_cells);
+    assert!(p.utilization > 0.5, "{}", p.utilization);
+    // ... where sources without feedback overrun the port: two sources at
+    // the line rate into one link fill it with half a second of cells.
+    for l in &mut net.links {
+        l["algorithm"] = Value::Null;
+    }
+    let s = run(&net.scenario(1, json!({})));
+    assert!(
+        s.ports[0].max_queue_cells > 100_000,
+        "{}",
+        s.ports[0].max_queue_cells
+    );
+}
+
+#[test]
+fn vbr_background_takes_priority_and_erica_gives_abr_the_rest() {
+    // CBR-like VBR at 40 % of the link on a VC through the bottleneck.
+    let mut net = n_source(2, erica());
+    let (s_vbr, sw1) = (net.node("vbr"), net.node("sw1"));
+    net.duplex("vbr", "sw1", OC3_CPS, 1_000_000, None);
+    let (sw2, d) = (net.node("sw2"), net.node("d0"));
+    let fwd = vec![
+        net.link_index(s_vbr, sw1),
+        net.link_index(sw1, sw2),
+        net.link_index(sw2, d),
+    ];
+    let vc = net.vcs.len();
+    net.vcs
+        .push(json!({"name": "vbr", "class": "vbr", "links": fwd}));
+    net.sources.push(
+        json!({"name": "vbr", "vc": vc, "model": {"kind": "cbr", "rate_cps": 0.4 * OC3_CPS}}),
+    );
+    let s = run(&net.scenario(1, json!({})));
+    let target = (0.9 - 0.4) * OC3_CPS / 2.0;
+    for a in acrs(&s) {
+        assert!(
+            a > 0.99 * target && a < 1.11 * target,
+            "ACR {a} vs {target}"
+        );
+    }
+    // The VBR stream is served first: all but the cells still in flight
+    // (2 ms of propagation) arrive.
+    let vbr = s.vcs.iter().find(|v| v.name == "vbr").unwrap();
+    assert!(vbr.cells_sent - vbr.cells_delivered < (0.4 * OC3_CPS * 0.0021) as u64);
+}
