@@ -18,7 +18,7 @@ from atmsim import api, cli
 from atmsim.api import RunInterrupted
 
 import fake_core
-from conftest import TINY
+from conftest import FLOW_TINY, TINY
 
 PROBES = '[probes]\nperiod = "1 ms"\nqueue = "all"\nutilization = ["ab"]\nvc_rate = "all"\n'
 
@@ -29,6 +29,7 @@ def fake(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setitem(sys.modules, "atmsim._core", fake_core)
     monkeypatch.setattr(fake_core.Simulation, "interrupt_at_slice", None)
     monkeypatch.setattr(fake_core.Simulation, "ledger_ok", True)
+    monkeypatch.setattr(fake_core.Simulation, "bytes_ok", True)
     return fake_core
 
 
@@ -162,3 +163,77 @@ def test_run_from_a_dict(fake) -> None:
     assert result.summary["scenario"] == "scenario"
     assert "buffer = 7" in result.scenario_toml
     assert "buffer = 7" not in TINY and data["links"]["ab"]["buffer"] == 100  # not modified
+
+
+FLOW_PROBES = '[probes]\nperiod = "10 ms"\nqueue = ["sw-b"]\nflows = "all"\n'
+
+
+@pytest.fixture
+def flow_file(tmp_path: Path):
+    """Write FLOW_TINY (ATM, or IP with ip=True) with flow and queue probes."""
+
+    def make(ip: bool = False, probes: str = FLOW_PROBES) -> Path:
+        text = (
+            FLOW_TINY.replace("duplex = true", 'duplex = true\nlayer = "ip"') if ip else FLOW_TINY
+        )
+        path = tmp_path / ("ip_flow.toml" if ip else "atm_flow.toml")
+        path.write_text(text + probes, encoding="utf-8")
+        return path
+
+    return make
+
+
+def test_flows_table_and_ledgers(fake, flow_file, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "run"
+    assert cli_main("run", str(flow_file()), "--out", str(out), "--no-progress") == 0
+    printed = capsys.readouterr().out
+    assert "Flows" in printed and "goodput (Mbps)" in printed and "fast retransmits" in printed
+    assert "conservation ledger: balanced (generated" in printed
+    assert "packet ledger: balanced (generated" in printed
+    assert "byte ledger: balanced (sent " in printed
+    assert "dropped by AAL5" in printed and "held out of order" in printed
+    assert "IP ports" not in printed  # ATM flows: the ports are ATM ports
+    result = atmsim.run(flow_file(), progress=False)
+    flows = result.flows
+    assert list(flows["name"]) == ["tcp"]
+    assert flows["goodput_mbps"][0] == pytest.approx(10.0, rel=1e-3)  # the fake's 10 Mbps
+    assert list(result.vcs["name"]) == ["tcp", "tcp-ack"]
+    assert set(result.ports["layer"]) == {"atm"}
+
+
+def test_ip_ports_table(fake, flow_file, tmp_path: Path, capsys) -> None:
+    assert cli_main("run", str(flow_file(ip=True)), "--out", str(tmp_path / "r")) == 0
+    printed = capsys.readouterr().out
+    assert "IP ports" in printed and "packets in" in printed
+    assert "VCs" not in printed  # no VCs in a pure IP scenario
+    result = atmsim.run(flow_file(ip=True), progress=False)
+    assert set(result.ports["layer"]) == {"ip"}
+    assert "packets_in" in result.ports.columns
+
+
+def test_unbalanced_byte_ledger_exits_1(fake, flow_file, tmp_path: Path, capsys) -> None:
+    fake.Simulation.bytes_ok = False
+    assert cli_main("run", str(flow_file()), "--out", str(tmp_path / "r")) == 1
+    printed = capsys.readouterr().out
+    assert "conservation ledger: balanced" in printed  # the cells are fine
+    assert "byte ledger: UNBALANCED (sent " in printed
+
+
+def test_flow_probes_alone_write_the_series(fake, flow_file, tmp_path: Path) -> None:
+    path = flow_file(probes='[probes]\nperiod = "10 ms"\nflows = ["tcp"]\n')
+    result = atmsim.run(path, out=tmp_path / "r", progress=False)
+    assert (tmp_path / "r" / "series.parquet").is_file()
+    assert set(result.series["metric"]) == {"cwnd_bytes", "window_bytes", "seq_bytes", "srtt_s"}
+    assert set(result.series["entity"]) == {"tcp"}
+
+
+@pytest.mark.parametrize("ip", [False, True])
+def test_plot_tcp_figures(fake, flow_file, tmp_path: Path, ip: bool, capsys) -> None:
+    out = tmp_path / "run"
+    assert cli_main("run", str(flow_file(ip=ip)), "--out", str(out)) == 0
+    assert cli_main("plot", str(out)) == 0
+    queue = "ip_queue.png" if ip else "queue.png"
+    for name in ("window.png", "sequence.png", "srtt.png", queue):
+        assert (out / name).stat().st_size > 1000, name
+    other = "queue.png" if ip else "ip_queue.png"
+    assert not (out / other).exists()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TINY, run_cli
+from conftest import FLOW_TINY, TINY, run_cli
 
 
 def assert_one_line_error(result, *words: str) -> None:
@@ -19,19 +19,58 @@ def assert_one_line_error(result, *words: str) -> None:
         assert word in lines[0], (word, lines[0])
 
 
-@pytest.mark.parametrize(
-    ("name", "text", "key"),
-    [
-        ("unknown_key", TINY.replace('length = "10 km"', "colour = 1"), "links.ab.colour"),
-        ("wrong_unit", TINY.replace('"10 Mbps"', '"10 furlongs"'), "sources.s.rate"),
-        ("negative_rate", TINY.replace('"10 Mbps"', '"-10 Mbps"'), "sources.s.rate"),
-        ("missing_hop", TINY.replace('path = ["a", "b"]', 'path = ["b", "a"]'), "sources.s.path"),
-        ("missing_node", TINY.replace('path = ["a", "b"]', 'path = ["a", "x"]'), "sources.s.path"),
-        ("buffer_minus_one", TINY.replace("buffer = 100", "buffer = -1"), "links.ab.buffer"),
-        ("buffer_zero", TINY.replace("buffer = 100", "buffer = 0"), "links.ab.buffer"),
-        ("no_duration", TINY.replace('duration = "10 ms"', "seed = 2"), "run.duration"),
-    ],
-)
+IP_FLOW = FLOW_TINY.replace("duplex = true", 'duplex = true\nlayer = "ip"')
+
+
+BAD_CASES = [
+    (
+        "flow_hop_missing",
+        FLOW_TINY.replace(
+            'to = "b"\nrate = "155.52 Mbps"\nlength = "10 km"\nduplex = true',
+            'to = "b"\nrate = "155.52 Mbps"\nlength = "10 km"',
+        ),
+        "flows.tcp.ack_path",
+    ),
+    (
+        "mixed_layers",
+        FLOW_TINY.replace('to = "sw"\nrate', 'to = "sw"\nlayer = "ip"\nrate'),
+        "flows.tcp.path",
+    ),
+    (
+        "red_on_atm",
+        FLOW_TINY.replace('to = "b"\n', 'to = "b"\npolicy = { kind = "red", min_th = 5 }\n'),
+        "links.sw-b.policy",
+    ),
+    (
+        "epd_on_ip",
+        IP_FLOW.replace('to = "b"\n', 'to = "b"\nbuffer = 100\npolicy = "epd"\n'),
+        "links.sw-b.policy",
+    ),
+    ("window_parsecs", FLOW_TINY + 'window = "64 parsecs"\n', "flows.tcp.window"),
+    ("variant_vegas", FLOW_TINY + 'variant = "vegas"\n', "flows.tcp.variant"),
+    (
+        "jitter_above_processing",
+        FLOW_TINY + 'processing = "50 us"\nprocessing_jitter = "60 us"\n',
+        "flows.tcp.processing_jitter",
+    ),
+    (
+        "link_count_without_i",
+        TINY.replace("buffer = 100", "buffer = 100\ncount = 5"),
+        "links.ab.count",
+    ),
+    ("unknown_key", TINY.replace('length = "10 km"', "colour = 1"), "links.ab.colour"),
+    ("wrong_unit", TINY.replace('"10 Mbps"', '"10 furlongs"'), "sources.s.rate"),
+    ("negative_rate", TINY.replace('"10 Mbps"', '"-10 Mbps"'), "sources.s.rate"),
+    ("missing_hop", TINY.replace('path = ["a", "b"]', 'path = ["b", "a"]'), "sources.s.path"),
+    ("missing_node", TINY.replace('path = ["a", "b"]', 'path = ["a", "x"]'), "sources.s.path"),
+    ("buffer_minus_one", TINY.replace("buffer = 100", "buffer = -1"), "links.ab.buffer"),
+    ("buffer_zero", TINY.replace("buffer = 100", "buffer = 0"), "links.ab.buffer"),
+    ("no_duration", TINY.replace('duration = "10 ms"', "seed = 2"), "run.duration"),
+]
+"""(name, scenario text, the key the one-line error must name)."""
+
+
+@pytest.mark.parametrize(("name", "text", "key"), BAD_CASES)
 @pytest.mark.parametrize("command", ["validate", "run"])
 def test_bad_scenario(tmp_path: Path, command: str, name: str, text: str, key: str) -> None:
     path = tmp_path / f"{name}.toml"
@@ -39,6 +78,27 @@ def test_bad_scenario(tmp_path: Path, command: str, name: str, text: str, key: s
     result = run_cli(command, str(path), cwd=tmp_path)
     assert_one_line_error(result, f"{name}.toml", key)
     assert not (tmp_path / "runs").exists()  # nothing is written for a bad scenario
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("flow_hop_missing", 'no link from "b" to "sw"'),
+        ("flow_hop_missing", "duplex = true on links.sw-b"),
+        ("mixed_layers", "mixes layers"),
+        ("red_on_atm", "red is for IP links"),
+        ("epd_on_ip", "epd is a cell policy"),
+        ("window_parsecs", 'a size like "64 KB"'),
+        ("variant_vegas", '"tahoe-nofr", "tahoe", "reno", "newreno" or "sack"'),
+        ("jitter_above_processing", 'must be <= processing ("50 us")'),
+        ("link_count_without_i", "{i}"),
+    ],
+)
+def test_tcp_errors_say_what_is_allowed(tmp_path: Path, name: str, words: str) -> None:
+    cases = {case: text for case, text, _ in BAD_CASES}
+    path = tmp_path / f"{name}.toml"
+    path.write_text(cases[name], encoding="utf-8")
+    assert_one_line_error(run_cli("validate", str(path)), words)
 
 
 def test_bad_set_key(tmp_path: Path) -> None:
@@ -85,4 +145,4 @@ def test_validate_ok(tmp_path: Path) -> None:
     path.write_text(TINY, encoding="utf-8")
     result = run_cli("validate", str(path), "--set", "sources.s.count=4")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == f"ok: {path} (2 nodes, 1 links, 4 vcs, 4 sources)"
+    assert result.stdout.strip() == f"ok: {path} (2 nodes, 1 links, 4 vcs, 4 sources, 0 flows)"

@@ -16,37 +16,38 @@ from pathlib import Path
 import pytest
 
 import atmsim
+from atmsim.scenario import Network
 
-from conftest import SCENARIOS, cli_env, needs_core, run_cli
+from conftest import SCENARIOS, TCP_PROBLEM, balanced, cli_env, needs_core, run_cli
 
 pytestmark = needs_core
 
 
-def balanced(summary: dict) -> bool:
-    ledger = summary["conservation"]
-    right = sum(
-        ledger[key]
-        for key in ("cells_delivered", "cells_dropped", "cells_queued", "cells_on_links")
-    )
-    return ledger["ok"] and ledger["cells_generated"] == right
+def has_flows(name: str) -> bool:
+    return bool(atmsim.load_scenario(SCENARIOS / f"{name}.toml").flows)
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in SCENARIOS.glob("*.toml")))
 def test_every_scenario_runs_and_conserves_cells(name: str) -> None:
+    if TCP_PROBLEM is not None and has_flows(name):
+        pytest.skip(TCP_PROBLEM)
     result = atmsim.run(SCENARIOS / f"{name}.toml", overrides=["run.duration=200 ms"])
     summary = result.summary
     assert summary["completed"] is True
     assert summary["sim_time_s"] == pytest.approx(0.2)
-    assert summary["conservation"]["cells_generated"] > 0
+    ledger = summary["conservation"]
+    assert ledger["cells_generated"] + ledger.get("packets", {}).get("generated", 0) > 0
     assert balanced(summary)
     ports = result.ports
     assert (ports["utilization"] <= 1 + 1e-9).all()
     assert (ports["cells_in"] >= ports["cells_out"] + ports["cells_dropped"]).all()
-    scenario = atmsim.load_scenario(SCENARIOS / f"{name}.toml")
+    links = Network(atmsim.load_scenario(SCENARIOS / f"{name}.toml")).links
     for _, port in ports.iterrows():
-        buffer = scenario.links[port["name"]].buffer
-        if buffer != "inf":
-            assert port["max_queue_cells"] <= buffer
+        link = links[port["name"]].link
+        if link.buffer_cells() is not None:
+            assert port["max_queue_cells"] <= link.buffer_cells()
+        if link.buffer_packets() is not None:
+            assert port["max_queue_packets"] <= link.buffer_packets()
 
 
 def test_same_seed_same_results_other_seed_differs() -> None:

@@ -24,7 +24,14 @@ def port(summary: dict, name: str) -> dict:
 
 
 def test_all_required_examples_exist():
-    for name in ("mux_onoff.toml", "ubr_epd.toml", "ubr_taildrop.toml", "md1.toml"):
+    for name in (
+        "mux_onoff.toml",
+        "ubr_epd.toml",
+        "ubr_taildrop.toml",
+        "md1.toml",
+        "ubr_tcp.toml",
+        "ip_dumbbell.toml",
+    ):
         assert name in EXAMPLES
 
 

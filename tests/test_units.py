@@ -9,6 +9,7 @@ from atmsim.units import (
     parse_bit_rate_bps,
     parse_cell_rate_cps,
     parse_length_km,
+    parse_size_bytes,
     parse_time_ps,
     propagation_delay_ps,
     sonet_payload_bps,
@@ -97,3 +98,38 @@ def test_sonet_payload() -> None:
     assert payload == 149_760_000.0
     assert round(bps_to_cps(payload)) == 353_208
     assert sonet_payload_bps(1e9) == pytest.approx(1e9 * 149.76 / 155.52)
+
+
+@pytest.mark.parametrize(
+    ("value", "size"),
+    [
+        (512, 512),  # a plain integer is bytes
+        ("512 B", 512),
+        ("512 bytes", 512),
+        ("64 KB", 65536),  # KB = 1024 bytes, as the seeds count windows
+        ("64 kB", 65536),
+        ("64 KiB", 65536),
+        ("1 MB", 1_048_576),
+        ("1 MiB", 1_048_576),
+        ("1.5 KB", 1536),
+        ("1 GB", 2**30),
+        ("0 B", 0),
+    ],
+)
+def test_size(value: object, size: int) -> None:
+    assert parse_size_bytes(value) == size  # type: ignore[arg-type]
+    assert isinstance(parse_size_bytes(value), int)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", ["64 parsecs", "64", "KB", "64 kb", "64 Kb", 1.5, True, "-1 KB"])
+def test_bad_size_says_what_is_allowed(value: object) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_size_bytes(value)  # type: ignore[arg-type]
+    assert 'a size like "64 KB"' in str(info.value)
+
+
+def test_size_must_be_whole_bytes() -> None:
+    with pytest.raises(ValueError, match="whole number of bytes"):
+        parse_size_bytes("0.3 KB")
+    with pytest.raises(ValueError, match="negative"):
+        parse_size_bytes(-1)

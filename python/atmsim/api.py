@@ -105,7 +105,9 @@ class Result:
       ``wall_s`` (wall seconds of the whole run), ``scenario`` (its name) and
       ``atmsim_version``;
     - ``ports``, ``vcs``: one row per port / VC (``drops`` flattened to
-      ``drops_tail``, ``drops_epd``, ...);
+      ``drops_tail``, ``drops_epd``, ...); ports have a ``layer`` ("atm" or
+      "ip"; IP ports count packets);
+    - ``flows``: one row per TCP flow (goodput, bytes, retransmissions, ...);
     - ``series``: tidy time series (time_s, entity, metric, value);
     - ``scenario_toml``: the resolved scenario;
     - ``loop_wall_s``: wall seconds spent inside the core's advance loop.
@@ -134,6 +136,11 @@ class Result:
     def vcs(self) -> pd.DataFrame:
         """One row per VC: cells and AAL5 frames sent and delivered, goodput in cells/s."""
         return pd.json_normalize(self.summary.get("vcs", []), sep="_")
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        """One row per TCP flow: goodput in Mbps, bytes sent and delivered, timeouts, cwnd."""
+        return pd.json_normalize(self.summary.get("flows", []), sep="_")
 
     @property
     def completed(self) -> bool:
@@ -246,7 +253,10 @@ def run(
     if interrupted:
         summary["completed"] = False
     probes = core_input["probes"]
-    has_probes = bool(probes["queue"] or probes["utilization"] or probes["vc_rate"])
+    has_probes = any(probes.get(key) for key in ("queue", "utilization", "vc_rate", "flows"))
+    layers = {link["name"]: link.get("layer", "atm") for link in core_input["links"]}
+    for port in summary.get("ports", []):
+        port.setdefault("layer", layers.get(port["name"], "atm"))
     summary["wall_s"] = time.perf_counter() - started
     summary["scenario"] = scenario.name
     summary["atmsim_version"] = package_version()

@@ -22,7 +22,7 @@ from rich.table import Table
 
 from .api import CoreUnavailable, Result, RunInterrupted, package_version, run
 from .errors import ScenarioError
-from .scenario import flatten, load_scenario
+from .scenario import Network, load_scenario
 
 try:  # recent typer ships its own copy of click
     from typer._click.exceptions import ClickException
@@ -98,20 +98,27 @@ def run_command(
 @app.command("validate")
 def validate_command(scenario: ScenarioArgument, sets: SetOption = None) -> None:
     """Check a scenario (with any --set overrides) without running it."""
-    loaded = load_scenario(scenario, sets or [])
-    vcs, sources = flatten(loaded)
+    network = Network(load_scenario(scenario, sets or []))
     print(
-        f"ok: {scenario} ({len(loaded.nodes)} nodes, {len(loaded.links)} links, "
-        f"{len(vcs)} vcs, {len(sources)} sources)"
+        f"ok: {scenario} ({len(network.nodes)} nodes, {len(network.links)} links, "
+        f"{len(network.vcs)} vcs, {len(network.sources)} sources, {len(network.flows)} flows)"
     )
 
 
 PLOTS = {
-    "queue_cells": ("queue.png", "queue length (cells)", "Queue at each port"),
+    "queue_cells": ("queue.png", "queue (cells)", "Queue at each ATM port"),
+    "ip_queue_packets": ("ip_queue.png", "queue (packets)", "Queue at each IP port"),
     "utilization": ("utilization.png", "utilization (busy fraction)", "Port utilization"),
     "vc_rate_cps": ("vc_rate.png", "delivered rate (cells/s)", "Cell rate delivered per VC"),
+    "srtt_s": ("srtt.png", "smoothed RTT (ms)", "Smoothed round-trip time per flow"),
 }
-"""metric -> (file name, y-axis label with units, title)."""
+"""metric -> (file name, y-axis label with units, title). The TCP windows and
+sequence numbers get their own figures (window.png, sequence.png)."""
+
+WINDOW_METRICS = ("cwnd_bytes", "window_bytes")
+KB = 1024
+MB = 1024 * 1024
+"""Sizes in plots are binary, as in scenario files: 1 KB = 1024 bytes."""
 
 
 @app.command("plot")
@@ -120,11 +127,11 @@ def plot_command(
         Path, typer.Argument(metavar="RUN_DIR", help="A run directory.", show_default=False)
     ],
 ) -> None:
-    """Plot a run's time series: queue.png, utilization.png, vc_rate.png."""
+    """Plot a run's time series: queue.png, ip_queue.png, utilization.png, vc_rate.png,
+    and per TCP flow window.png, sequence.png, srtt.png."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import pandas as pd
 
     series_path = run_dir / "series.parquet"
@@ -135,28 +142,98 @@ def plot_command(
     series = pd.read_parquet(series_path)
     if series.empty:
         raise CliError(f"{series_path}: no samples")
-    title_suffix = ""
+    summary: dict = {}
     summary_path = run_dir / "summary.json"
     if summary_path.is_file():
-        title_suffix = f" ({json.loads(summary_path.read_text()).get('scenario', '')})"
-    for metric, rows in series.groupby("metric", sort=False):
-        file_name, y_label, title = PLOTS.get(
-            str(metric), (f"{metric}.png", str(metric), str(metric))
+        summary = json.loads(summary_path.read_text())
+    suffix = f" ({summary['scenario']})" if summary.get("scenario") else ""
+    ip_ports = {port["name"] for port in summary.get("ports", []) if port.get("layer") == "ip"}
+    by_metric = {str(metric): rows for metric, rows in series.groupby("metric", sort=False)}
+    written = []
+    if any(metric in by_metric for metric in WINDOW_METRICS):
+        written.append(_plot_windows(run_dir, by_metric, suffix))
+    if "seq_bytes" in by_metric:
+        written.append(_plot_sequence(run_dir, by_metric["seq_bytes"], suffix))
+    for metric, rows in by_metric.items():
+        if metric in WINDOW_METRICS or metric == "seq_bytes":
+            continue
+        if metric == "queue_cells":
+            rows = rows[~rows["entity"].isin(ip_ports)]  # IP ports are in ip_queue.png
+            if rows.empty:
+                continue
+        file_name, y_label, title = PLOTS.get(metric, (f"{metric}.png", metric, metric))
+        scale = 1e3 if metric == "srtt_s" else 1.0  # seconds -> ms
+        figure, axes = _new_figure()
+        _plot_lines(axes, rows, scale, skip_zero=metric == "srtt_s")
+        _finish(figure, axes, y_label, title + suffix, run_dir / file_name)
+        written.append(run_dir / file_name)
+    for path in written:
+        print(path)
+
+
+def _new_figure(rows: int = 1):
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(rows, 1, figsize=(9, 4.5 if rows == 1 else 7), sharex=True)
+    return figure, axes
+
+
+def _plot_lines(axes, rows, scale: float = 1.0, skip_zero: bool = False) -> None:
+    """One line per entity; values x ``scale``; zeros left out (no sample yet) if asked."""
+    for entity, samples in rows.groupby("entity", sort=False):
+        values = samples["value"] * scale
+        if skip_zero:
+            values = values.where(samples["value"] != 0)
+        axes.plot(samples["time_s"], values, label=str(entity), linewidth=1)
+
+
+def _finish(figure, axes, y_label: str, title: str, path: Path) -> None:
+    """Grid, legends (up to 12 lines), time axis, title; save as ``path``."""
+    import matplotlib.pyplot as plt
+
+    for ax in axes if isinstance(axes, (list, tuple)) else [axes]:
+        ax.grid(True, alpha=0.3)
+        if len(ax.get_lines()) <= 12:
+            ax.legend(loc="best", fontsize="small")
+    last = axes[-1] if isinstance(axes, (list, tuple)) else axes
+    last.set_xlabel("time (s)")
+    if y_label:
+        last.set_ylabel(y_label)
+    first = axes[0] if isinstance(axes, (list, tuple)) else axes
+    first.set_title(title)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def _plot_windows(run_dir: Path, by_metric: dict, suffix: str) -> Path:
+    """window.png: congestion window (top) and actual window (bottom) in KB, per flow."""
+    panels = [
+        (metric, label)
+        for metric, label in (
+            ("cwnd_bytes", "congestion window (KB)"),
+            ("window_bytes", "actual window (KB)\nmin(cwnd, advertised)"),
         )
-        figure, axes = plt.subplots(figsize=(9, 4.5))
-        entities = rows.groupby("entity", sort=False)
-        for entity, samples in entities:
-            axes.plot(samples["time_s"], samples["value"], label=str(entity), linewidth=1)
-        axes.set_xlabel("time (s)")
-        axes.set_ylabel(y_label)
-        axes.set_title(title + title_suffix)
-        axes.grid(True, alpha=0.3)
-        if len(entities) <= 12:
-            axes.legend(loc="best", fontsize="small")
-        figure.tight_layout()
-        figure.savefig(run_dir / file_name, dpi=120)
-        plt.close(figure)
-        print(run_dir / file_name)
+        if metric in by_metric
+    ]
+    figure, axes = _new_figure(len(panels))
+    axes = list(axes) if len(panels) > 1 else [axes]
+    for ax, (metric, label) in zip(axes, panels):
+        _plot_lines(ax, by_metric[metric], 1 / KB)
+        ax.set_ylabel(label)
+    path = run_dir / "window.png"
+    _finish(figure, axes, "", "TCP windows" + suffix, path)
+    return path
+
+
+def _plot_sequence(run_dir: Path, rows, suffix: str) -> Path:
+    """sequence.png: highest byte sent + 1, in MB (KB when every flow sent less than 1 MB)."""
+    unit, size = ("MB", MB) if rows["value"].max() >= MB else ("KB", KB)
+    figure, axes = _new_figure()
+    _plot_lines(axes, rows, 1 / size)
+    path = run_dir / "sequence.png"
+    _finish(figure, axes, f"sequence number ({unit})", "TCP sequence number" + suffix, path)
+    return path
 
 
 @app.command("bench")
@@ -226,31 +303,72 @@ def _table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
 
 
 def print_result(result: Result, out_dir: Path) -> bool:
-    """Print the port and VC tables and the conservation ledger; True if it balances."""
+    """Print the port, VC and flow tables and the conservation ledgers; True if they balance."""
     console = Console()
     if not console.is_terminal:  # a file or a pipe: do not squeeze the tables into 80 columns
         console = Console(width=200)
     summary = result.summary
-    port_rows = [
-        [
-            port["name"],
-            _count(port["cells_in"]),
-            _count(port["cells_out"]),
-            _count(port["cells_dropped"]),
-            f"{port['clr']:.3g}",
-            _count(port["max_queue_cells"]),
-            f"{port['mean_queue_cells']:.1f}",
-            f"{port['utilization']:.4f}",
-        ]
-        for port in summary.get("ports", [])
-    ]
-    console.print(
-        _table(
-            "Ports",
-            ["port", "cells in", "out", "dropped", "CLR", "max queue", "mean queue", "utilization"],
-            port_rows,
+    ports = summary.get("ports", [])
+    atm_ports = [port for port in ports if port.get("layer", "atm") != "ip"]
+    ip_ports = [port for port in ports if port.get("layer") == "ip"]
+    if atm_ports or not ip_ports:
+        console.print(
+            _table(
+                "Ports",
+                [
+                    "port",
+                    "cells in",
+                    "out",
+                    "dropped",
+                    "CLR",
+                    "max queue",
+                    "mean queue",
+                    "utilization",
+                ],
+                [
+                    [
+                        port["name"],
+                        _count(port["cells_in"]),
+                        _count(port["cells_out"]),
+                        _count(port["cells_dropped"]),
+                        f"{port['clr']:.3g}",
+                        _count(port["max_queue_cells"]),
+                        f"{port['mean_queue_cells']:.1f}",
+                        f"{port['utilization']:.4f}",
+                    ]
+                    for port in atm_ports
+                ],
+            )
         )
-    )
+    if ip_ports:
+        console.print(
+            _table(
+                "IP ports",
+                [
+                    "port",
+                    "packets in",
+                    "out",
+                    "dropped",
+                    "loss",
+                    "max queue",
+                    "mean queue",
+                    "utilization",
+                ],
+                [
+                    [
+                        port["name"],
+                        _count(port.get("packets_in", 0)),
+                        _count(port.get("packets_out", 0)),
+                        _count(port.get("packets_dropped", 0)),
+                        f"{_ratio(port.get('packets_dropped', 0), port.get('packets_in', 0)):.3g}",
+                        _count(port.get("max_queue_packets", 0)),
+                        f"{port.get('mean_queue_packets', 0.0):.1f}",
+                        f"{port['utilization']:.4f}",
+                    ]
+                    for port in ip_ports
+                ],
+            )
+        )
     vc_rows = [
         [
             vc["name"],
@@ -264,47 +382,156 @@ def print_result(result: Result, out_dir: Path) -> bool:
         ]
         for vc in summary.get("vcs", [])
     ]
-    console.print(
-        _table(
-            "VCs",
-            [
-                "vc",
-                "cells sent",
-                "delivered",
-                "frames sent",
-                "delivered",
-                "corrupted",
-                "merged",
-                "goodput (cells/s)",
-            ],
-            vc_rows,
+    if vc_rows or not ip_ports:
+        console.print(
+            _table(
+                "VCs",
+                [
+                    "vc",
+                    "cells sent",
+                    "delivered",
+                    "frames sent",
+                    "delivered",
+                    "corrupted",
+                    "merged",
+                    "goodput (cells/s)",
+                ],
+                vc_rows,
+            )
         )
-    )
-    ledger = summary["conservation"]
-    accounted = (
-        ledger["cells_delivered"]
-        + ledger["cells_dropped"]
-        + ledger["cells_queued"]
-        + ledger["cells_on_links"]
-    )
-    balanced = bool(ledger["ok"]) and ledger["cells_generated"] == accounted
-    terms = (
-        f"delivered {ledger['cells_delivered']:,} + dropped {ledger['cells_dropped']:,} "
-        f"+ queued {ledger['cells_queued']:,} + on links {ledger['cells_on_links']:,}"
-    )
-    if balanced:
-        print(f"conservation ledger: balanced (generated {ledger['cells_generated']:,} = {terms})")
-    else:
-        print(
-            f"conservation ledger: UNBALANCED (generated {ledger['cells_generated']:,} "
-            f"!= {terms} = {accounted:,})"
-        )
+    flows = summary.get("flows", [])
+    if flows:
+        console.print(_flows_table(flows))
+    balanced = True
+    for line, ok in ledger_lines(summary):
+        print(line)
+        balanced = balanced and ok
     print(
         f"simulated {summary.get('sim_time_s')} s, {summary.get('events', 0):,} events, "
         f"{summary.get('wall_s', 0):.2f} s wall"
     )
     print(f"run dir: {out_dir}")
     return balanced
+
+
+def _ratio(part: float, whole: float) -> float:
+    return part / whole if whole else 0.0
+
+
+def _flows_table(flows: list[dict]) -> Table:
+    finite = any(flow.get("completed_at_s") is not None for flow in flows)
+    columns = [
+        "flow",
+        "goodput (Mbps)",
+        "delivered (B)",
+        "retransmitted (B)",
+        "timeouts",
+        "fast retransmits",
+        "final cwnd (B)",
+    ]
+    if finite:
+        columns.append("completed at (s)")
+    rows = []
+    for flow in flows:
+        row = [
+            flow["name"],
+            f"{flow['goodput_mbps']:.3f}",
+            _count(flow["bytes_delivered"]),
+            _count(flow["bytes_retransmitted"]),
+            _count(flow["timeouts"]),
+            _count(flow["fast_retransmits"]),
+            f"{flow['final_cwnd_bytes']:,.0f}",
+        ]
+        if finite:
+            done = flow.get("completed_at_s")
+            row.append("-" if done is None else f"{done:.4f}")
+        rows.append(row)
+    total = sum(flow["goodput_mbps"] for flow in flows)
+    table = _table("Flows", columns, rows)
+    table.caption = (table.caption + "; " if table.caption else "") + (
+        f"total goodput {total:.3f} Mbps"
+    )
+    return table
+
+
+def ledger_lines(summary: dict) -> list[tuple[str, bool]]:
+    """The conservation ledger lines to print, each with whether it balances.
+
+    Always the cell ledger; with TCP flows also the packet and byte ledgers
+    (docs/core-interface.md). A ledger balances when the core says so and its
+    terms add up here too.
+    """
+    ledger = summary["conservation"]
+    lines = []
+    cells = (
+        ("delivered", ledger["cells_delivered"]),
+        ("dropped", ledger["cells_dropped"]),
+        ("queued", ledger["cells_queued"]),
+        ("on links", ledger["cells_on_links"]),
+    )
+    has_sub = "packets" in ledger or "bytes" in ledger
+    cell_ok = ledger["cells_generated"] == sum(n for _, n in cells)
+    if not has_sub:
+        cell_ok = cell_ok and bool(ledger["ok"])
+    lines.append(
+        _ledger_line("conservation ledger", "generated", ledger["cells_generated"], cells, cell_ok)
+    )
+    if summary.get("flows"):
+        packets = ledger.get("packets")
+        if packets is None:
+            lines.append(("packet ledger: MISSING from the core's summary", False))
+        else:
+            terms = (
+                ("delivered", packets["delivered"]),
+                ("dropped", packets["dropped"]),
+                ("queued", packets["queued"]),
+                ("on links", packets["on_links"]),
+            )
+            ok = bool(packets["ok"]) and packets["generated"] == sum(n for _, n in terms)
+            lines.append(
+                _ledger_line("packet ledger", "generated", packets["generated"], terms, ok)
+            )
+        nbytes = ledger.get("bytes")
+        if nbytes is None:
+            lines.append(("byte ledger: MISSING from the core's summary", False))
+        else:
+            terms = (
+                ("delivered", nbytes["delivered"]),
+                ("dropped in network", nbytes["dropped_in_network"]),
+                ("dropped by AAL5", nbytes["dropped_aal5"]),
+                ("duplicates", nbytes["duplicates"]),
+                ("held out of order", nbytes["held_out_of_order"]),
+                ("in path", nbytes["in_path"]),
+            )
+            once = nbytes["sent_once"] + nbytes["retransmitted"]
+            ok = (
+                bool(nbytes["ok"])
+                and nbytes["sent"] == once
+                and nbytes["sent"] == sum(n for _, n in terms)
+            )
+            split = f"sent once {nbytes['sent_once']:,} + retransmitted {nbytes['retransmitted']:,}"
+            lines.append(_ledger_line("byte ledger", "sent", nbytes["sent"], terms, ok, split))
+    if not ledger["ok"] and all(ok for _, ok in lines):
+        problems = "; ".join(str(p) for p in ledger.get("problems", [])) or "no details"
+        lines.append((f"conservation: the core reports a problem ({problems})", False))
+    return lines
+
+
+def _ledger_line(
+    name: str,
+    left: str,
+    total: int,
+    terms: tuple[tuple[str, int], ...],
+    ok: bool,
+    split: str = "",
+) -> tuple[str, bool]:
+    right = " + ".join(f"{label} {n:,}" for label, n in terms)
+    middle = f"{split} = " if split else ""
+    if ok:
+        return f"{name}: balanced ({left} {total:,} = {middle}{right})", True
+    accounted = sum(n for _, n in terms)
+    extra = f"; {split}" if split else ""
+    return f"{name}: UNBALANCED ({left} {total:,} != {right} = {accounted:,}{extra})", False
 
 
 def _error(message: str) -> None:

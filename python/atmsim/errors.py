@@ -86,6 +86,10 @@ def _message(error: dict) -> str:
         return f"must be >= {ctx['ge']}, got {got}"
     if kind == "greater_than":
         return f"must be > {ctx['gt']}, got {got}"
+    if kind == "less_than_equal":
+        return f"must be <= {ctx['le']}, got {got}"
+    if kind == "less_than":
+        return f"must be < {ctx['lt']}, got {got}"
     if kind == "too_short":
         return f"needs at least {ctx['min_length']} items, got {got}"
     return f"{error['msg']}, got {got}"

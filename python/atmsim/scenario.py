@@ -1,17 +1,26 @@
 """The TOML scenario: its models, loading with ``--set`` overrides, and the core JSON.
 
 A scenario file has the sections ``[run]``, ``[nodes]``, ``[links.<name>]``,
-``[vcs.<name>]``, ``[sources.<name>]`` and ``[probes]`` (docs/scenarios.md and
-the docstrings of the table classes below describe every key). Quantities carry their
-units as strings (``"155.52 Mbps"``, ``"1000 km"``, ``"100 ms"``); the models
-keep those strings as written and ``to_core`` converts them to the canonical
-units of docs/core-interface.md.
+``[vcs.<name>]``, ``[sources.<name>]``, ``[flows.<name>]`` and ``[probes]``
+(docs/scenarios.md and the docstrings of the table classes below describe
+every key). Quantities carry their units as strings (``"155.52 Mbps"``,
+``"1000 km"``, ``"100 ms"``, ``"64 KB"``); the models keep those strings as
+written and ``to_core`` converts them to the canonical units of
+docs/core-interface.md.
+
+Tables under ``[nodes]``, ``[links]``, ``[sources]`` and ``[flows]`` whose
+name contains ``{i}`` are templates: with ``count = N`` they stand for N
+entries, ``{i}`` replaced by 1..N in the name and in every string value.
+A link with ``duplex = true`` also stands for its reverse, ``<name>-rev``.
+The models keep templates as written; ``Network`` is the expanded network
+(what the core sees), built once to validate and again by ``to_core``.
 
 Validation happens in two layers, both inside pydantic so that every problem
 comes out as one ``ScenarioError`` naming the file and the dotted key:
 
 - each table checks its own keys, types, units and defaults;
-- ``Scenario`` checks the cross references (names, paths, rates against links).
+- ``Scenario`` builds the ``Network``, which checks the cross references
+  (names, paths, layers, rates against links).
 
 After validation every default is filled in, so ``resolved_toml`` is a plain
 dump of the model.
@@ -43,6 +52,7 @@ from .units import (
     parse_bit_rate_bps,
     parse_cell_rate_cps,
     parse_length_km,
+    parse_size_bytes,
     parse_time_ps,
     propagation_delay_ps,
     sonet_payload_bps,
@@ -53,13 +63,28 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-SECTIONS = ("run", "nodes", "links", "vcs", "sources", "probes")
+SECTIONS = ("run", "nodes", "links", "vcs", "sources", "flows", "probes")
 """Top-level tables of a scenario file, in the order they are written."""
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]+$")
-"""Names of nodes, links, VCs and sources: TOML bare keys, so --set paths stay simple."""
+"""Names of nodes, links, VCs, sources and flows: TOML bare keys, so --set paths stay simple."""
+
+TEMPLATE = "{i}"
+"""In a name (with ``count = N``): replaced by 1..N in the name and every string value."""
 
 VC_CLASSES = ("cbr", "vbr", "abr", "ubr", "gfr")
+
+IP_HEADER_BYTES = 40
+"""TCP + IP headers: an IP datagram is the TCP payload + 40 bytes."""
+
+MAX_MSS_BYTES = 65535 - IP_HEADER_BYTES
+"""The largest MSS: an IP datagram is at most 65535 bytes."""
+
+MAX_WINDOW_FIELD = 65535
+"""The TCP header's 16-bit window field."""
+
+MAX_WINDOW_SCALE = 14
+"""RFC 1323: the largest window scale shift."""
 
 
 def _fail(key: str, message: str) -> PydanticCustomError:
@@ -91,12 +116,35 @@ def _check_length(value: Any) -> str:
     return value.strip()
 
 
+def _check_size(value: Any) -> Any:
+    parse_size_bytes(value)
+    return value.strip() if isinstance(value, str) else value
+
+
 def _check_buffer(value: Any) -> Any:
+    """ "inf", a whole number, or a string; the link checks it against its layer."""
     if value == "inf" or value == float("inf"):  # bare `inf` is a TOML float
         return "inf"
-    if type(value) is int and value >= 1:
+    if type(value) is int or isinstance(value, str):
+        return value.strip() if isinstance(value, str) else value
+    raise ValueError(
+        'expected a number of cells (ATM) or packets (IP) >= 1, a size like "64 KB" (IP), '
+        f'or "inf", got {show_value(value)}'
+    )
+
+
+def _check_threshold(value: Any) -> Any:
+    """A RED threshold: a positive number (packets, or bytes), or a size like "10 KB"."""
+    if isinstance(value, str):
+        if parse_size_bytes(value) <= 0:
+            raise ValueError(f"must be > 0, got {show_value(value)}")
+        return value.strip()
+    if type(value) in (int, float) and 0 < value < float("inf"):
         return value
-    raise ValueError(f'expected a number of cells >= 1 or "inf", got {show_value(value)}')
+    raise ValueError(
+        f'expected a number > 0 (in the buffer\'s unit) or a size like "10 KB", '
+        f"got {show_value(value)}"
+    )
 
 
 def _check_frame_cells(value: Any) -> Any:
@@ -120,18 +168,57 @@ def _check_names(value: Any) -> Any:
     raise ValueError(f'expected "all" or a list of names, got {show_value(value)}')
 
 
+def _check_window_scale(value: Any) -> Any:
+    if value == "auto" or (type(value) is int and 0 <= value <= MAX_WINDOW_SCALE):
+        return value
+    raise ValueError(f'expected "auto" or a whole number 0..14, got {show_value(value)}')
+
+
+def _check_size_or_auto(value: Any) -> Any:
+    return "auto" if value == "auto" else _check_size(value)
+
+
+def _check_time_or_auto(value: Any) -> Any:
+    return "auto" if value == "auto" else _check_time(value)
+
+
+def _check_timer(value: Any) -> Any:
+    if value == "fine":
+        return value
+    try:
+        tick_ps = parse_time_ps(value)
+    except ValueError:
+        raise ValueError(
+            f'expected "fine" or a tick like "100 ms" (units: ps, ns, us, ms, s), '
+            f"got {show_value(value)}"
+        ) from None
+    if tick_ps == 0:
+        raise ValueError(f'the tick must be > 0 (or "fine"), got {show_value(value)}')
+    return value.strip()
+
+
 Time = Annotated[str, BeforeValidator(_check_time)]
 """A time such as "100 ms" (units: ps, ns, us, ms, s)."""
 Rate = Annotated[str, BeforeValidator(_check_rate)]
 """A rate such as "155.52 Mbps" or "366792 cells/s"."""
 Length = Annotated[str, BeforeValidator(_check_length)]
 """A length such as "1000 km" or "50 m"."""
+Size = Annotated[Union[int, str], BeforeValidator(_check_size)]
+"""A size: whole bytes, or "64 KB" (KB = KiB = 1024 bytes, MB = MiB = 2^20)."""
 Buffer = Annotated[Union[int, str], BeforeValidator(_check_buffer)]
-"""A buffer size in cells (>= 1) or "inf"."""
+"""Cells (ATM) or packets (IP) >= 1, a size in bytes (IP), or "inf"."""
+Threshold = Annotated[Union[int, float, str], BeforeValidator(_check_threshold)]
+"""A RED threshold in the buffer's unit."""
 FrameCells = Annotated[Union[int, list[int]], BeforeValidator(_check_frame_cells)]
 """Cells per frame: a fixed number, or [lo, hi] drawn uniformly."""
 NameList = Annotated[Union[str, list[str]], BeforeValidator(_check_names)]
 """A list of names, or "all"."""
+WindowScale = Annotated[Union[int, str], BeforeValidator(_check_window_scale)]
+"""An RFC 1323 shift 0..14, or "auto"."""
+SizeOrAuto = Annotated[Union[int, str], BeforeValidator(_check_size_or_auto)]
+TimeOrAuto = Annotated[str, BeforeValidator(_check_time_or_auto)]
+Timer = Annotated[str, BeforeValidator(_check_timer)]
+"""A coarse timer tick such as "100 ms", or "fine"."""
 VcClass = Literal["cbr", "vbr", "abr", "ubr", "gfr"]
 
 
@@ -173,20 +260,34 @@ class Run(Table):
 
 
 class Node(Table):
-    """``[nodes]``: ``name = { kind = "host" }``. The kind is informational."""
+    """``[nodes]``: ``name = { kind = "host" }``. The kind is informational.
+
+    ``"s{i}" = { kind = "host", count = 5 }`` is a template for s1..s5.
+    """
 
     kind: Literal["host", "switch"] = "switch"
+    count: Optional[int] = Field(None, ge=1)
+    """Copies of a template (a name with {i})."""
 
 
-POLICY_KINDS = ("tail", "ppd", "epd", "intelligent_tail")
+ATM_POLICIES = ("tail", "ppd", "epd", "intelligent_tail")
+IP_POLICIES = ("tail", "red")
+POLICY_KINDS = ATM_POLICIES + ("red",)
 POLICY_KEYS = {
     "tail": ["kind"],
     "ppd": ["kind", "keep_eom"],
     "epd": ["kind", "threshold"],
     "intelligent_tail": ["kind", "threshold"],
+    "red": ["kind", "min_th", "max_th", "w_q", "max_p"],
 }
 INTELLIGENT_TAIL_MARGIN_CELLS = 12
 """Default intelligent-tail threshold = buffer - 12: one 12-cell frame (MSS 512) below K."""
+RED_MAX_TH_FACTOR = 3
+"""Default RED max_th = 3 x min_th (SPEC section 4)."""
+RED_W_Q = 0.002
+"""Default RED queue weight (SPEC section 4)."""
+RED_MAX_P = 0.02
+"""Default RED maximum drop probability (SPEC section 4)."""
 
 
 class Policy(Table):
@@ -194,16 +295,28 @@ class Policy(Table):
 
     Written as a kind (``policy = "epd"``) or a table
     (``policy = { kind = "epd", threshold = 800 }``).
-    Defaults: epd threshold = floor(0.8 * buffer); intelligent_tail threshold =
-    buffer - 12; both need a finite buffer unless the threshold is given.
-    ppd keep_eom = true.
+
+    ATM links: tail, ppd, epd, intelligent_tail. Defaults: epd threshold =
+    floor(0.8 * buffer); intelligent_tail threshold = buffer - 12; both need a
+    finite buffer unless the threshold is given. ppd keep_eom = true.
+
+    IP links: tail, red (``min_th`` required; ``max_th`` = 3 x min_th,
+    ``w_q`` = 0.002, ``max_p`` = 0.02; thresholds in the buffer's unit).
     """
 
-    kind: Literal["tail", "ppd", "epd", "intelligent_tail"]
+    kind: Literal["tail", "ppd", "epd", "intelligent_tail", "red"]
     threshold: Optional[int] = Field(None, ge=1)
     """Cells (epd, intelligent_tail)."""
     keep_eom: Optional[bool] = None
     """ppd: keep the EOM cell of a frame whose other cells are being dropped."""
+    min_th: Optional[Threshold] = None
+    """red: below this average queue nothing is dropped."""
+    max_th: Optional[Threshold] = None
+    """red: above this average queue every packet is dropped."""
+    w_q: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
+    """red: weight of the queue's moving average."""
+    max_p: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
+    """red: drop probability when the average reaches max_th."""
 
     @classmethod
     def allowed_keys(cls, data: dict) -> list[str]:
@@ -220,7 +333,12 @@ class Policy(Table):
 
 
 class Link(Table):
-    """``[links.<name>]``: a unidirectional link fed by the output port at ``from``."""
+    """``[links.<name>]``: a unidirectional link fed by the output port at ``from``.
+
+    ``layer = "atm"`` (default) carries cells; ``layer = "ip"`` carries whole
+    packets at ``rate`` through a router queue. ``duplex = true`` also
+    creates the reverse link ``<name>-rev`` with the same parameters.
+    """
 
     from_: str = Field(alias="from")
     to: str
@@ -230,11 +348,18 @@ class Link(Table):
     """Propagation delay 5 us/km. Give ``length`` or ``delay``, not both."""
     delay: Optional[Time] = None
     """Propagation delay; "0 s" when neither length nor delay is given."""
-    sonet: bool = False
-    """Carry cells in the STS-3c payload (149.76 of 155.52 Mbps)."""
+    layer: Literal["atm", "ip"] = "atm"
+    """"atm": a cell link and switch port; "ip": a packet link and router port."""
+    sonet: Optional[bool] = None
+    """ATM only: carry cells in the STS-3c payload (149.76 of 155.52 Mbps); default false."""
     buffer: Buffer = "inf"
-    """Cells waiting at the output port (not counting the one in transmission)."""
+    """Waiting at the output port (not counting the one in transmission): cells on an
+    ATM link; packets (a number) or bytes (a size such as "64 KB") on an IP link."""
     policy: Policy = Field(default_factory=lambda: Policy(kind="tail"))
+    duplex: bool = False
+    """Also create the reverse link ``<name>-rev`` with the same parameters."""
+    count: Optional[int] = Field(None, ge=1)
+    """Copies of a template (a name with {i})."""
 
     @field_validator("policy", mode="before")
     @classmethod
@@ -244,8 +369,9 @@ class Link(Table):
         if isinstance(value, str) and value in POLICY_KINDS:
             return {"kind": value}
         raise ValueError(
-            'expected "tail", "ppd", "epd", "intelligent_tail" or a table like '
-            f'{{ kind = "epd", threshold = 800 }}, got {show_value(value)}'
+            'expected "tail", "ppd", "epd", "intelligent_tail" (ATM), "tail" (IP) or a table '
+            'like { kind = "epd", threshold = 800 } or { kind = "red", min_th = 5 }, '
+            f"got {show_value(value)}"
         )
 
     @model_validator(mode="after")
@@ -256,8 +382,30 @@ class Link(Table):
             self.delay = "0 s"
         if parse_bit_rate_bps(self.rate) <= 0:
             raise _fail("rate", f'must be > 0, got "{self.rate}"')
+        if self.layer == "atm":
+            self._resolve_atm()
+        else:
+            self._resolve_ip()
+        return self
+
+    def _resolve_atm(self) -> None:
+        if self.sonet is None:
+            self.sonet = False
+        buffer = self.buffer
+        if buffer != "inf" and not (type(buffer) is int and buffer >= 1):
+            raise _fail(
+                "buffer",
+                f'expected a number of cells >= 1 or "inf" (ATM buffers count cells), '
+                f"got {show_value(buffer)}",
+            )
         policy = self.policy
-        buffer = None if self.buffer == "inf" else self.buffer
+        if policy.kind not in ATM_POLICIES:
+            raise _fail(
+                "policy",
+                f'{policy.kind} is for IP links (layer = "ip"); ATM links allow '
+                '"tail", "ppd", "epd", "intelligent_tail"',
+            )
+        buffer = None if buffer == "inf" else buffer
         if policy.kind in ("epd", "intelligent_tail"):
             if policy.threshold is None:
                 if buffer is None:
@@ -281,14 +429,76 @@ class Link(Table):
                     "policy.threshold",
                     f"must be <= buffer ({buffer}), got {policy.threshold}",
                 )
-        return self
+
+    def _resolve_ip(self) -> None:
+        if self.sonet:
+            raise _fail(
+                "sonet",
+                "sonet is for ATM links (cells in the STS-3c payload); "
+                'an IP link sends packets at its rate: remove it or set layer = "atm"',
+            )
+        self.sonet = None
+        buffer = self.buffer
+        problem = (
+            'expected a number of packets >= 1, a size in bytes like "64 KB", or "inf", '
+            f"got {show_value(buffer)}"
+        )
+        if isinstance(buffer, str) and buffer != "inf":
+            try:
+                size = parse_size_bytes(buffer)
+            except ValueError:
+                raise _fail("buffer", problem) from None
+            if size < 1:
+                raise _fail("buffer", f"must be at least 1 byte, got {show_value(buffer)}")
+        elif buffer != "inf" and buffer < 1:
+            raise _fail("buffer", problem)
+        policy = self.policy
+        if policy.kind not in IP_POLICIES:
+            raise _fail(
+                "policy",
+                f'{policy.kind} is a cell policy, for ATM links; IP links allow "tail" or '
+                '{ kind = "red", min_th = ... }',
+            )
+        if policy.kind == "red":
+            self._resolve_red(policy)
+
+    def _resolve_red(self, policy: Policy) -> None:
+        in_bytes = self.buffer_bytes() is not None
+        if policy.min_th is None:
+            unit = "bytes" if in_bytes else "packets"
+            raise _fail("policy.min_th", f"required for red (average queue, in {unit})")
+        for key in ("min_th", "max_th"):
+            value = getattr(policy, key)
+            if isinstance(value, str) and not in_bytes:
+                raise _fail(
+                    f"policy.{key}",
+                    f"the buffer counts packets ({show_value(self.buffer)}), so thresholds are "
+                    f'numbers of packets; got {show_value(value)} (a size needs buffer = "64 KB")',
+                )
+        if policy.max_th is None:
+            if isinstance(policy.min_th, str):
+                policy.max_th = RED_MAX_TH_FACTOR * parse_size_bytes(policy.min_th)
+            else:
+                policy.max_th = RED_MAX_TH_FACTOR * policy.min_th
+        if red_threshold(policy.min_th) >= red_threshold(policy.max_th):
+            raise _fail(
+                "policy.max_th",
+                f"must be above min_th ({show_value(policy.min_th)}), got "
+                f"{show_value(policy.max_th)}",
+            )
+        if policy.w_q is None:
+            policy.w_q = RED_W_Q
+        if policy.max_p is None:
+            policy.max_p = RED_MAX_P
 
     def bit_rate_bps(self) -> float:
         """Line rate in bit/s, as written (before the SONET overhead)."""
         return parse_bit_rate_bps(self.rate)
 
     def cell_rate_cps(self) -> float:
-        """Cells/s the link carries: rate / 424, or the SONET payload rate / 424."""
+        """Cells/s the link carries: rate / 424, or the SONET payload rate / 424; 0 on IP."""
+        if self.layer == "ip":
+            return 0.0
         if self.sonet:
             return bps_to_cps(sonet_payload_bps(parse_bit_rate_bps(self.rate)))
         return parse_cell_rate_cps(self.rate)
@@ -299,9 +509,32 @@ class Link(Table):
             return propagation_delay_ps(parse_length_km(self.length))
         return parse_time_ps(self.delay or "0 s")
 
+    def buffer_cells(self) -> Optional[int]:
+        """ATM: the buffer in cells (None = unlimited)."""
+        if self.layer != "atm" or self.buffer == "inf":
+            return None
+        return int(self.buffer)
+
+    def buffer_packets(self) -> Optional[int]:
+        """IP: the buffer in packets, if it is given as a number."""
+        if self.layer == "ip" and type(self.buffer) is int:
+            return self.buffer
+        return None
+
+    def buffer_bytes(self) -> Optional[int]:
+        """IP: the buffer in bytes, if it is given as a size."""
+        if self.layer == "ip" and isinstance(self.buffer, str) and self.buffer != "inf":
+            return parse_size_bytes(self.buffer)
+        return None
+
+
+def red_threshold(value: Any) -> float:
+    """A RED threshold in the core's unit: packets as written, or bytes of a size string."""
+    return float(parse_size_bytes(value)) if isinstance(value, str) else float(value)
+
 
 class Vc(Table):
-    """``[vcs.<name>]``: a virtual circuit along a path of node names."""
+    """``[vcs.<name>]``: a virtual circuit along a path of node names (ATM links)."""
 
     path: list[str] = Field(min_length=2)
     class_: VcClass = Field("ubr", alias="class")
@@ -326,8 +559,9 @@ class Source(Table):
 
     Either ``vc = "<name>"`` or ``path = [...]`` (with an optional ``class``,
     default "ubr"), which creates a VC named like the source. ``count = N > 1``
-    makes N copies named ``<name>1`` .. ``<name>N``, each with its own VC
-    (needs ``path``). Per ``kind``:
+    makes N copies named ``<name>1`` .. ``<name>N`` (or, in a template
+    ``"s{i}"``, with {i} replaced), each with its own VC (needs ``path``, or
+    a ``vc`` with {i}). Per ``kind``:
 
     - cbr: ``rate``; poisson: ``rate`` (mean); greedy: nothing (one cell per
       cell time of the first link);
@@ -379,8 +613,11 @@ class Source(Table):
             raise _fail("class", f"the class belongs to the VC: set it in [vcs.{self.vc}]")
         if self.path is not None and self.class_ is None:
             self.class_ = "ubr"
-        if self.count > 1 and self.vc is not None:
-            raise _fail("count", "count > 1 needs path (each copy gets its own VC), not vc")
+        if self.count > 1 and self.vc is not None and TEMPLATE not in self.vc:
+            raise _fail(
+                "count",
+                "count > 1 needs path (each copy gets its own VC), not vc (or a vc with {i})",
+            )
         if self.stop is not None and parse_time_ps(self.stop) <= parse_time_ps(self.start):
             raise _fail("stop", f'must be after start ("{self.start}"), got "{self.stop}"')
         for key in ("rate", "peak", "mean"):
@@ -405,11 +642,142 @@ class Source(Table):
         return "rate"
 
 
+TCP_VARIANTS = ("tahoe-nofr", "tahoe", "reno", "newreno", "sack")
+FINE_MIN_RTO = "200 ms"
+"""Default min_rto with a fine-grained timer."""
+COARSE_MIN_RTO_TICKS = 2
+"""Default min_rto with a coarse timer: 2 ticks (SPEC section 2)."""
+
+
+class Flow(Table):
+    """``[flows.<name>]``: a TCP connection from ``path[0]`` to ``path[-1]``.
+
+    ``path`` carries the data, ``ack_path`` (default: the reverse of path) the
+    ACKs; both over ATM links (the flow gets two VCs, ``<name>`` and
+    ``<name>-ack``, of ``class``) or both over IP links.
+    """
+
+    path: list[str] = Field(min_length=2)
+    ack_path: Optional[list[str]] = Field(None, min_length=2)
+    """Default: the reverse of path."""
+    count: Optional[int] = Field(None, ge=1)
+    """Copies of a template (a name with {i})."""
+    class_: Optional[VcClass] = Field(None, alias="class")
+    """ATM flows: class of the data VC and of the ACK VC (default "ubr")."""
+    variant: Literal["tahoe-nofr", "tahoe", "reno", "newreno", "sack"] = "tahoe-nofr"
+    mss: int = Field(512, ge=1, le=MAX_MSS_BYTES)
+    """Bytes of TCP payload per segment."""
+    window: Size = "64 KB"
+    """Receiver buffer: the largest window the receiver advertises."""
+    window_scale: WindowScale = "auto"
+    """RFC 1323 shift; auto = the smallest with window >> shift <= 65535."""
+    initial_cwnd: int = Field(1, ge=1)
+    """Segments."""
+    initial_ssthresh: SizeOrAuto = "auto"
+    """auto: the largest advertised window."""
+    timer: Timer = "100 ms"
+    """Coarse timer granularity (timers fire on a global tick), or "fine"."""
+    initial_rto: Time = "3 s"
+    min_rto: TimeOrAuto = "auto"
+    """auto: 2 ticks with a coarse timer, 200 ms with "fine"."""
+    max_rto: Time = "64 s"
+    delayed_ack: Time = "0 ms"
+    """0 = every segment is ACKed at once."""
+    processing: Time = "0 us"
+    """Receiver time per data segment."""
+    processing_jitter: Time = "0 us"
+    """Processing is uniform in [processing - jitter, processing + jitter]."""
+    start: Time = "0 s"
+    transfer: Optional[Size] = None
+    """A finite transfer of this size; none = the source always has data."""
+    max_sack_blocks: int = Field(3, ge=1, le=4)
+
+    _ack_path_default: bool = PrivateAttr(False)
+
+    @model_validator(mode="after")
+    def _resolve(self) -> Flow:
+        if self.ack_path is None:
+            self.ack_path = list(reversed(self.path))
+            self._ack_path_default = True
+        window = parse_size_bytes(self.window)
+        if window < self.mss:
+            raise _fail(
+                "window",
+                f"must hold at least one segment (mss = {self.mss} bytes), "
+                f"got {show_value(self.window)}",
+            )
+        if self.window_scale == "auto" and window >> MAX_WINDOW_SCALE > MAX_WINDOW_FIELD:
+            raise _fail(
+                "window",
+                "must be below 1 GB: TCP advertises at most 65535 << 14 bytes, "
+                f"got {show_value(self.window)}",
+            )
+        shift = self.window_shift()
+        advertised = min(MAX_WINDOW_FIELD, window >> shift) << shift
+        if advertised < self.mss:
+            raise _fail(
+                "window_scale",
+                f"with window_scale = {shift} the receiver advertises at most {advertised} "
+                f"bytes, less than one segment (mss = {self.mss})",
+            )
+        if self.initial_ssthresh != "auto" and parse_size_bytes(self.initial_ssthresh) <= 0:
+            raise _fail("initial_ssthresh", f'must be > 0 or "auto", got {self.initial_ssthresh}')
+        if self.transfer is not None and parse_size_bytes(self.transfer) <= 0:
+            raise _fail("transfer", f"must be > 0, got {show_value(self.transfer)}")
+        if parse_time_ps(self.initial_rto) == 0:
+            raise _fail("initial_rto", f'must be > 0, got "{self.initial_rto}"')
+        if self.min_rto != "auto" and parse_time_ps(self.min_rto) == 0:
+            raise _fail("min_rto", f'must be > 0 or "auto", got "{self.min_rto}"')
+        if self.min_rto_ps() > parse_time_ps(self.max_rto):
+            raise _fail(
+                "max_rto",
+                f'must be >= min_rto ({self.min_rto_ps() / 1e9:g} ms), got "{self.max_rto}"',
+            )
+        if parse_time_ps(self.initial_rto) > parse_time_ps(self.max_rto):
+            raise _fail(
+                "initial_rto", f'must be <= max_rto ("{self.max_rto}"), got "{self.initial_rto}"'
+            )
+        if parse_time_ps(self.processing_jitter) > parse_time_ps(self.processing):
+            raise _fail(
+                "processing_jitter",
+                f'must be <= processing ("{self.processing}"), got "{self.processing_jitter}"',
+            )
+        return self
+
+    def window_bytes(self) -> int:
+        return parse_size_bytes(self.window)
+
+    def window_shift(self) -> int:
+        """The window scale shift: as written, or the smallest that fits the 16-bit field."""
+        if self.window_scale != "auto":
+            return int(self.window_scale)
+        return auto_window_scale(self.window_bytes())
+
+    def tick_ps(self) -> Optional[int]:
+        """The coarse timer's tick, or None for a fine-grained timer."""
+        return None if self.timer == "fine" else parse_time_ps(self.timer)
+
+    def min_rto_ps(self) -> int:
+        if self.min_rto != "auto":
+            return parse_time_ps(self.min_rto)
+        tick = self.tick_ps()
+        return parse_time_ps(FINE_MIN_RTO) if tick is None else COARSE_MIN_RTO_TICKS * tick
+
+
+def auto_window_scale(window_bytes: int) -> int:
+    """The smallest RFC 1323 shift s with window >> s <= 65535 (64 KB -> 1, 65535 -> 0)."""
+    shift = 0
+    while window_bytes >> shift > MAX_WINDOW_FIELD:
+        shift += 1
+    return shift
+
+
 class Probes(Table):
     """``[probes]``: time series sampled every ``period``.
 
     ``queue`` and ``utilization`` list link names, ``vc_rate`` VC names (after
-    count expansion, e.g. "s1"); each may be "all".
+    count expansion, e.g. "s1"; a flow's VCs are "<flow>" and "<flow>-ack"),
+    ``flows`` flow names (window, sequence number, RTT); each may be "all".
     """
 
     period: Optional[Time] = None
@@ -417,10 +785,11 @@ class Probes(Table):
     queue: NameList = []
     utilization: NameList = []
     vc_rate: NameList = []
+    flows: NameList = []
 
     @model_validator(mode="after")
     def _period(self) -> Probes:
-        if self.queue or self.utilization or self.vc_rate:
+        if self.queue or self.utilization or self.vc_rate or self.flows:
             if self.period is None:
                 raise _fail("period", "required when a probe list is set")
         if self.period is not None and parse_time_ps(self.period) == 0:
@@ -428,14 +797,34 @@ class Probes(Table):
         return self
 
 
+class FlatNode(NamedTuple):
+    """A node after template expansion."""
+
+    name: str
+    node: Node
+    key: str
+    """Where it was defined, for error messages: "nodes.s{i}"."""
+
+
+class FlatLink(NamedTuple):
+    """A link after template and duplex expansion (``link`` has the copy's from/to)."""
+
+    name: str
+    link: Link
+    key: str
+    """Where it was defined, for error messages: "links.s{i}-sw1"."""
+    reverse: bool
+    """The ``-rev`` link made by ``duplex = true``."""
+
+
 class FlatVc(NamedTuple):
-    """A VC after count expansion: explicit ones, then implicit ones of sources."""
+    """A VC after expansion: explicit ones, implicit ones of sources, then two per ATM flow."""
 
     name: str
     vc_class: str
     nodes: list[str]
     key: str
-    """Where it was defined, for error messages: "vcs.v1" or "sources.s"."""
+    """Where it was defined, for error messages: "vcs.v1", "sources.s" or "flows.tcp{i}"."""
 
 
 class FlatSource(NamedTuple):
@@ -448,6 +837,19 @@ class FlatSource(NamedTuple):
     """Where it was defined, for error messages: "sources.s"."""
 
 
+class FlatFlow(NamedTuple):
+    """A TCP flow after template expansion, with its paths as link names."""
+
+    name: str
+    flow: Flow
+    key: str
+    """Where it was defined, for error messages: "flows.tcp{i}"."""
+    layer: str
+    """"atm" or "ip": the layer of every link of both paths."""
+    data_links: list[str]
+    ack_links: list[str]
+
+
 class Scenario(Table):
     """A whole scenario file; see the module docstring and the table classes."""
 
@@ -456,6 +858,7 @@ class Scenario(Table):
     links: dict[str, Link] = {}
     vcs: dict[str, Vc] = {}
     sources: dict[str, Source] = {}
+    flows: dict[str, Flow] = {}
     probes: Probes = Field(default_factory=Probes)
 
     _file: Optional[str] = PrivateAttr(None)
@@ -472,68 +875,307 @@ class Scenario(Table):
 
     @model_validator(mode="after")
     def _check_references(self) -> Scenario:
-        """Names, link endpoints, VC paths, one source per VC, rates, probe names."""
-        self._check_names()
-        self._check_links()
-        vcs, sources = flatten(self)
-        first_links = self._check_vcs(vcs)
-        self._check_sources(sources, first_links)
-        self._check_probes([vc.name for vc in vcs])
+        """Build the expanded network (which checks every cross reference); resolve
+        the class of ATM flows."""
+        network = Network(self)
+        for flat in network.flows:
+            template = self.flows[flat.key.split(".", 1)[1]]
+            if flat.layer == "atm" and template.class_ is None:
+                template.class_ = "ubr"
         return self
 
-    def _check_names(self) -> None:
-        for section in ("nodes", "links", "vcs", "sources"):
-            for name in getattr(self, section):
-                if not NAME_PATTERN.match(name):
-                    raise _fail(f"{section}.{name}", "names may only use letters, digits, _ and -")
 
-    def _check_links(self) -> None:
-        joined: dict[tuple[str, str], str] = {}
-        for name, link in self.links.items():
-            for key, node in (("from", link.from_), ("to", link.to)):
-                if node not in self.nodes:
+def _substituted(entry: Any, i: Optional[int]) -> Any:
+    """A copy of a template's table with {i} replaced by ``i`` in every string value."""
+    if i is None:
+        return entry
+    text = str(i)
+    changes: dict[str, Any] = {}
+    for field in type(entry).model_fields:
+        value = getattr(entry, field)
+        if isinstance(value, str) and TEMPLATE in value:
+            changes[field] = value.replace(TEMPLATE, text)
+        elif isinstance(value, list) and any(isinstance(v, str) and TEMPLATE in v for v in value):
+            changes[field] = [v.replace(TEMPLATE, text) if isinstance(v, str) else v for v in value]
+    return entry.model_copy(update=changes) if changes else entry
+
+
+def _check_name(section: str, name: str, template_ok: bool = True) -> None:
+    plain = name.replace(TEMPLATE, "1") if template_ok else name
+    if not NAME_PATTERN.match(plain):
+        allowed = "letters, digits, _ and -" + (" (and {i} in a template)" if template_ok else "")
+        raise _fail(f"{section}.{name}", f"names may only use {allowed}")
+
+
+def _copies(section: str, name: str, entry: Any) -> list[tuple[str, Optional[int]]]:
+    """The names a table stands for, with the value of {i} (None for a plain table).
+
+    A name with {i} needs ``count``; ``count`` on a plain name is an error, except
+    for sources, where ``count = N > 1`` makes ``<name>1`` .. ``<name>N``.
+    """
+    key = f"{section}.{name}"
+    if TEMPLATE in name:
+        if "count" not in entry.model_fields_set or entry.count is None:
+            raise _fail(
+                f"{key}.count", "required: a name with {i} is a template for count = N copies"
+            )
+        return [(name.replace(TEMPLATE, str(i)), i) for i in range(1, entry.count + 1)]
+    if section == "sources":
+        if entry.count == 1:
+            return [(name, None)]
+        return [(f"{name}{i}", None) for i in range(1, entry.count + 1)]
+    if entry.count is not None:
+        raise _fail(
+            f"{key}.count",
+            f'count makes copies of a template: put {{i}} in the name (e.g. "{name}{{i}}"), '
+            "which is replaced by 1..count",
+        )
+    return [(name, None)]
+
+
+def _in(copy: str, i: Optional[int]) -> str:
+    """`` (in s3)`` for a copy of a template, so errors at the template key name the copy."""
+    return "" if i is None else f" (in {copy})"
+
+
+class Network:
+    """The scenario as the core sees it: templates and duplex links expanded.
+
+    Building it checks every cross reference (names, link endpoints, paths,
+    layers, one source per VC, rates, probe names) and raises the scenario
+    error at the key that causes the problem. Order (= core indices): nodes
+    and links in file order, each template's copies in place and a duplex
+    link's ``-rev`` right after it; VCs of ``[vcs]``, then of sources, then
+    two per ATM flow (``<flow>``, ``<flow>-ack``); sources; flows.
+    """
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.nodes: dict[str, FlatNode] = {}
+        self.links: dict[str, FlatLink] = {}
+        self.vcs: list[FlatVc] = []
+        self.sources: list[FlatSource] = []
+        self.flows: list[FlatFlow] = []
+        self._pairs: dict[tuple[str, str], str] = {}
+        self._made_by: dict[str, dict[str, str]] = {section: {} for section in SECTIONS}
+        self._vc_links: dict[str, list[str]] = {}
+        self._expand_nodes()
+        self._expand_links()
+        self._expand_vcs_and_sources()
+        self._expand_flows()
+        self._check_sources()
+        self._check_probes()
+
+    # -- names -------------------------------------------------------------------------
+
+    def _claim(self, section: str, name: str, key: str, how: str) -> None:
+        """Record that ``how`` makes ``name``; a name made twice is an error at ``key``."""
+        made = self._made_by[section]
+        if name in made:
+            raise _fail(key, f'the name "{name}" is also made by {made[name]}')
+        made[name] = how
+
+    def _expand_nodes(self) -> None:
+        for name, node in self.scenario.nodes.items():
+            _check_name("nodes", name)
+            key = f"nodes.{name}"
+            for copy, _ in _copies("nodes", name, node):
+                self._claim("nodes", copy, key, key)
+                self.nodes[copy] = FlatNode(copy, node, key)
+
+    def _expand_links(self) -> None:
+        for name, link in self.scenario.links.items():
+            _check_name("links", name)
+            key = f"links.{name}"
+            for copy, i in _copies("links", name, link):
+                here = _substituted(link, i)
+                for end, node in (("from", here.from_), ("to", here.to)):
+                    if node not in self.nodes:
+                        raise _fail(
+                            f"{key}.{end}",
+                            f'no node "{node}"{_in(copy, i)}; nodes: {_quoted(self.nodes)}',
+                        )
+                if here.from_ == here.to:
                     raise _fail(
-                        f"links.{name}.{key}", f'no node "{node}"; nodes: {_quoted(self.nodes)}'
+                        f"{key}.to",
+                        f'a link cannot end where it starts ("{here.to}"){_in(copy, i)}',
                     )
-            if link.from_ == link.to:
-                raise _fail(f"links.{name}.to", f'a link cannot end where it starts ("{link.to}")')
-            pair = (link.from_, link.to)
-            if pair in joined:
+                self._add_link(FlatLink(copy, here, key, False), key, key)
+                if here.duplex:
+                    back = here.model_copy(update={"from_": here.to, "to": here.from_})
+                    how = f"duplex = true on {key}"
+                    self._add_link(FlatLink(f"{copy}-rev", back, key, True), f"{key}.duplex", how)
+
+    def _add_link(self, flat: FlatLink, key: str, how: str) -> None:
+        self._claim("links", flat.name, key, how)
+        pair = (flat.link.from_, flat.link.to)
+        if pair in self._pairs:
+            other = self.links[self._pairs[pair]]
+            made = f" (duplex = true on {other.key})" if other.reverse else ""
+            what = f'"{flat.name}" would join' if flat.reverse else "joins"
+            raise _fail(
+                key,
+                f'{what} "{pair[0]}" to "{pair[1]}", which link "{other.name}"{made} already '
+                "joins; one link per direction",
+            )
+        self._pairs[pair] = flat.name
+        self.links[flat.name] = flat
+
+    # -- paths -------------------------------------------------------------------------
+
+    def path_links(
+        self,
+        nodes: list[str],
+        key: str,
+        copy: str = "",
+        i: Optional[int] = None,
+        note: str = "",
+        flow: bool = False,
+    ) -> list[str]:
+        """The link names joining consecutive ``nodes``; an error at ``key`` for a gap
+        (suggesting ``duplex = true`` when the link exists the other way)."""
+        links = []
+        for n, node in enumerate(nodes):
+            if node not in self.nodes:
+                raise _fail(key, f'no node "{node}"{_in(copy, i)}; nodes: {_quoted(self.nodes)}')
+            if n == 0:
+                continue
+            here = nodes[n - 1]
+            name = self._pairs.get((here, node))
+            if name is None:
+                leaving = [
+                    f"{flat.link.to} (links.{flat.name})"
+                    for flat in self.links.values()
+                    if flat.link.from_ == here
+                ]
+                back = self._pairs.get((node, here))
+                if back is not None and not self.links[back].reverse:
+                    hint = f"; set duplex = true on {self.links[back].key} to create it"
+                elif flow:
+                    hint = "; add one (duplex = true on a link also makes the way back)"
+                else:
+                    hint = ""
                 raise _fail(
-                    f"links.{name}",
-                    f'links.{joined[pair]} already joins "{link.from_}" to "{link.to}"',
+                    key,
+                    f'no link from "{here}" to "{node}"{_in(copy, i)}{note}; links from "{here}" '
+                    f"go to: {_quoted(leaving)}{hint}",
                 )
-            joined[pair] = name
+            links.append(name)
+        return links
 
-    def _check_vcs(self, vcs: list[FlatVc]) -> dict[str, str]:
-        """Check paths and names of all VCs; return VC name -> name of its first link."""
-        first_links: dict[str, str] = {}
-        defined_at: dict[str, str] = {}
-        for vc in vcs:
-            links = path_links(self, vc.nodes, f"{vc.key}.path")
-            if vc.name in defined_at:
-                raise _fail(vc.key, f'VC name "{vc.name}" is also used by {defined_at[vc.name]}')
-            defined_at[vc.name] = vc.key
-            first_links[vc.name] = links[0]
-        return first_links
+    def _layer(self, links: list[str], key: str, copy: str, i: Optional[int]) -> str:
+        """The one layer of all ``links``; a mix is an error at ``key``."""
+        first = self.links[links[0]]
+        for name in links[1:]:
+            other = self.links[name]
+            if other.link.layer != first.link.layer:
+                raise _fail(
+                    key,
+                    f'mixes layers{_in(copy, i)}: link "{first.name}" is {first.link.layer} and '
+                    f'"{other.name}" is {other.link.layer}; all links of a path must have the '
+                    "same layer",
+                )
+        return first.link.layer
 
-    def _check_sources(self, sources: list[FlatSource], first_links: dict[str, str]) -> None:
+    # -- VCs, sources, flows -------------------------------------------------------------
+
+    def _add_vc(self, vc: FlatVc, links: list[str], what: str = "") -> None:
+        made = self._made_by["vcs"]
+        if vc.name in made:
+            raise _fail(vc.key, f'{what}VC name "{vc.name}" is also used by {made[vc.name]}')
+        made[vc.name] = vc.key
+        self._vc_links[vc.name] = links
+        self.vcs.append(vc)
+
+    def _vc_path(self, nodes: list[str], key: str, copy: str = "", i: Optional[int] = None):
+        links = self.path_links(nodes, key, copy, i)
+        for name in links:
+            if self.links[name].link.layer != "atm":
+                raise _fail(
+                    key,
+                    f'link "{name}" is an IP link (layer = "ip"){_in(copy, i)}; VCs and cell '
+                    "sources run over ATM links",
+                )
+        return links
+
+    def _expand_vcs_and_sources(self) -> None:
+        for name, vc in self.scenario.vcs.items():
+            _check_name("vcs", name, template_ok=False)
+            key = f"vcs.{name}"
+            links = self._vc_path(vc.path, f"{key}.path")
+            self._add_vc(FlatVc(name, vc.class_, list(vc.path), key), links)
+        for name, source in self.scenario.sources.items():
+            _check_name("sources", name)
+            key = f"sources.{name}"
+            for copy, i in _copies("sources", name, source):
+                here = _substituted(source, i)
+                self._claim("sources", copy, key, key)
+                if here.path is not None:
+                    links = self._vc_path(here.path, f"{key}.path", copy, i)
+                    self._add_vc(FlatVc(copy, here.class_ or "ubr", list(here.path), key), links)
+                    self.sources.append(FlatSource(copy, copy, here, key))
+                else:
+                    self.sources.append(FlatSource(copy, here.vc or "", here, key))
+
+    def _expand_flows(self) -> None:
+        for name, flow in self.scenario.flows.items():
+            _check_name("flows", name)
+            key = f"flows.{name}"
+            for copy, i in _copies("flows", name, flow):
+                here = _substituted(flow, i)
+                self._claim("flows", copy, key, key)
+                note = (
+                    " for the ACKs (ack_path defaults to the reverse of path)"
+                    if flow._ack_path_default
+                    else ""
+                )
+                data = self.path_links(here.path, f"{key}.path", copy, i, flow=True)
+                acks = self.path_links(
+                    here.ack_path or [], f"{key}.ack_path", copy, i, note, flow=True
+                )
+                layer = self._layer(data, f"{key}.path", copy, i)
+                ack_layer = self._layer(acks, f"{key}.ack_path", copy, i)
+                if ack_layer != layer:
+                    raise _fail(
+                        f"{key}.ack_path",
+                        f"the ACKs cross {ack_layer} links but the data {layer} links"
+                        f"{_in(copy, i)}; both paths of a flow must have the same layer",
+                    )
+                if layer == "atm":
+                    vc_class = here.class_ or "ubr"
+                    what = f'flow "{copy}" makes VCs "{copy}" and "{copy}-ack", but '
+                    self._add_vc(FlatVc(copy, vc_class, list(here.path), key), data, what)
+                    ack_vc = FlatVc(f"{copy}-ack", vc_class, list(here.ack_path or []), key)
+                    self._add_vc(ack_vc, acks, what)
+                elif here.class_ is not None:
+                    raise _fail(
+                        f"{key}.class",
+                        f"is the class of an ATM flow's VCs; {copy} runs over IP links: remove it",
+                    )
+                self.flows.append(FlatFlow(copy, here, key, layer, data, acks))
+
+    def _check_sources(self) -> None:
         used_by: dict[str, str] = {}
-        for flat in sources:
-            if flat.vc not in first_links:
-                raise _fail(f"{flat.key}.vc", f'no VC "{flat.vc}"; vcs: {_quoted(self.vcs)}')
+        flow_vcs = {vc.name for vc in self.vcs if vc.key.startswith("flows.")}
+        for flat in self.sources:
+            if flat.vc not in self._vc_links:
+                raise _fail(
+                    f"{flat.key}.vc", f'no VC "{flat.vc}"; vcs: {_quoted(self.scenario.vcs)}'
+                )
             if flat.vc in used_by:
                 raise _fail(
                     f"{flat.key}.vc",
                     f'VC "{flat.vc}" already has a source ({used_by[flat.vc]}); one source per VC',
                 )
+            if flat.vc in flow_vcs:
+                raise _fail(f"{flat.key}.vc", f'VC "{flat.vc}" belongs to a TCP flow')
             used_by[flat.vc] = flat.key
             rate_key = flat.source.offered_rate_key()
             if rate_key is None:
                 continue
             rate = getattr(flat.source, rate_key)
-            link_name = first_links[flat.vc]
-            link_cps = self.links[link_name].cell_rate_cps()
+            link_name = self._vc_links[flat.vc][0]
+            link_cps = self.links[link_name].link.cell_rate_cps()
             if parse_cell_rate_cps(rate) > link_cps * (1 + 1e-12):
                 raise _fail(
                     f"{flat.key}.{rate_key}",
@@ -541,11 +1183,13 @@ class Scenario(Table):
                     f'cell rate of its first link "{link_name}" ({link_cps:.6g} cells/s)',
                 )
 
-    def _check_probes(self, vc_names: list[str]) -> None:
+    def _check_probes(self) -> None:
+        probes = self.scenario.probes
         for key, names, known in (
-            ("queue", self.probes.queue, list(self.links)),
-            ("utilization", self.probes.utilization, list(self.links)),
-            ("vc_rate", self.probes.vc_rate, vc_names),
+            ("queue", probes.queue, list(self.links)),
+            ("utilization", probes.utilization, list(self.links)),
+            ("vc_rate", probes.vc_rate, [vc.name for vc in self.vcs]),
+            ("flows", probes.flows, [flow.name for flow in self.flows]),
         ):
             if names == "all":
                 continue
@@ -553,50 +1197,18 @@ class Scenario(Table):
                 if name not in known:
                     raise _fail(f"probes.{key}", f'no "{name}"; choose from: {_quoted(known)}')
 
+    def vc_links(self, name: str) -> list[str]:
+        """The link names of a VC's path."""
+        return self._vc_links[name]
+
 
 def flatten(scenario: Scenario) -> tuple[list[FlatVc], list[FlatSource]]:
-    """VCs and sources after count expansion, in core order.
+    """VCs and sources after expansion, in core order (see ``Network``).
 
-    VCs: those of ``[vcs]`` in file order, then one per source given a
-    ``path`` (named like the source). A source ``s`` with ``count = 3``
-    becomes ``s1``, ``s2``, ``s3``.
+    A source ``s`` with ``count = 3`` becomes ``s1``, ``s2``, ``s3``.
     """
-    vcs = [
-        FlatVc(name, vc.class_, list(vc.path), f"vcs.{name}") for name, vc in scenario.vcs.items()
-    ]
-    sources = []
-    for name, source in scenario.sources.items():
-        key = f"sources.{name}"
-        names = [name] if source.count == 1 else [f"{name}{i}" for i in range(1, source.count + 1)]
-        for copy in names:
-            if source.path is not None:
-                vcs.append(FlatVc(copy, source.class_ or "ubr", list(source.path), key))
-                sources.append(FlatSource(copy, copy, source, key))
-            else:
-                sources.append(FlatSource(copy, source.vc or "", source, key))
-    return vcs, sources
-
-
-def path_links(scenario: Scenario, nodes: list[str], key: str) -> list[str]:
-    """The link names joining consecutive ``nodes``; raises an error at ``key`` for a gap."""
-    links = []
-    for i, node in enumerate(nodes):
-        if node not in scenario.nodes:
-            raise _fail(key, f'no node "{node}"; nodes: {_quoted(scenario.nodes)}')
-        if i == 0:
-            continue
-        here = nodes[i - 1]
-        match = [n for n, link in scenario.links.items() if (link.from_, link.to) == (here, node)]
-        if not match:
-            leaving = [
-                f"{link.to} (links.{n})" for n, link in scenario.links.items() if link.from_ == here
-            ]
-            raise _fail(
-                key,
-                f'no link from "{here}" to "{node}"; links from "{here}" go to: {_quoted(leaving)}',
-            )
-        links.append(match[0])
-    return links
+    network = Network(scenario)
+    return network.vcs, network.sources
 
 
 # --- loading ------------------------------------------------------------------------------
@@ -700,7 +1312,7 @@ def scenario_dict(scenario: Scenario) -> dict:
 def resolved_toml(scenario: Scenario) -> str:
     """The scenario with every default filled in, as TOML that loads back to the same run.
 
-    ``count`` is kept (not expanded).
+    Templates and ``count`` are kept (not expanded), and so are ``"auto"`` values.
     """
     header = "# Resolved by atmsim: every default is written out.\n\n"
     return header + tomli_w.dumps(scenario_dict(scenario))
@@ -711,7 +1323,38 @@ def _policy_json(policy: Policy) -> dict:
         return {"kind": "tail"}
     if policy.kind == "ppd":
         return {"kind": "ppd", "keep_eom": policy.keep_eom}
+    if policy.kind == "red":
+        return {
+            "kind": "red",
+            "min_th": red_threshold(policy.min_th),
+            "max_th": red_threshold(policy.max_th),
+            "w_q": float(policy.w_q or RED_W_Q),
+            "max_p": float(policy.max_p or RED_MAX_P),
+        }
     return {"kind": policy.kind, "threshold": policy.threshold}
+
+
+def _link_json(flat: FlatLink, node_index: dict[str, int]) -> dict:
+    """A link of the core JSON; ATM links keep the fields of the first interface."""
+    link = flat.link
+    entry: dict[str, Any] = {"name": flat.name}
+    if link.layer == "ip":
+        entry["layer"] = "ip"
+    entry.update(
+        {
+            "from": node_index[link.from_],
+            "to": node_index[link.to],
+            "bit_rate_bps": link.bit_rate_bps(),
+            "cell_rate_cps": link.cell_rate_cps(),
+            "delay_ps": link.delay_ps(),
+            "buffer_cells": link.buffer_cells(),
+        }
+    )
+    if link.layer == "ip":
+        entry["buffer_packets"] = link.buffer_packets()
+        entry["buffer_bytes"] = link.buffer_bytes()
+    entry["policy"] = _policy_json(link.policy)
+    return entry
 
 
 def _model_json(source: Source) -> dict:
@@ -748,41 +1391,68 @@ def _model_json(source: Source) -> dict:
     }
 
 
+def _flow_json(flat: FlatFlow, vc_index: dict[str, int], link_index: dict[str, int]) -> dict:
+    """A flow of the core JSON (docs/core-interface.md, "TCP and IP")."""
+    flow = flat.flow
+    atm = flat.layer == "atm"
+    tick_ps = flow.tick_ps()
+    return {
+        "name": flat.name,
+        "layer": flat.layer,
+        "data_vc": vc_index[flat.name] if atm else None,
+        "ack_vc": vc_index[f"{flat.name}-ack"] if atm else None,
+        "data_links": [] if atm else [link_index[n] for n in flat.data_links],
+        "ack_links": [] if atm else [link_index[n] for n in flat.ack_links],
+        "variant": flow.variant.replace("-", "_"),
+        "mss_bytes": flow.mss,
+        "rcv_window_bytes": flow.window_bytes(),
+        "window_scale": flow.window_shift(),
+        "initial_cwnd_segments": flow.initial_cwnd,
+        "initial_ssthresh_bytes": (
+            None if flow.initial_ssthresh == "auto" else parse_size_bytes(flow.initial_ssthresh)
+        ),
+        "timer": {"kind": "fine"} if tick_ps is None else {"kind": "coarse", "tick_ps": tick_ps},
+        "initial_rto_ps": parse_time_ps(flow.initial_rto),
+        "min_rto_ps": flow.min_rto_ps(),
+        "max_rto_ps": parse_time_ps(flow.max_rto),
+        "delayed_ack_ps": parse_time_ps(flow.delayed_ack),
+        "processing_ps": parse_time_ps(flow.processing),
+        "processing_jitter_ps": parse_time_ps(flow.processing_jitter),
+        "start_ps": parse_time_ps(flow.start),
+        "app_bytes": None if flow.transfer is None else parse_size_bytes(flow.transfer),
+        "max_sack_blocks": flow.max_sack_blocks,
+    }
+
+
 def to_core(scenario: Scenario) -> dict:
-    """The core JSON of docs/core-interface.md: indices, picoseconds, cells/s."""
-    node_index = {name: i for i, name in enumerate(scenario.nodes)}
-    link_index = {name: i for i, name in enumerate(scenario.links)}
-    vcs, sources = flatten(scenario)
-    vc_index = {vc.name: i for i, vc in enumerate(vcs)}
+    """The core JSON of docs/core-interface.md: indices, picoseconds, cells/s, bytes.
+
+    The keys of issue 3 (``layer`` and the packet buffers of a link, ``flows``,
+    ``probes.flows``) are written only for IP links and for scenarios with
+    flows: an ATM-only scenario gives the same JSON as before them.
+    """
+    network = Network(scenario)
+    node_index = {name: i for i, name in enumerate(network.nodes)}
+    link_index = {name: i for i, name in enumerate(network.links)}
+    vc_index = {vc.name: i for i, vc in enumerate(network.vcs)}
+    flow_index = {flow.name: i for i, flow in enumerate(network.flows)}
 
     def indices(names: Any, index: dict[str, int]) -> list[int]:
         return list(index.values()) if names == "all" else [index[name] for name in names]
 
     probes = scenario.probes
-    return {
+    core: dict[str, Any] = {
         "duration_ps": parse_time_ps(scenario.run.duration),
         "seed": scenario.run.seed,
-        "nodes": [{"name": name, "kind": node.kind} for name, node in scenario.nodes.items()],
-        "links": [
-            {
-                "name": name,
-                "from": node_index[link.from_],
-                "to": node_index[link.to],
-                "bit_rate_bps": link.bit_rate_bps(),
-                "cell_rate_cps": link.cell_rate_cps(),
-                "delay_ps": link.delay_ps(),
-                "buffer_cells": None if link.buffer == "inf" else link.buffer,
-                "policy": _policy_json(link.policy),
-            }
-            for name, link in scenario.links.items()
-        ],
+        "nodes": [{"name": flat.name, "kind": flat.node.kind} for flat in network.nodes.values()],
+        "links": [_link_json(flat, node_index) for flat in network.links.values()],
         "vcs": [
             {
                 "name": vc.name,
                 "class": vc.vc_class,
-                "links": [link_index[n] for n in path_links(scenario, vc.nodes, vc.key)],
+                "links": [link_index[n] for n in network.vc_links(vc.name)],
             }
-            for vc in vcs
+            for vc in network.vcs
         ],
         "sources": [
             {
@@ -792,7 +1462,7 @@ def to_core(scenario: Scenario) -> dict:
                 "stop_ps": None if flat.source.stop is None else parse_time_ps(flat.source.stop),
                 "model": _model_json(flat.source),
             }
-            for flat in sources
+            for flat in network.sources
         ],
         "probes": {
             "period_ps": 0 if probes.period is None else parse_time_ps(probes.period),
@@ -801,3 +1471,7 @@ def to_core(scenario: Scenario) -> dict:
             "vc_rate": indices(probes.vc_rate, vc_index),
         },
     }
+    if network.flows:
+        core["flows"] = [_flow_json(flat, vc_index, link_index) for flat in network.flows]
+        core["probes"]["flows"] = indices(probes.flows, flow_index)
+    return core

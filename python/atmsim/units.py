@@ -7,7 +7,9 @@ number in the canonical unit of the core (see docs/core-interface.md):
 - bit rate: float bit/s, cell rate: float cells/s (``parse_bit_rate_bps``,
   ``parse_cell_rate_cps``; one cell is 53 bytes = 424 bits on the wire),
 - length: float km (``parse_length_km``), turned into a propagation delay of
-  5 us/km by ``propagation_delay_ps``.
+  5 us/km by ``propagation_delay_ps``,
+- size: integer bytes (``parse_size_bytes``); ``KB`` means 1024 bytes, as in
+  the seeds' "64 kB windows".
 
 A string that does not parse raises ``ValueError`` with a one-line message that
 says what is allowed, e.g. ``expected a time like "30 s" (units: ps, ns, us, ms, s), got
@@ -40,10 +42,26 @@ TIME_UNITS_PS = {
 }
 BIT_RATE_UNITS_BPS = {"bps": 1, "kbps": 10**3, "Mbps": 10**6, "Gbps": 10**9}
 LENGTH_UNITS_KM = {"m": Decimal("0.001"), "km": Decimal(1)}
+SIZE_UNITS_BYTES = {
+    "B": 1,
+    "bytes": 1,
+    "KB": 2**10,
+    "kB": 2**10,  # as the seeds write it ("64 kB windows"): 1024 bytes too
+    "KiB": 2**10,
+    "MB": 2**20,
+    "MiB": 2**20,
+    "GB": 2**30,
+    "GiB": 2**30,
+}
+"""Sizes are binary: KB = KiB = 1024 bytes, MB = MiB = 2^20, GB = GiB = 2^30."""
 
 TIME_HELP = 'a time like "30 s" (units: ps, ns, us, ms, s)'
 RATE_HELP = 'a rate like "155.52 Mbps" (units: bps, kbps, Mbps, Gbps, cells/s)'
 LENGTH_HELP = 'a length like "1000 km" (units: m, km)'
+SIZE_HELP = (
+    'a size like "64 KB" or a whole number of bytes (units: B, bytes, KB = KiB = 1024 B, '
+    "MB = MiB, GB = GiB)"
+)
 
 _QUANTITY = re.compile(
     r"^\s*(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
@@ -111,6 +129,23 @@ def parse_length_km(text: str) -> float:
     """Parse a length such as ``"1000 km"`` or ``"50 m"`` into km."""
     number, unit = _split(text, LENGTH_UNITS_KM, LENGTH_HELP)
     return float(number * LENGTH_UNITS_KM[unit])
+
+
+def parse_size_bytes(value: int | str) -> int:
+    """Parse a size into whole bytes: a plain integer is bytes, ``"64 KB"`` is 65536.
+
+    KB = KiB = 1024 bytes, MB = MiB = 2^20, GB = GiB = 2^30 (binary, as the
+    seeds count windows). The result must be a whole number of bytes.
+    """
+    if type(value) is int:
+        if value < 0:
+            raise ValueError(f"must not be negative: expected {SIZE_HELP}, got {value}")
+        return value
+    number, unit = _split(value, SIZE_UNITS_BYTES, SIZE_HELP)
+    size = number * SIZE_UNITS_BYTES[unit]
+    if size != size.to_integral_value():
+        raise ValueError(f"must be a whole number of bytes, got {_show(value)}")
+    return int(size)
 
 
 def propagation_delay_ps(length_km: float) -> int:
