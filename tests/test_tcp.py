@@ -215,3 +215,48 @@ def test_cli_run_and_plot_tcp(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     for name in ("window.png", "sequence.png", "srtt.png", "ip_queue.png"):
         assert (out / name).stat().st_size > 1000, name
+
+
+def test_ubr_needs_the_sum_of_the_windows_when_they_exceed_the_pipe() -> None:
+    """Seed 002: TCP over UBR needs buffers equal to the sum of the receiver
+    windows for zero loss. With 256 KB windows the five windows (5 x 512
+    segments x 12 cells = 30720 cells) exceed the 30 ms pipe (11,004 cells),
+    so the queue settles at their difference, 19,716 cells: a buffer of the
+    sum loses nothing; half of it loses cells and goodput."""
+    wide = ("flows.tcp{i}.window=256 KB",)
+    full = atmsim.run(
+        SCENARIOS / "ubr_tcp.toml",
+        overrides=[*wide, "links.sw1-sw2.buffer=30720"],
+        progress=False,
+    )
+    assert balanced(full.summary)
+    bottleneck = port(full, "sw1-sw2")
+    assert bottleneck["cells_dropped"] == 0
+    pipe = 155.52e6 / 424 * 0.030
+    assert bottleneck["max_queue_cells"] == pytest.approx(30720 - pipe, abs=60)
+    half = atmsim.run(
+        SCENARIOS / "ubr_tcp.toml",
+        overrides=[*wide, "links.sw1-sw2.buffer=15360"],
+        progress=False,
+    )
+    assert balanced(half.summary)
+    assert port(half, "sw1-sw2")["cells_dropped"] > 0
+    assert half.flows["bytes_retransmitted"].sum() > 0
+    assert half.flows["goodput_mbps"].sum() < full.flows["goodput_mbps"].sum()
+
+
+def test_single_flow_on_an_idle_atm_path_reaches_the_aal5_limit() -> None:
+    """MSS 512 rides in 12 cells: goodput = 155.52 Mbps x 512 / (12 x 53) =
+    125.2 Mbps once the window (1 MB) covers the pipe. Short (1 km) links make
+    slow start negligible against 3 s."""
+    result = run_text(
+        TWO_HOPS,
+        "links.a-sw.length=1 km",
+        "links.sw-b.length=1 km",
+        "flows.tcp.window=1 MB",
+        "run.duration=3 s",
+    )
+    assert balanced(result.summary)
+    limit = 155.52 * 512 / (12 * 53)
+    (goodput,) = result.flows["goodput_mbps"]
+    assert goodput == pytest.approx(limit, rel=0.02)

@@ -59,8 +59,9 @@ struct SesState {
     ses: SourceEndSystem,
     /// Data cells waiting for an in-rate opportunity (the ABR source queue).
     queue: VecDeque<Cell>,
-    /// An infinite backlog of one-cell frames.
+    /// An infinite backlog of one-cell frames (until `greedy_stop`).
     greedy: bool,
+    greedy_stop: Time,
     /// Time of the pending SesSend event.
     scheduled: Option<Time>,
 }
@@ -328,6 +329,7 @@ impl Simulation {
                         ses: SourceEndSystem::new(i as u32, p.clone()),
                         queue: VecDeque::new(),
                         greedy: false,
+                        greedy_stop: Time::MAX,
                         scheduled: None,
                     })
                 }),
@@ -341,6 +343,7 @@ impl Simulation {
             // A greedy source on an ABR VC is an infinite backlog at its SES.
             if let (SourceModel::Greedy, Some(ses)) = (&s.model, vcs[s.vc as usize].ses.as_mut()) {
                 ses.greedy = true;
+                ses.greedy_stop = s.stop_ps.unwrap_or(Time::MAX);
                 ses.scheduled = Some(s.start_ps);
                 queue.push(s.start_ps, Event::SesSend(s.vc));
                 continue;
@@ -560,6 +563,9 @@ impl Simulation {
             return; // superseded by an earlier opportunity
         }
         st.scheduled = None;
+        if st.greedy && now >= st.greedy_stop {
+            st.greedy = false;
+        }
         if st.queue.is_empty() && !st.greedy {
             return;
         }
