@@ -359,3 +359,72 @@ fn vbr_background_takes_priority_and_erica_gives_abr_the_rest() {
     let vbr = s.vcs.iter().find(|v| v.name == "vbr").unwrap();
     assert!(vbr.cells_sent - vbr.cells_delivered < (0.4 * OC3_CPS * 0.0021) as u64);
 }
+
+/// Seed 000 section 8's configuration: n TCP sources over ABR through
+/// SW1 -> SW2 (three 1000 km links), ERICA at the bottleneck, `buffer` cells,
+/// TBE 512, optional VBR background.
+fn tcp_over_abr(n: usize, buffer: Option<u32>, tbe: u32, vbr: bool, secs: u64) -> Scenario {
+    let km = 5_000_000u64; // ps per km
+    let mut net = Net::default();
+    net.duplex("sw1", "sw2", OC3_CPS, 1000 * km, Some(erica()));
+    for i in 0..n {
+        net.duplex(&format!("s{i}"), "sw1", OC3_CPS, 1000 * km, None);
+        net.duplex("sw2", &format!("d{i}"), OC3_CPS, 1000 * km, None);
+    }
+    if let Some(b) = buffer {
+        net.links[0]["buffer_cells"] = json!(b);
+    }
+    let mut flows = vec![];
+    for i in 0..n {
+        let path = [format!("s{i}"), "sw1".into(), "sw2".into(), format!("d{i}")];
+        let ids: Vec<usize> = path.iter().map(|p| net.node(p)).collect();
+        let fwd: Vec<usize> = ids.windows(2).map(|w| net.link_index(w[0], w[1])).collect();
+        let back: Vec<usize> = ids
+            .windows(2)
+            .rev()
+            .map(|w| net.link_index(w[1], w[0]))
+            .collect();
+        let mut p = abr_params(OC3_CPS);
+        p["crm"] = json!(tbe.div_ceil(32));
+        let d = net.vcs.len();
+        net.vcs.push(json!({"name": format!("f{i}"), "class": "abr", "links": fwd, "back_links": back, "abr": p}));
+        net.vcs.push(json!({"name": format!("f{i}-ack"), "class": "abr", "links": back, "back_links": fwd, "abr": p}));
+        flows.push(json!({"name": format!("f{i}"), "layer": "atm", "data_vc": d, "ack_vc": d + 1,
+            "variant": "tahoe_nofr", "mss_bytes": 512, "rcv_window_bytes": 1 << 20, "window_scale": 4,
+            "initial_cwnd_segments": 1, "initial_ssthresh_bytes": null,
+            "timer": {"kind": "coarse", "tick_ps": 100 * MS},
+            "initial_rto_ps": 3 * S, "min_rto_ps": 200 * MS, "max_rto_ps": 64 * S,
+            "delayed_ack_ps": 0, "app_bytes": null, "max_sack_blocks": 3}));
+    }
+    if vbr {
+        net.duplex("vbr", "sw1", OC3_CPS, 1000 * km, None);
+        net.duplex("sw2", "vbrd", OC3_CPS, 1000 * km, None);
+        let ids: Vec<usize> = ["vbr", "sw1", "sw2", "vbrd"]
+            .iter()
+            .map(|p| net.node(p))
+            .collect();
+        let fwd: Vec<usize> = ids.windows(2).map(|w| net.link_index(w[0], w[1])).collect();
+        let vc = net.vcs.len();
+        net.vcs
+            .push(json!({"name": "vbr", "class": "vbr", "links": fwd}));
+        net.sources.push(json!({"name": "vbr", "vc": vc, "start_ps": 2 * MS, "model": {"kind": "vbr_onoff",
+            "peak_cps": 124.41e6 / 424.0, "on_ps": 100 * MS, "off_ps": 100 * MS, "distribution": "fixed"}}));
+    }
+    net.scenario(secs, json!({"flows": flows}))
+}
+
+#[test]
+fn tcp_over_abr_with_enough_buffer_loses_nothing_and_is_rate_limited() {
+    // Seed 000 section 8: 2 sources, 4096 cells, TBE 512, no VBR: no loss,
+    // and each source uses the rate ERICA gives it (0.9 C / 2).
+    let s = run(&tcp_over_abr(2, Some(4096), 512, false, 2));
+    let dropped: u64 = s.ports.iter().map(|p| p.cells_dropped).sum();
+    assert_eq!(dropped, 0);
+    let total: f64 = s.flows.iter().map(|f| f.goodput_mbps).sum();
+    eprintln!(
+        "tcp over abr: total goodput {total:.2} Mb/s, flows {:?}",
+        s.flows.iter().map(|f| f.goodput_mbps).collect::<Vec<_>>()
+    );
+    // 155.52 x 0.9 x 48/53 x 512/568 x 31/32 = 110.6 Mb/s at most.
+    assert!(total < 110.7 && total > 90.0, "{total}");
+}
