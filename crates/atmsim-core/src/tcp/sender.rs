@@ -38,6 +38,9 @@ pub struct SenderState {
     pub restart_timer: bool,
     /// Set by a variant: stop timing the RTT sample (Karn).
     pub cancel_rtt: bool,
+    /// Set by a variant: do not restart the retransmission timer for this
+    /// new ACK (NewReno's later partial ACKs, RFC 6582 "impatient").
+    pub keep_timer: bool,
     /// Fast retransmits so far.
     pub fast_retransmits: u64,
 }
@@ -60,16 +63,24 @@ impl SenderState {
         self.cwnd = self.cwnd.min(self.max_cwnd);
     }
 
-    /// The threshold after a fast retransmit: half the window in use, at
-    /// least 2 MSS (as ns-2: half of min(cwnd, rwnd)).
-    pub fn half_window(&self) -> f64 {
-        (self.cwnd.min(self.rwnd as f64) / 2.0).max(2.0 * self.mss as f64)
+    /// `bytes` rounded down to whole segments, at least 2 (BSD and ns-2 keep
+    /// ssthresh in whole segments).
+    pub fn whole_segments(&self, bytes: f64) -> f64 {
+        let mss = self.mss as f64;
+        ((bytes / mss).floor() * mss).max(2.0 * mss)
     }
 
-    /// True when a fast retransmit may start: not within the window of the
-    /// last fast retransmit or timeout.
+    /// The threshold after a fast retransmit: half the window in use
+    /// (min(cwnd, rwnd), as ns-2), in whole segments, at least 2.
+    pub fn half_window(&self) -> f64 {
+        self.whole_segments(self.cwnd.min(self.rwnd as f64) / 2.0)
+    }
+
+    /// True when a fast retransmit may start: the ACK has moved beyond the
+    /// highest byte sent at the last fast retransmit or timeout (RFC 6582,
+    /// ns-2), so the duplicates of resent old data do not start another.
     pub fn may_fast_retransmit(&self) -> bool {
-        self.snd_una >= self.recover
+        self.snd_una > self.recover
     }
 
     /// Shared part of a fast retransmit: remember the window, halve the
@@ -146,6 +157,7 @@ impl TcpSender {
             retransmit_now: None,
             restart_timer: false,
             cancel_rtt: false,
+            keep_timer: false,
             fast_retransmits: 0,
         };
         let timer = match cfg.timer {
@@ -217,6 +229,14 @@ impl TcpSender {
             self.timer,
             RexmtTimer::Ticks(0) | RexmtTimer::Deadline(None)
         )
+    }
+
+    /// Coarse mode: ticks left on the retransmission timer (0 = off).
+    pub fn ticks_left(&self) -> Option<u32> {
+        match self.timer {
+            RexmtTimer::Ticks(n) => Some(n),
+            RexmtTimer::Deadline(_) => None,
+        }
     }
 
     /// Fine mode: when the retransmission timer expires.
@@ -317,7 +337,7 @@ impl TcpSender {
             }
             if self.s.snd_una == self.s.snd_max {
                 self.stop_timer();
-            } else {
+            } else if !std::mem::take(&mut self.s.keep_timer) {
                 self.arm_timer(now);
             }
         } else if ack == self.s.snd_una && self.s.snd_max > self.s.snd_una {
@@ -358,17 +378,21 @@ impl TcpSender {
     }
 
     /// The retransmission timeout (SPEC 2): ssthresh = max(2 MSS,
-    /// min(cwnd/2, Wrcvr)), cwnd = 1 MSS, go back to snd_una, back off.
+    /// min(cwnd/2, Wrcvr)) in whole segments, cwnd = 1 MSS, go back to
+    /// snd_una, back off. During fast recovery the window is the one before
+    /// the inflation (ns-2's cwnd; RFC 5681 takes the flight).
     pub fn timeout(&mut self, now: Time) {
         self.timeouts += 1;
+        let base = self.cc.base_cwnd(&self.s);
         let s = &mut self.s;
         let mss = s.mss as f64;
-        s.ssthresh = (s.cwnd / 2.0).min(s.rwnd as f64).max(2.0 * mss);
+        s.ssthresh = s.whole_segments((base / 2.0).min(s.rwnd as f64));
         s.cwnd = mss;
         s.snd_nxt = s.snd_una;
         s.dupacks = 0;
         s.recover = s.snd_max;
         s.retransmit_now = None;
+        s.keep_timer = false;
         self.cc.on_timeout(s);
         self.rtt.cancel();
         self.rtt.back_off();
@@ -502,6 +526,19 @@ mod tests {
         sc.tx.s.cwnd = 300_000.0;
         sc.tx.timeout(0);
         assert_eq!(sc.tx.s.ssthresh, 65_536.0);
+    }
+
+    #[test]
+    fn ssthresh_is_kept_in_whole_segments() {
+        // Regression (ns-2 validation D1): 11 segments halve to 5, not 5.5.
+        let mut sc = Script::new(TcpConfig::example(Variant::TahoeNofr));
+        sc.tx.s.cwnd = 11.0 * 512.0;
+        sc.tx.timeout(0);
+        assert_eq!(sc.tx.s.ssthresh, 5.0 * 512.0);
+        sc.tx.s.cwnd = 11.0 * 512.0 + 300.0;
+        assert_eq!(sc.tx.s.half_window(), 5.0 * 512.0);
+        sc.tx.s.cwnd = 1.0 * 512.0;
+        assert_eq!(sc.tx.s.half_window(), 2.0 * 512.0);
     }
 
     #[test]

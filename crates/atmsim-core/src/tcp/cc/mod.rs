@@ -56,6 +56,11 @@ pub trait CongestionControl: Send + Sync {
     fn in_recovery(&self) -> bool {
         false
     }
+
+    /// The congestion window without fast recovery's inflation.
+    fn base_cwnd(&self, s: &SenderState) -> f64 {
+        s.cwnd
+    }
 }
 
 /// The variant a scenario names.

@@ -2,8 +2,10 @@
 //! cover `recover`, the highest byte sent when recovery began) retransmits
 //! the next unacknowledged segment, deflates cwnd by the amount acknowledged
 //! and adds back one MSS, and keeps recovery going; the retransmission timer
-//! is restarted on every partial ACK ("slow-but-steady"). A full ACK sets
-//! cwnd = ssthresh and ends recovery.
+//! is restarted on the first partial ACK only (RFC 6582 "impatient", as
+//! ns-2), so a window with many losses ends in a timeout instead of one
+//! retransmission per round trip. A full ACK sets cwnd = ssthresh and ends
+//! recovery.
 
 use super::reno::enter_fast_recovery;
 use super::CongestionControl;
@@ -14,6 +16,7 @@ use crate::tcp::sender::SenderState;
 #[derive(Default)]
 pub struct NewReno {
     in_recovery: bool,
+    partial_seen: bool,
 }
 
 impl CongestionControl for NewReno {
@@ -33,7 +36,9 @@ impl CongestionControl for NewReno {
             let mss = s.mss as f64;
             s.cwnd = (s.cwnd - acked as f64).max(0.0) + if acked >= s.mss { mss } else { 0.0 };
             s.cwnd = s.cwnd.max(mss);
-            s.restart_timer = true;
+            if std::mem::replace(&mut self.partial_seen, true) {
+                s.keep_timer = true;
+            }
         }
     }
 
@@ -42,6 +47,7 @@ impl CongestionControl for NewReno {
             s.cwnd += s.mss as f64;
         } else if enter_fast_recovery(s) {
             self.in_recovery = true;
+            self.partial_seen = false;
         }
     }
 
@@ -51,6 +57,14 @@ impl CongestionControl for NewReno {
 
     fn in_recovery(&self) -> bool {
         self.in_recovery
+    }
+
+    fn base_cwnd(&self, s: &SenderState) -> f64 {
+        if self.in_recovery {
+            s.ssthresh
+        } else {
+            s.cwnd
+        }
     }
 }
 
@@ -90,5 +104,25 @@ mod tests {
         assert!(!sc.tx.in_recovery());
         assert_eq!(sc.cwnd_segments(), cwnd / 2.0);
         assert_eq!(sc.tx.s.fast_retransmits, 1);
+    }
+
+    #[test]
+    fn only_the_first_partial_ack_restarts_the_timer() {
+        // Regression (ns-2 validation D4): with many losses in one window,
+        // later partial ACKs leave the timer running so that a timeout ends
+        // a recovery that would resend one segment per round trip.
+        let mut sc = Script::new(TcpConfig::example(Variant::Newreno));
+        sc.open_to(16);
+        let una = sc.tx.s.snd_una;
+        for _ in 0..3 {
+            sc.ack(una);
+        }
+        sc.ack(una + 512); // first partial: restarts
+        let full = sc.tx.ticks_left().unwrap();
+        assert!(full >= 2);
+        sc.tx.on_tick(0);
+        sc.ack(una + 1024); // second partial: keeps counting down
+        assert_eq!(sc.tx.ticks_left(), Some(full - 1));
+        assert!(sc.tx.in_recovery());
     }
 }

@@ -55,6 +55,14 @@ impl CongestionControl for Reno {
     fn in_recovery(&self) -> bool {
         self.in_recovery
     }
+
+    fn base_cwnd(&self, s: &SenderState) -> f64 {
+        if self.in_recovery {
+            s.ssthresh
+        } else {
+            s.cwnd
+        }
+    }
 }
 
 #[cfg(test)]
@@ -105,5 +113,22 @@ mod tests {
             sc.ack(una + 512);
         }
         assert_eq!(sc.tx.s.fast_retransmits, 1);
+    }
+
+    #[test]
+    fn timeout_in_recovery_halves_the_window_before_inflation() {
+        // Regression (ns-2 validation D3): cwnd is inflated by duplicates in
+        // recovery; a timeout must halve the window in use, not the inflation.
+        let mut sc = Script::new(TcpConfig::example(Variant::Reno));
+        sc.open_to(16);
+        let una = sc.tx.s.snd_una;
+        for _ in 0..13 {
+            sc.ack(una);
+        }
+        let ssthresh = sc.tx.s.ssthresh;
+        assert!(sc.tx.s.cwnd > 2.0 * ssthresh);
+        sc.tx.timeout(sc.now);
+        assert_eq!(sc.tx.s.ssthresh, ssthresh / 2.0);
+        assert!(!sc.tx.in_recovery());
     }
 }

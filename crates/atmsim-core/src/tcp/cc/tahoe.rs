@@ -53,4 +53,29 @@ mod tests {
         );
         assert_eq!(sc.tx.bytes_retransmitted, 3 * 512);
     }
+
+    #[test]
+    fn duplicates_at_recover_do_not_fast_retransmit_again() {
+        // Regression (ns-2 validation D2): after a fast retransmit, ACKs equal
+        // to `recover` (duplicates caused by resent old data) must not start
+        // another one; only ACKs beyond it re-arm fast retransmit.
+        let mut sc = Script::new(TcpConfig::example(Variant::Tahoe));
+        sc.open_to(16);
+        let una = sc.tx.s.snd_una;
+        for _ in 0..3 {
+            sc.ack(una);
+        }
+        let recover = sc.tx.s.recover;
+        sc.ack(recover);
+        for _ in 0..3 {
+            sc.ack(recover);
+        }
+        assert_eq!(sc.tx.s.fast_retransmits, 1);
+        let next = sc.tx.s.snd_max;
+        sc.ack(next);
+        for _ in 0..3 {
+            sc.ack(next);
+        }
+        assert_eq!(sc.tx.s.fast_retransmits, 2);
+    }
 }
