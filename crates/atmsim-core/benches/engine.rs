@@ -78,6 +78,21 @@ fn dumbbell() -> Scenario {
 }
 
 fn main() {
+    // `cargo bench -p atmsim-core -- mux` or `-- dumbbell` runs one of them.
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let want = |name: &str| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()));
+    if want("dumbbell") {
+        bench_dumbbell();
+    }
+    if want("mux") {
+        bench_mux();
+    }
+}
+
+fn bench_dumbbell() {
     let sc = dumbbell();
     let mut best = f64::MAX;
     let mut packets = 0;
@@ -98,7 +113,9 @@ fn main() {
         packets as f64 / best,
         events as f64 / best
     );
+}
 
+fn bench_mux() {
     let sc = mux_onoff();
     let mut best = f64::MAX;
     let mut cells = 0;

@@ -22,7 +22,6 @@ use crate::atm::{Cell, Link, Port, PortMode, Reassembly};
 use crate::buffer::{self, DROP_REASON_NAMES};
 use crate::engine::time::{cell_time_ps, ps_to_s};
 use crate::engine::{Event, EventQueue, RngStream, Time};
-use crate::ip::port::IpArrival;
 use crate::ip::red::Red;
 use crate::ip::{IpLimit, IpPort, Packet};
 use crate::scenario::{Layer, PolicySpec, Scenario, SourceModel};
@@ -690,19 +689,7 @@ impl Simulation {
                 }
                 self.link_push(l, now, cell);
             }
-            Hop::Ip(h) => {
-                let (packet, next) = h.port.tx_done(now);
-                let arrival = now + h.delay_ps;
-                let was_empty = h.in_flight.is_empty();
-                h.in_flight.push_back((arrival, packet));
-                match next {
-                    Some(end) => self.queue.replace_top(end, Event::PortTxDone(l as u32)),
-                    None => self.queue.pop(),
-                }
-                if was_empty {
-                    self.queue.push(arrival, Event::LinkArrival(l as u32));
-                }
-            }
+            Hop::Ip(_) => unreachable!("IP ports need no transmit events"),
         }
     }
 
@@ -844,10 +831,16 @@ impl Simulation {
         let Hop::Ip(h) = &mut self.hops[l] else {
             unreachable!("packet on ATM link {l}")
         };
-        match h.port.arrive(now, packet) {
-            IpArrival::Started(end) => self.queue.push(end, Event::PortTxDone(l as u32)),
-            IpArrival::Queued => {}
-            IpArrival::Dropped => {
+        match h.port.arrive(now, &packet) {
+            Some(end) => {
+                let arrival = end + h.delay_ps;
+                let was_empty = h.in_flight.is_empty();
+                h.in_flight.push_back((arrival, packet));
+                if was_empty {
+                    self.queue.push(arrival, Event::LinkArrival(l as u32));
+                }
+            }
+            None => {
                 if packet.is_data {
                     self.byte_losses.dropped_in_network += packet.len as u64;
                 }
@@ -876,10 +869,10 @@ impl Simulation {
             }
         } else {
             let now = self.now;
-            let sack = &packet.sack[..packet.n_sack as usize];
+            let (blocks, n) = packet.sack_blocks();
             self.flows[f]
                 .sender
-                .on_ack(now, packet.ack, packet.wnd, sack);
+                .on_ack(now, packet.ack, packet.wnd, &blocks[..n]);
             self.pump(f);
         }
     }
@@ -921,7 +914,7 @@ impl Simulation {
     fn send_ack(&mut self, f: usize) {
         let fl = &self.flows[f];
         let r = &fl.receiver;
-        let packet = Packet::ack(f as u32, 0, r.rcv_nxt, fl.wnd_field, &r.sack_blocks());
+        let packet = Packet::ack(f as u32, 0, r.rcv_nxt, fl.wnd_field, r.sack_blocks());
         self.send_packet(f, packet);
     }
 
@@ -1041,7 +1034,7 @@ impl Simulation {
                 }
                 Hop::Ip(h) => {
                     self.series
-                        .push(t, l, Metric::IpQueuePackets, h.port.queue_len() as f64)
+                        .push(t, l, Metric::IpQueuePackets, h.port.queue_len(now) as f64)
                 }
             }
         }
@@ -1100,31 +1093,37 @@ impl Simulation {
         let mut ledger = Ledger::default();
         let mut in_path_bytes = 0u64;
         let mut ports = Vec::with_capacity(self.hops.len());
-        for hop in &self.hops {
+        for hop in &mut self.hops {
             match hop {
                 Hop::Atm(h) => ports.push(atm_port_summary(h, now, &mut ledger)),
                 Hop::Ip(h) => {
+                    h.port.settle(now);
                     let p = &h.port;
-                    let held: Vec<&Packet> = p
-                        .packets_held()
-                        .chain(h.in_flight.iter().map(|(_, pk)| pk))
-                        .collect();
-                    in_path_bytes += held
-                        .iter()
-                        .filter(|pk| pk.is_data)
-                        .map(|pk| pk.len as u64)
-                        .sum::<u64>();
-                    let queued = p.packets_held().count() as u64;
-                    ledger.packets.queued += queued;
-                    ledger.packets.on_links += h.in_flight.len() as u64;
+                    // Packets on the link's queue whose transmission has not
+                    // ended are still in the port.
+                    let mut in_port = 0u64;
+                    for (a, pk) in &h.in_flight {
+                        if pk.is_data {
+                            in_path_bytes += pk.len as u64;
+                        }
+                        if a - h.delay_ps > now {
+                            in_port += 1;
+                        }
+                    }
+                    let on_wire = h.in_flight.len() as u64 - in_port;
+                    ledger.packets.queued += in_port;
+                    ledger.packets.on_links += on_wire;
                     ledger.packets.dropped += p.dropped();
-                    if p.packets_in != p.packets_out + p.dropped() + queued {
+                    if p.packets_held(now) as u64 != in_port
+                        || p.packets_in != p.packets_out + p.dropped() + in_port
+                    {
                         ledger.problems.push(format!(
-                            "IP port {}: packets in {} != out {} + dropped {} + held {queued}",
+                            "IP port {}: in {} != out {} + dropped {} + held {in_port} (port says {})",
                             h.name,
                             p.packets_in,
                             p.packets_out,
-                            p.dropped()
+                            p.dropped(),
+                            p.packets_held(now)
                         ));
                     }
                     ports.push(PortSummary {

@@ -11,71 +11,83 @@ pub type SackBlock = (u64, u64);
 /// Most SACK blocks a segment can carry (no timestamps).
 pub const MAX_SACK_BLOCKS: usize = 4;
 
-/// One TCP segment in its IP datagram. Sequence numbers are 64-bit byte
-/// offsets from the connection's start (no wrap); the header checksum uses
-/// their low 32 bits, as on the wire.
+/// One TCP segment in its IP datagram: 64 bytes in memory. Sequence
+/// numbers are 64-bit byte offsets from the connection's start (no wrap);
+/// the header checksum uses their low 32 bits, as on the wire.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Packet {
-    /// Flow (connection) index.
-    pub flow: u32,
-    /// True for a data segment, false for a pure ACK.
-    pub is_data: bool,
     /// First payload byte.
     pub seq: u64,
-    /// Payload bytes.
-    pub len: u32,
     /// Cumulative acknowledgement: next byte expected (ACKs).
     pub ack: u64,
+    /// Flow (connection) index.
+    pub flow: u32,
+    /// Payload bytes.
+    pub len: u32,
     /// The receiver-window field (16 bits, scaled by the window-scale shift).
     pub wnd: u16,
     /// The TCP checksum field.
     pub checksum: u16,
+    /// True for a data segment, false for a pure ACK.
+    pub is_data: bool,
     /// SACK blocks carried (the first `n_sack` of `sack`).
     pub n_sack: u8,
-    /// SACK blocks, most recent first.
-    pub sack: [SackBlock; MAX_SACK_BLOCKS],
     /// Index along the packet's IP path of the link it is on.
     pub hop: u8,
+    /// SACK blocks, most recent first, as offsets from `ack` (they lie above it).
+    sack: [(u32, u32); MAX_SACK_BLOCKS],
 }
 
 impl Packet {
     /// A data segment.
     pub fn data(flow: u32, seq: u64, len: u32) -> Self {
         let mut p = Packet {
-            flow,
-            is_data: true,
             seq,
-            len,
             ack: 0,
+            flow,
+            len,
             wnd: 0,
             checksum: 0,
+            is_data: true,
             n_sack: 0,
-            sack: [(0, 0); MAX_SACK_BLOCKS],
             hop: 0,
+            sack: [(0, 0); MAX_SACK_BLOCKS],
         };
         p.checksum = p.compute_checksum();
         p
     }
 
-    /// A pure ACK with window field `wnd` and SACK blocks.
+    /// A pure ACK with window field `wnd` and SACK blocks (above `ack`).
     pub fn ack(flow: u32, seq: u64, ack: u64, wnd: u16, sack: &[SackBlock]) -> Self {
         let n = sack.len().min(MAX_SACK_BLOCKS);
         let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
-        blocks[..n].copy_from_slice(&sack[..n]);
+        for (slot, &(a, b)) in blocks.iter_mut().zip(sack) {
+            debug_assert!(a >= ack && b - ack <= u32::MAX as u64);
+            *slot = ((a - ack) as u32, (b - ack) as u32);
+        }
         let mut p = Packet {
-            flow,
-            is_data: false,
             seq,
-            len: 0,
             ack,
+            flow,
+            len: 0,
             wnd,
             checksum: 0,
+            is_data: false,
             n_sack: n as u8,
-            sack: blocks,
             hop: 0,
+            sack: blocks,
         };
         p.checksum = p.compute_checksum();
         p
+    }
+
+    /// The SACK blocks carried, most recent first.
+    pub fn sack_blocks(&self) -> ([SackBlock; MAX_SACK_BLOCKS], usize) {
+        let mut out = [(0, 0); MAX_SACK_BLOCKS];
+        for (o, &(a, b)) in out.iter_mut().zip(&self.sack) {
+            *o = (self.ack + a as u64, self.ack + b as u64);
+        }
+        (out, self.n_sack as usize)
     }
 
     /// TCP options bytes: SACK is 2 NOPs + kind + length + 8 per block.
@@ -118,9 +130,11 @@ impl Packet {
 
     /// True when the checksum field matches the header.
     pub fn checksum_ok(&self) -> bool {
-        let mut w = self.words().to_vec();
-        w.push(self.checksum);
-        checksum::ones_complement_sum(&w) == 0xFFFF
+        let w = self.words();
+        let mut all = [0u16; 11];
+        all[..10].copy_from_slice(&w);
+        all[10] = self.checksum;
+        checksum::ones_complement_sum(&all) == 0xFFFF
     }
 
     /// Rewrites the window field as a router does (seed 001): the checksum is
@@ -136,6 +150,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn packet_is_small_and_keeps_its_sack_blocks() {
+        assert_eq!(std::mem::size_of::<Packet>(), 64);
+        let p = Packet::ack(1, 0, 1000, 7, &[(3000, 4000), (1500, 2000)]);
+        let (blocks, n) = p.sack_blocks();
+        assert_eq!(&blocks[..n], &[(3000, 4000), (1500, 2000)]);
+    }
+
+    #[test]
     fn sizes() {
         assert_eq!(Packet::data(0, 0, 512).ip_bytes(), 552);
         assert_eq!(Packet::ack(0, 0, 0, 100, &[]).ip_bytes(), 40);
@@ -144,7 +166,7 @@ mod tests {
 
     #[test]
     fn window_rewrite_keeps_the_checksum_valid() {
-        let mut p = Packet::ack(3, 7, 123_456_789, 65535, &[(5, 9)]);
+        let mut p = Packet::ack(3, 7, 123_456_789, 65535, &[(123_457_000, 123_458_000)]);
         assert!(p.checksum_ok());
         for w in [0u16, 1, 1000, 65535, 65535, 4242] {
             p.rewrite_window(w);

@@ -1,6 +1,12 @@
 //! A router output port: a FIFO queue of packets limited in packets or
-//! bytes, tail drop or RED, one transmit event per packet. The queue is the
-//! packets waiting, not counting the one being transmitted (as for cells).
+//! bytes, tail drop or RED. The queue is the packets waiting, not counting
+//! the one being transmitted (as for cells).
+//!
+//! Like a single-class ATM port, it computes each packet's transmission
+//! when the packet arrives (Lindley: start = max(arrival, free_at)), so it
+//! needs no transmit event: the packet goes straight onto the link with its
+//! arrival time at the far end. The port keeps (start, end, bytes) of the
+//! packets it holds to know its queue at any time.
 
 use super::packet::Packet;
 use super::red::{Red, RedVerdict};
@@ -18,41 +24,35 @@ pub enum IpLimit {
     Bytes(u64),
 }
 
-/// What happened to a packet offered to the port.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IpArrival {
-    /// Dropped (tail or RED).
-    Dropped,
-    /// Queued behind others.
-    Queued,
-    /// The port was idle: transmission ends at this time.
-    Started(Time),
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    start: Time,
+    end: Time,
+    bytes: u32,
 }
 
 /// A router output port.
 pub struct IpPort {
     /// Line rate, bit/s.
     pub rate_bps: f64,
+    ps_per_byte: f64,
     /// Queue bound.
     pub limit: IpLimit,
     red: Option<Red>,
     rng: RngStream,
-    queue: VecDeque<Packet>,
-    queued_bytes: u64,
-    in_service: Option<Packet>,
-    tx_start: Time,
-    idle_since: Time,
+    held: VecDeque<Held>,
+    held_bytes: u64,
+    free_at: Time,
     last_tx_ps: Time,
-    area: u128,
-    last_change: Time,
     busy_done_ps: u128,
+    wait_sum_ps: u128,
     /// Packets offered.
     pub packets_in: u64,
-    /// Packets that finished transmission.
+    /// Packets that finished transmission (up to the last settled time).
     pub packets_out: u64,
     /// Packets dropped because the buffer was full.
     pub dropped_tail: u64,
-    /// Packets dropped early by RED (including RED's forced drops).
+    /// Packets dropped by RED (early and forced).
     pub dropped_red: u64,
     /// Largest number of waiting packets.
     pub max_queue: u32,
@@ -63,18 +63,16 @@ impl IpPort {
     pub fn new(rate_bps: f64, limit: IpLimit, red: Option<Red>, rng: RngStream) -> Self {
         IpPort {
             rate_bps,
+            ps_per_byte: 8.0 * PS_PER_S as f64 / rate_bps,
             limit,
             red,
             rng,
-            queue: VecDeque::new(),
-            queued_bytes: 0,
-            in_service: None,
-            tx_start: 0,
-            idle_since: 0,
+            held: VecDeque::new(),
+            held_bytes: 0,
+            free_at: 0,
             last_tx_ps: 0,
-            area: 0,
-            last_change: 0,
             busy_done_ps: 0,
+            wait_sum_ps: 0,
             packets_in: 0,
             packets_out: 0,
             dropped_tail: 0,
@@ -85,102 +83,97 @@ impl IpPort {
 
     /// Transmission time of `bytes` IP bytes, ps.
     pub fn tx_time(&self, bytes: u32) -> Time {
-        ((bytes as f64 * 8.0 * PS_PER_S as f64 / self.rate_bps) + 0.5) as Time
+        (bytes as f64 * self.ps_per_byte + 0.5) as Time
     }
 
-    /// Packets waiting.
-    pub fn queue_len(&self) -> usize {
-        self.queue.len()
-    }
-
-    /// Packets in the port (waiting and in transmission).
-    pub fn packets_held(&self) -> impl Iterator<Item = &Packet> {
-        self.in_service.iter().chain(self.queue.iter())
-    }
-
-    fn account(&mut self, now: Time) {
-        self.area += self.queue.len() as u128 * (now - self.last_change) as u128;
-        self.last_change = now;
-    }
-
-    fn fits(&self, p: &Packet) -> bool {
-        match self.limit {
-            IpLimit::Unlimited => true,
-            IpLimit::Packets(n) => (self.queue.len() as u32) < n,
-            IpLimit::Bytes(b) => self.queued_bytes + p.ip_bytes() as u64 <= b,
+    /// Forgets the packets whose transmission ended by `now`.
+    pub fn settle(&mut self, now: Time) {
+        while let Some(h) = self.held.front() {
+            if h.end > now {
+                break;
+            }
+            self.busy_done_ps += (h.end - h.start) as u128;
+            self.held_bytes -= h.bytes as u64;
+            self.packets_out += 1;
+            self.held.pop_front();
         }
     }
 
-    /// Offers `p` at `now`.
-    pub fn arrive(&mut self, now: Time, p: Packet) -> IpArrival {
+    /// Packets waiting at `now` (not counting the one in transmission).
+    pub fn queue_len(&self, now: Time) -> usize {
+        self.held.iter().rev().take_while(|h| h.start > now).count()
+    }
+
+    /// Packets in the port at `now` (waiting or in transmission).
+    pub fn packets_held(&self, now: Time) -> usize {
+        self.held.iter().rev().take_while(|h| h.end > now).count()
+    }
+
+    /// Offers `p` at `now`; returns when its transmission ends, or None if
+    /// it was dropped.
+    pub fn arrive(&mut self, now: Time, p: &Packet) -> Option<Time> {
         self.packets_in += 1;
+        self.settle(now);
+        let busy = !self.held.is_empty();
+        let in_service = match self.held.front() {
+            Some(h) if h.start <= now => Some(h.bytes as u64),
+            _ => None,
+        };
+        let waiting = self.held.len() - in_service.is_some() as usize;
+        let waiting_bytes = self.held_bytes - in_service.unwrap_or(0);
         if let Some(red) = &mut self.red {
             let q = match self.limit {
-                IpLimit::Bytes(_) => self.queued_bytes as f64,
-                _ => self.queue.len() as f64,
+                IpLimit::Bytes(_) => waiting_bytes as f64,
+                _ => waiting as f64,
             };
-            let idle = if self.in_service.is_none() && self.queue.is_empty() && self.last_tx_ps > 0
-            {
-                (now - self.idle_since) as f64 / self.last_tx_ps as f64
+            // An idle port's average decays as if small packets had arrived
+            // to an empty queue during the idle time.
+            let idle = if !busy && self.last_tx_ps > 0 {
+                (now - self.free_at) as f64 / self.last_tx_ps as f64
             } else {
                 0.0
             };
             red.update_average(q, idle);
             if red.decide(&mut self.rng) != RedVerdict::Accept {
                 self.dropped_red += 1;
-                return IpArrival::Dropped;
+                return None;
             }
         }
-        if self.in_service.is_none() {
-            let end = now + self.tx_time(p.ip_bytes());
-            self.last_tx_ps = end - now;
-            self.in_service = Some(p);
-            self.tx_start = now;
-            return IpArrival::Started(end);
-        }
-        if !self.fits(&p) {
-            self.dropped_tail += 1;
-            return IpArrival::Dropped;
-        }
-        self.account(now);
-        self.queued_bytes += p.ip_bytes() as u64;
-        self.queue.push_back(p);
-        self.max_queue = self.max_queue.max(self.queue.len() as u32);
-        IpArrival::Queued
-    }
-
-    /// The transmission ending at `now` is done: returns the packet and, if
-    /// another one started, its end time.
-    pub fn tx_done(&mut self, now: Time) -> (Packet, Option<Time>) {
-        let done = self.in_service.take().expect("tx done on an idle IP port");
-        self.busy_done_ps += (now - self.tx_start) as u128;
-        self.packets_out += 1;
-        self.account(now);
-        let end = match self.queue.pop_front() {
-            Some(p) => {
-                self.queued_bytes -= p.ip_bytes() as u64;
-                let tx = self.tx_time(p.ip_bytes());
-                self.last_tx_ps = tx;
-                self.in_service = Some(p);
-                self.tx_start = now;
-                Some(now + tx)
+        let bytes = p.ip_bytes();
+        if busy {
+            let fits = match self.limit {
+                IpLimit::Unlimited => true,
+                IpLimit::Packets(n) => (waiting as u32) < n,
+                IpLimit::Bytes(b) => waiting_bytes + bytes as u64 <= b,
+            };
+            if !fits {
+                self.dropped_tail += 1;
+                return None;
             }
-            None => {
-                self.idle_since = now;
-                None
-            }
-        };
-        (done, end)
+        }
+        let start = self.free_at.max(now);
+        let tx = self.tx_time(bytes);
+        let end = start + tx;
+        if start > now {
+            self.max_queue = self.max_queue.max(waiting as u32 + 1);
+        }
+        self.wait_sum_ps += (start - now) as u128;
+        self.free_at = end;
+        self.last_tx_ps = tx;
+        self.held.push_back(Held { start, end, bytes });
+        self.held_bytes += bytes as u64;
+        Some(end)
     }
 
     /// Transmission time spent up to `now`, ps.
     pub fn busy_ps(&self, now: Time) -> u128 {
         self.busy_done_ps
-            + if self.in_service.is_some() {
-                (now - self.tx_start) as u128
-            } else {
-                0
-            }
+            + self
+                .held
+                .iter()
+                .take_while(|h| h.start < now)
+                .map(|h| (h.end.min(now) - h.start) as u128)
+                .sum::<u128>()
     }
 
     /// Time-average number of waiting packets over [0, now].
@@ -188,8 +181,14 @@ impl IpPort {
         if now == 0 {
             return 0.0;
         }
-        let area = self.area + self.queue.len() as u128 * (now - self.last_change) as u128;
-        area as f64 / now as f64
+        // Packets still waiting at `now` were charged their whole wait.
+        let future: u128 = self
+            .held
+            .iter()
+            .filter(|h| h.start > now)
+            .map(|h| (h.start - now) as u128)
+            .sum();
+        (self.wait_sum_ps - future) as f64 / now as f64
     }
 
     /// Packets dropped for any reason.
@@ -206,34 +205,41 @@ mod tests {
         IpPort::new(8e6, limit, None, RngStream::new(1, 0))
     }
 
+    const MS: Time = 1_000_000_000;
+
     #[test]
     fn serialisation_time_of_a_packet() {
         // 1000 IP bytes at 8 Mb/s: 1 ms.
         let p = port(IpLimit::Unlimited);
-        assert_eq!(p.tx_time(1000), 1_000_000_000);
+        assert_eq!(p.tx_time(1000), MS);
     }
 
     #[test]
     fn fifo_with_packet_limit() {
         let mut p = port(IpLimit::Packets(2));
         let pk = |s| Packet::data(0, s, 960); // 1000 IP bytes
-        assert_eq!(p.arrive(0, pk(0)), IpArrival::Started(1_000_000_000));
-        assert_eq!(p.arrive(0, pk(1)), IpArrival::Queued);
-        assert_eq!(p.arrive(0, pk(2)), IpArrival::Queued);
-        assert_eq!(p.arrive(0, pk(3)), IpArrival::Dropped);
-        let (a, next) = p.tx_done(1_000_000_000);
-        assert_eq!(a.seq, 0);
-        assert_eq!(next, Some(2_000_000_000));
+        assert_eq!(p.arrive(0, &pk(0)), Some(MS));
+        assert_eq!(p.arrive(0, &pk(1)), Some(2 * MS));
+        assert_eq!(p.arrive(0, &pk(2)), Some(3 * MS));
+        assert_eq!(p.arrive(0, &pk(3)), None);
+        assert_eq!(p.queue_len(0), 2);
+        // At 1.5 ms the first has left, the second is in transmission.
+        assert_eq!(p.queue_len(3 * MS / 2), 1);
+        assert_eq!(p.packets_held(3 * MS / 2), 2);
+        assert_eq!(p.arrive(3 * MS / 2, &pk(4)), Some(4 * MS));
         assert_eq!(p.max_queue, 2);
-        assert_eq!((p.packets_in, p.packets_out, p.dropped()), (4, 1, 1));
+        assert_eq!((p.packets_in, p.packets_out, p.dropped()), (5, 1, 1));
+        assert_eq!(p.busy_ps(3 * MS / 2), (3 * MS / 2) as u128);
+        // Waits: 0, 1, 2 ms and 1.5 ms (3 ms - 1.5 ms) over 4 ms.
+        assert!((p.mean_queue(4 * MS) - 4.5 / 4.0).abs() < 1e-12);
     }
 
     #[test]
     fn byte_limit() {
         let mut p = port(IpLimit::Bytes(1500));
         let pk = Packet::data(0, 0, 960);
-        p.arrive(0, pk);
-        assert_eq!(p.arrive(0, pk), IpArrival::Queued);
-        assert_eq!(p.arrive(0, pk), IpArrival::Dropped);
+        p.arrive(0, &pk);
+        assert!(p.arrive(0, &pk).is_some());
+        assert!(p.arrive(0, &pk).is_none());
     }
 }

@@ -133,11 +133,11 @@ impl TcpReceiver {
     }
 
     /// The SACK blocks to put in the next ACK.
-    pub fn sack_blocks(&self) -> Vec<SackBlock> {
+    pub fn sack_blocks(&self) -> &[SackBlock] {
         if !self.sack {
-            return Vec::new();
+            return &[];
         }
-        self.recent.iter().take(self.max_blocks).copied().collect()
+        &self.recent[..self.recent.len().min(self.max_blocks)]
     }
 }
 
@@ -173,16 +173,16 @@ mod tests {
         r.on_segment(0, 400, 100);
         assert_eq!(r.rcv_nxt, 100);
         assert_eq!(r.held_bytes(), 200);
-        assert_eq!(r.sack_blocks(), vec![(400, 500), (200, 300)]);
+        assert_eq!(r.sack_blocks(), [(400, 500), (200, 300)]);
         // A duplicate of 200..300 is counted and that block goes first.
         r.on_segment(0, 200, 100);
         assert_eq!(r.bytes_duplicate, 100);
-        assert_eq!(r.sack_blocks(), vec![(200, 300), (400, 500)]);
+        assert_eq!(r.sack_blocks(), [(200, 300), (400, 500)]);
         // The hole fills: delivery jumps to 300.
         r.on_segment(0, 100, 100);
         assert_eq!(r.rcv_nxt, 300);
         assert_eq!(r.bytes_delivered, 300);
-        assert_eq!(r.sack_blocks(), vec![(400, 500)]);
+        assert_eq!(r.sack_blocks(), [(400, 500)]);
         // Go-back-N resends 300..500: 400..500 is a duplicate.
         r.on_segment(0, 300, 100);
         r.on_segment(0, 400, 100);
@@ -220,6 +220,6 @@ mod tests {
         for k in 1..=5 {
             r.on_segment(0, k * 200, 100);
         }
-        assert_eq!(r.sack_blocks(), vec![(1000, 1100), (800, 900), (600, 700)]);
+        assert_eq!(r.sack_blocks(), [(1000, 1100), (800, 900), (600, 700)]);
     }
 }
