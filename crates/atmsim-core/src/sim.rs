@@ -70,7 +70,21 @@ struct IpHop {
     name: String,
     delay_ps: Time,
     port: IpPort,
-    in_flight: VecDeque<(Time, Packet)>,
+    /// Packets on the link or still in its port, earliest first: (arrival
+    /// at the far end, arrival at this port, packet).
+    in_flight: VecDeque<(Time, Time, Packet)>,
+    /// Fed by one upstream link only, which is itself not eager: packets
+    /// are pushed through this port as soon as they leave the upstream port,
+    /// without an event at their arrival here (their order is already
+    /// known). `pred` is that upstream link.
+    eager_pred: Option<u32>,
+}
+
+/// A packet an eager port will drop at a time the run may not reach.
+struct FutureDrop {
+    at: Time,
+    link: u32,
+    data_bytes: u64,
 }
 
 enum Hop {
@@ -195,6 +209,7 @@ pub struct Simulation {
     tick_groups: Vec<(Time, Vec<u32>)>,
     byte_losses: ByteLosses,
     packets: PacketCounts,
+    future_drops: Vec<FutureDrop>,
     rm_generated: u64,
     rm_delivered: u64,
     bad_checksums: u64,
@@ -243,6 +258,7 @@ impl Simulation {
                 lazy[l as usize] = false;
             }
         }
+        let eager = eager_ip_links(sc);
         let mut hops = Vec::with_capacity(sc.links.len());
         for (i, l) in sc.links.iter().enumerate() {
             let hop = match l.layer {
@@ -293,6 +309,7 @@ impl Simulation {
                         delay_ps: l.delay_ps,
                         port: IpPort::new(l.bit_rate_bps, limit, red, rng),
                         in_flight: VecDeque::new(),
+                        eager_pred: eager[i],
                     })
                 }
             };
@@ -429,6 +446,7 @@ impl Simulation {
             tick_groups,
             byte_losses: ByteLosses::default(),
             packets: PacketCounts::default(),
+            future_drops: Vec::new(),
             rm_generated: 0,
             rm_delivered: 0,
             bad_checksums: 0,
@@ -760,31 +778,18 @@ impl Simulation {
                 }
             }
             Hop::Ip(h) => {
-                let (_, mut packet) = h.in_flight.pop_front().expect("arrival on an empty link");
+                let (_, _, mut packet) = h.in_flight.pop_front().expect("arrival on an empty link");
                 match h.in_flight.front() {
-                    Some(&(t, _)) => self.queue.replace_top(t, Event::LinkArrival(l as u32)),
+                    Some(&(t, _, _)) => self.queue.replace_top(t, Event::LinkArrival(l as u32)),
                     None => self.queue.pop(),
                 }
                 packet.hop += 1;
-                let f = &self.flows[packet.flow as usize];
-                let FlowRoute::Ip {
-                    data_links,
-                    ack_links,
-                } = &f.route
-                else {
-                    unreachable!("packet of an ATM flow on IP link {l}")
-                };
-                let path = if packet.is_data {
-                    data_links
-                } else {
-                    ack_links
-                };
-                if packet.hop as usize == path.len() {
-                    self.packets.delivered += 1;
-                    self.packet_arrives(packet);
-                } else {
-                    let next = path[packet.hop as usize] as usize;
-                    self.ip_port_arrive(next, packet);
+                match self.ip_next_link(&packet) {
+                    None => {
+                        self.packets.delivered += 1;
+                        self.packet_arrives(packet);
+                    }
+                    Some(next) => self.ip_port_arrive(next, packet, self.now),
                 }
             }
         }
@@ -826,25 +831,61 @@ impl Simulation {
 
     // ----- IP ----------------------------------------------------------
 
-    fn ip_port_arrive(&mut self, l: usize, packet: Packet) {
+    /// The IP link `packet` takes from its current hop, None at its end.
+    #[inline]
+    fn ip_next_link(&self, packet: &Packet) -> Option<usize> {
+        let FlowRoute::Ip {
+            data_links,
+            ack_links,
+        } = &self.flows[packet.flow as usize].route
+        else {
+            unreachable!("packet of an ATM flow on an IP link")
+        };
+        let path = if packet.is_data {
+            data_links
+        } else {
+            ack_links
+        };
+        path.get(packet.hop as usize).map(|&l| l as usize)
+    }
+
+    /// `packet` reaches the port of IP link `l` at time `at` (now, or later
+    /// for an eager port fed straight from its upstream port).
+    fn ip_port_arrive(&mut self, l: usize, mut packet: Packet, at: Time) {
         let now = self.now;
         let Hop::Ip(h) = &mut self.hops[l] else {
             unreachable!("packet on ATM link {l}")
         };
-        match h.port.arrive(now, &packet) {
-            Some(end) => {
-                let arrival = end + h.delay_ps;
-                let was_empty = h.in_flight.is_empty();
-                h.in_flight.push_back((arrival, packet));
-                if was_empty {
-                    self.queue.push(arrival, Event::LinkArrival(l as u32));
+        let Some(end) = h.port.arrive(at, now, &packet) else {
+            let data_bytes = if packet.is_data { packet.len as u64 } else { 0 };
+            self.byte_losses.dropped_in_network += data_bytes;
+            if at > now {
+                self.future_drops.push(FutureDrop {
+                    at,
+                    link: l as u32,
+                    data_bytes,
+                });
+            }
+            return;
+        };
+        let far = end + h.delay_ps;
+        packet.hop += 1;
+        if let Some(next) = self.ip_next_link(&packet) {
+            if let Hop::Ip(n) = &self.hops[next] {
+                if n.eager_pred.is_some() {
+                    self.ip_port_arrive(next, packet, far);
+                    return;
                 }
             }
-            None => {
-                if packet.is_data {
-                    self.byte_losses.dropped_in_network += packet.len as u64;
-                }
-            }
+        }
+        packet.hop -= 1;
+        let Hop::Ip(h) = &mut self.hops[l] else {
+            unreachable!()
+        };
+        let was_empty = h.in_flight.is_empty();
+        h.in_flight.push_back((far, at, packet));
+        if was_empty {
+            self.queue.push(far, Event::LinkArrival(l as u32));
         }
     }
 
@@ -947,7 +988,7 @@ impl Simulation {
                     ack_links[0]
                 };
                 self.packets.generated += 1;
-                self.ip_port_arrive(first as usize, packet);
+                self.ip_port_arrive(first as usize, packet, self.now);
             }
         }
     }
@@ -1096,62 +1137,20 @@ impl Simulation {
         for hop in &mut self.hops {
             match hop {
                 Hop::Atm(h) => ports.push(atm_port_summary(h, now, &mut ledger)),
-                Hop::Ip(h) => {
-                    h.port.settle(now);
-                    let p = &h.port;
-                    // Packets on the link's queue whose transmission has not
-                    // ended are still in the port.
-                    let mut in_port = 0u64;
-                    for (a, pk) in &h.in_flight {
-                        if pk.is_data {
-                            in_path_bytes += pk.len as u64;
-                        }
-                        if a - h.delay_ps > now {
-                            in_port += 1;
-                        }
-                    }
-                    let on_wire = h.in_flight.len() as u64 - in_port;
-                    ledger.packets.queued += in_port;
-                    ledger.packets.on_links += on_wire;
-                    ledger.packets.dropped += p.dropped();
-                    if p.packets_held(now) as u64 != in_port
-                        || p.packets_in != p.packets_out + p.dropped() + in_port
-                    {
-                        ledger.problems.push(format!(
-                            "IP port {}: in {} != out {} + dropped {} + held {in_port} (port says {})",
-                            h.name,
-                            p.packets_in,
-                            p.packets_out,
-                            p.dropped(),
-                            p.packets_held(now)
-                        ));
-                    }
-                    ports.push(PortSummary {
-                        name: h.name.clone(),
-                        layer: "ip",
-                        drops: DROP_REASON_NAMES
-                            .iter()
-                            .map(|n| (n.to_string(), 0))
-                            .collect(),
-                        utilization: if now > 0 {
-                            p.busy_ps(now) as f64 / now as f64
-                        } else {
-                            0.0
-                        },
-                        packets_in: p.packets_in,
-                        packets_out: p.packets_out,
-                        packets_dropped: p.dropped(),
-                        packets_dropped_red: p.dropped_red,
-                        max_queue_packets: p.max_queue,
-                        mean_queue_packets: p.mean_queue(now),
-                        ..Default::default()
-                    });
-                }
+                Hop::Ip(_) => ports.push(PortSummary::default()),
             }
         }
+        in_path_bytes += self.ip_ledger(now, &mut ledger, &mut ports);
         ledger.packets.generated = self.packets.generated;
         ledger.packets.delivered = self.packets.delivered;
-        let mut dropped_in_network = self.byte_losses.dropped_in_network;
+        let future_drop_bytes: u64 = self
+            .future_drops
+            .iter()
+            .filter(|d| d.at > now)
+            .map(|d| d.data_bytes)
+            .sum();
+        in_path_bytes += future_drop_bytes;
+        let mut dropped_in_network = self.byte_losses.dropped_in_network - future_drop_bytes;
         ledger.cells_generated += self.rm_generated;
         ledger.cells_delivered += self.rm_delivered;
         let mut vcs = Vec::with_capacity(self.vcs.len());
@@ -1251,6 +1250,135 @@ impl Simulation {
         };
         (summary, std::mem::take(&mut self.series))
     }
+}
+
+impl Simulation {
+    /// The IP ports' summaries (into `ports`, by link index) and their part
+    /// of the ledger at `now`; returns the TCP payload bytes in the IP path.
+    /// Packets pushed ahead through eager ports are placed where they are at
+    /// `now`, from their recorded times.
+    fn ip_ledger(&mut self, now: Time, ledger: &mut Ledger, ports: &mut [PortSummary]) -> u64 {
+        let n = self.hops.len();
+        let mut in_port = vec![0u64; n];
+        let mut on_link = vec![0u64; n];
+        let mut future_in = vec![0u64; n];
+        let mut future_drops = vec![0u64; n];
+        let mut in_path = 0u64;
+        // Where is a packet that reaches eager port `l` at `at` > now?
+        let upstream = |hops: &[Hop], l: usize, at: Time| -> (usize, bool) {
+            let Hop::Ip(h) = &hops[l] else { unreachable!() };
+            let p = h
+                .eager_pred
+                .expect("a future arrival at a port that is not eager")
+                as usize;
+            let Hop::Ip(ph) = &hops[p] else {
+                unreachable!()
+            };
+            (p, at - ph.delay_ps > now)
+        };
+        for l in 0..n {
+            let Hop::Ip(h) = &self.hops[l] else { continue };
+            for &(far, at, pk) in &h.in_flight {
+                if pk.is_data {
+                    in_path += pk.len as u64;
+                }
+                if at > now {
+                    future_in[l] += 1;
+                    let (p, in_p) = upstream(&self.hops, l, at);
+                    if in_p {
+                        in_port[p] += 1;
+                    } else {
+                        on_link[p] += 1;
+                    }
+                } else if far - h.delay_ps > now {
+                    in_port[l] += 1;
+                } else {
+                    on_link[l] += 1;
+                }
+            }
+        }
+        for d in self.future_drops.iter().filter(|d| d.at > now) {
+            let l = d.link as usize;
+            future_drops[l] += 1;
+            let (p, in_p) = upstream(&self.hops, l, d.at);
+            if in_p {
+                in_port[p] += 1;
+            } else {
+                on_link[p] += 1;
+            }
+        }
+        for l in 0..n {
+            let Hop::Ip(h) = &mut self.hops[l] else {
+                continue;
+            };
+            h.port.settle(now);
+            let p = &h.port;
+            let arrived = p.packets_in - future_in[l] - future_drops[l];
+            let dropped = p.dropped() - future_drops[l];
+            ledger.packets.queued += in_port[l];
+            ledger.packets.on_links += on_link[l];
+            ledger.packets.dropped += dropped;
+            if p.packets_held(now) as u64 != in_port[l]
+                || arrived != p.packets_out + dropped + in_port[l]
+                || p.arrivals_after(now) as u64 != future_in[l]
+            {
+                ledger.problems.push(format!(
+                    "IP port {}: in {arrived} != out {} + dropped {dropped} + held {} (port says {})",
+                    h.name,
+                    p.packets_out,
+                    in_port[l],
+                    p.packets_held(now)
+                ));
+            }
+            ports[l] = PortSummary {
+                name: h.name.clone(),
+                layer: "ip",
+                drops: DROP_REASON_NAMES
+                    .iter()
+                    .map(|n| (n.to_string(), 0))
+                    .collect(),
+                utilization: if now > 0 {
+                    p.busy_ps(now) as f64 / now as f64
+                } else {
+                    0.0
+                },
+                packets_in: arrived,
+                packets_out: p.packets_out,
+                packets_dropped: dropped,
+                packets_dropped_red: p.dropped_red,
+                max_queue_packets: p.max_queue,
+                mean_queue_packets: p.mean_queue(now),
+                ..Default::default()
+            };
+        }
+        in_path
+    }
+}
+
+/// For each link, the upstream link of an IP port that can be fed eagerly:
+/// every IP path through it comes from that one link, which is itself not
+/// such a candidate (so eager ports never follow one another).
+fn eager_ip_links(sc: &Scenario) -> Vec<Option<u32>> {
+    // None: unused; Some(None): several or a host; Some(Some(p)): always p.
+    let mut pred: Vec<Option<Option<u32>>> = vec![None; sc.links.len()];
+    for f in &sc.flows {
+        for path in [&f.data_links, &f.ack_links] {
+            for (k, &l) in path.iter().enumerate() {
+                let p = if k == 0 { None } else { Some(path[k - 1]) };
+                let slot = &mut pred[l as usize];
+                *slot = match *slot {
+                    None => Some(p),
+                    Some(q) if q == p => Some(q),
+                    Some(_) => Some(None),
+                };
+            }
+        }
+    }
+    let candidate: Vec<Option<u32>> = pred.iter().map(|p| p.flatten()).collect();
+    candidate
+        .iter()
+        .map(|c| c.filter(|&p| candidate[p as usize].is_none()))
+        .collect()
 }
 
 /// A cell reaches the passive sink of its VC.

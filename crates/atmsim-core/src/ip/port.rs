@@ -5,8 +5,14 @@
 //! Like a single-class ATM port, it computes each packet's transmission
 //! when the packet arrives (Lindley: start = max(arrival, free_at)), so it
 //! needs no transmit event: the packet goes straight onto the link with its
-//! arrival time at the far end. The port keeps (start, end, bytes) of the
-//! packets it holds to know its queue at any time.
+//! arrival time at the far end. The port keeps (arrival, start, end, bytes)
+//! of the packets it holds to know its queue at any time.
+//!
+//! A port fed by a single upstream link may be told of an arrival before it
+//! happens (the simulator forwards packets through such ports at once, see
+//! [`crate::sim`]): arrivals still come in time order, and every query takes
+//! the time it is about, so counters and queues read at time t count only
+//! what happened by t.
 
 use super::packet::Packet;
 use super::red::{Red, RedVerdict};
@@ -26,6 +32,7 @@ pub enum IpLimit {
 
 #[derive(Clone, Copy, Debug)]
 struct Held {
+    arrival: Time,
     start: Time,
     end: Time,
     bytes: u32,
@@ -35,13 +42,20 @@ struct Held {
 pub struct IpPort {
     /// Line rate, bit/s.
     pub rate_bps: f64,
-    ps_per_byte: f64,
+    /// Transmission time per byte, ps, in 48.16 fixed point (exact to
+    /// 2^-16 ps per byte: integer arithmetic on the hot path).
+    ps_per_byte_fp: u64,
     /// Queue bound.
     pub limit: IpLimit,
     red: Option<Red>,
     rng: RngStream,
     held: VecDeque<Held>,
     held_bytes: u64,
+    /// The first `ahead` held packets (`ahead_bytes` bytes) had ended by the
+    /// last arrival's time: arrivals come in time order, so this prefix
+    /// only grows between settles and the queue an arrival finds is O(1).
+    ahead: usize,
+    ahead_bytes: u64,
     free_at: Time,
     last_tx_ps: Time,
     busy_done_ps: u128,
@@ -63,12 +77,14 @@ impl IpPort {
     pub fn new(rate_bps: f64, limit: IpLimit, red: Option<Red>, rng: RngStream) -> Self {
         IpPort {
             rate_bps,
-            ps_per_byte: 8.0 * PS_PER_S as f64 / rate_bps,
+            ps_per_byte_fp: (8.0 * PS_PER_S as f64 / rate_bps * 65_536.0).round() as u64,
             limit,
             red,
             rng,
             held: VecDeque::new(),
             held_bytes: 0,
+            ahead: 0,
+            ahead_bytes: 0,
             free_at: 0,
             last_tx_ps: 0,
             busy_done_ps: 0,
@@ -83,7 +99,7 @@ impl IpPort {
 
     /// Transmission time of `bytes` IP bytes, ps.
     pub fn tx_time(&self, bytes: u32) -> Time {
-        (bytes as f64 * self.ps_per_byte + 0.5) as Time
+        (bytes as u64 * self.ps_per_byte_fp + (1 << 15)) >> 16
     }
 
     /// Forgets the packets whose transmission ended by `now`.
@@ -94,6 +110,10 @@ impl IpPort {
             }
             self.busy_done_ps += (h.end - h.start) as u128;
             self.held_bytes -= h.bytes as u64;
+            if self.ahead > 0 {
+                self.ahead -= 1;
+                self.ahead_bytes -= h.bytes as u64;
+            }
             self.packets_out += 1;
             self.held.pop_front();
         }
@@ -101,26 +121,55 @@ impl IpPort {
 
     /// Packets waiting at `now` (not counting the one in transmission).
     pub fn queue_len(&self, now: Time) -> usize {
-        self.held.iter().rev().take_while(|h| h.start > now).count()
+        self.held
+            .iter()
+            .rev()
+            .take_while(|h| h.start > now)
+            .filter(|h| h.arrival <= now)
+            .count()
     }
 
     /// Packets in the port at `now` (waiting or in transmission).
     pub fn packets_held(&self, now: Time) -> usize {
-        self.held.iter().rev().take_while(|h| h.end > now).count()
+        self.held
+            .iter()
+            .rev()
+            .take_while(|h| h.end > now)
+            .filter(|h| h.arrival <= now)
+            .count()
     }
 
-    /// Offers `p` at `now`; returns when its transmission ends, or None if
-    /// it was dropped.
-    pub fn arrive(&mut self, now: Time, p: &Packet) -> Option<Time> {
+    /// Packets told of that arrive after `now`.
+    pub fn arrivals_after(&self, now: Time) -> usize {
+        self.held
+            .iter()
+            .rev()
+            .take_while(|h| h.arrival > now)
+            .count()
+    }
+
+    /// Offers `p`, arriving at `at`, when the simulation is at `now` <= `at`;
+    /// returns when its transmission ends, or None if it was dropped.
+    pub fn arrive(&mut self, at: Time, now: Time, p: &Packet) -> Option<Time> {
         self.packets_in += 1;
         self.settle(now);
-        let busy = !self.held.is_empty();
-        let in_service = match self.held.front() {
-            Some(h) if h.start <= now => Some(h.bytes as u64),
+        // Packets that end between now and `at` have left by `at`.
+        while let Some(h) = self.held.get(self.ahead) {
+            if h.end > at {
+                break;
+            }
+            self.ahead += 1;
+            self.ahead_bytes += h.bytes as u64;
+        }
+        let (gone, gone_bytes) = (self.ahead, self.ahead_bytes);
+        let busy = self.held.len() > gone;
+        let in_service = match self.held.get(gone) {
+            Some(h) if h.start <= at => Some(h.bytes as u64),
             _ => None,
         };
-        let waiting = self.held.len() - in_service.is_some() as usize;
-        let waiting_bytes = self.held_bytes - in_service.unwrap_or(0);
+        let waiting = self.held.len() - gone - in_service.is_some() as usize;
+        let waiting_bytes = self.held_bytes - gone_bytes - in_service.unwrap_or(0);
+        let now = at;
         if let Some(red) = &mut self.red {
             let q = match self.limit {
                 IpLimit::Bytes(_) => waiting_bytes as f64,
@@ -160,7 +209,12 @@ impl IpPort {
         self.wait_sum_ps += (start - now) as u128;
         self.free_at = end;
         self.last_tx_ps = tx;
-        self.held.push_back(Held { start, end, bytes });
+        self.held.push_back(Held {
+            arrival: now,
+            start,
+            end,
+            bytes,
+        });
         self.held_bytes += bytes as u64;
         Some(end)
     }
@@ -181,12 +235,13 @@ impl IpPort {
         if now == 0 {
             return 0.0;
         }
-        // Packets still waiting at `now` were charged their whole wait.
+        // Packets still waiting at `now` (or yet to arrive) were charged
+        // their whole wait: remove the part after `now`.
         let future: u128 = self
             .held
             .iter()
             .filter(|h| h.start > now)
-            .map(|h| (h.start - now) as u128)
+            .map(|h| (h.start - h.arrival.max(now)) as u128)
             .sum();
         (self.wait_sum_ps - future) as f64 / now as f64
     }
@@ -218,15 +273,15 @@ mod tests {
     fn fifo_with_packet_limit() {
         let mut p = port(IpLimit::Packets(2));
         let pk = |s| Packet::data(0, s, 960); // 1000 IP bytes
-        assert_eq!(p.arrive(0, &pk(0)), Some(MS));
-        assert_eq!(p.arrive(0, &pk(1)), Some(2 * MS));
-        assert_eq!(p.arrive(0, &pk(2)), Some(3 * MS));
-        assert_eq!(p.arrive(0, &pk(3)), None);
+        assert_eq!(p.arrive(0, 0, &pk(0)), Some(MS));
+        assert_eq!(p.arrive(0, 0, &pk(1)), Some(2 * MS));
+        assert_eq!(p.arrive(0, 0, &pk(2)), Some(3 * MS));
+        assert_eq!(p.arrive(0, 0, &pk(3)), None);
         assert_eq!(p.queue_len(0), 2);
         // At 1.5 ms the first has left, the second is in transmission.
         assert_eq!(p.queue_len(3 * MS / 2), 1);
         assert_eq!(p.packets_held(3 * MS / 2), 2);
-        assert_eq!(p.arrive(3 * MS / 2, &pk(4)), Some(4 * MS));
+        assert_eq!(p.arrive(3 * MS / 2, 3 * MS / 2, &pk(4)), Some(4 * MS));
         assert_eq!(p.max_queue, 2);
         assert_eq!((p.packets_in, p.packets_out, p.dropped()), (5, 1, 1));
         assert_eq!(p.busy_ps(3 * MS / 2), (3 * MS / 2) as u128);
@@ -238,8 +293,33 @@ mod tests {
     fn byte_limit() {
         let mut p = port(IpLimit::Bytes(1500));
         let pk = Packet::data(0, 0, 960);
-        p.arrive(0, &pk);
-        assert!(p.arrive(0, &pk).is_some());
-        assert!(p.arrive(0, &pk).is_none());
+        p.arrive(0, 0, &pk);
+        assert!(p.arrive(0, 0, &pk).is_some());
+        assert!(p.arrive(0, 0, &pk).is_none());
+    }
+
+    #[test]
+    fn arrivals_told_in_advance_count_only_from_their_time() {
+        let mut p = port(IpLimit::Packets(10));
+        let pk = Packet::data(0, 0, 960);
+        // At time 0 the port learns of arrivals at 1 ms and 1.5 ms.
+        assert_eq!(p.arrive(MS, 0, &pk), Some(2 * MS));
+        assert_eq!(p.arrive(3 * MS / 2, 0, &pk), Some(3 * MS));
+        assert_eq!(
+            (p.queue_len(0), p.packets_held(0), p.arrivals_after(0)),
+            (0, 0, 2)
+        );
+        assert_eq!((p.queue_len(MS), p.packets_held(MS)), (0, 1));
+        assert_eq!(
+            (p.queue_len(7 * MS / 4), p.packets_held(7 * MS / 4)),
+            (1, 2)
+        );
+        assert_eq!(p.busy_ps(MS / 2), 0);
+        // The second waits 0.5 ms; at 1.75 ms a quarter of it has passed.
+        assert!((p.mean_queue(7 * MS / 4) - 0.25 / 1.75).abs() < 1e-12);
+        // A packet arriving at 2.5 ms finds the first gone and waits behind
+        // the second, even though the simulation is still at 0.
+        assert_eq!(p.arrive(5 * MS / 2, 0, &pk), Some(4 * MS));
+        assert_eq!(p.max_queue, 1);
     }
 }

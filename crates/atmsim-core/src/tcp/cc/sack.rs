@@ -23,6 +23,8 @@ pub struct Sack {
     high_rxt: u64,
     /// SACKed ranges above snd_una, sorted and disjoint.
     scoreboard: Vec<SackBlock>,
+    /// The fast retransmission itself is not added to pipe (ns-2's Sack1).
+    skip_next_send: bool,
 }
 
 impl Sack {
@@ -102,7 +104,14 @@ impl CongestionControl for Sack {
     }
 
     fn on_dupack(&mut self, s: &mut SenderState, sack: &[SackBlock]) {
+        let before = self.sacked_bytes();
         self.update_scoreboard(s.snd_una, sack);
+        if !self.in_recovery && self.sacked_bytes() == before {
+            // A duplicate that SACKs nothing new does not count (ns-2's
+            // Sack1): it is no evidence that another segment left the network.
+            s.dupacks -= 1;
+            return;
+        }
         if self.in_recovery {
             self.pipe -= s.mss as f64;
         } else if s.dupacks == 3 && s.may_fast_retransmit() {
@@ -110,8 +119,9 @@ impl CongestionControl for Sack {
             s.cwnd = s.ssthresh;
             self.in_recovery = true;
             self.pipe = s.flight() as f64 - 3.0 * s.mss as f64;
-            self.high_rxt = s.snd_una;
+            self.high_rxt = s.snd_una + s.mss;
             s.retransmit_now = Some(s.snd_una);
+            self.skip_next_send = true;
         }
     }
 
@@ -148,6 +158,9 @@ impl CongestionControl for Sack {
     }
 
     fn on_send(&mut self, s: &SenderState, seg: Segment) {
+        if std::mem::take(&mut self.skip_next_send) {
+            return;
+        }
         if self.in_recovery {
             self.pipe += seg.len as f64;
             if seg.seq < s.recover {
@@ -231,5 +244,24 @@ mod tests {
         assert!(!sc.tx.in_recovery());
         // Go-back-N from snd_una with cwnd 1.
         assert_eq!(sc.send(), vec![Segment { seq: una, len: 512 }]);
+    }
+
+    #[test]
+    fn duplicates_without_new_sack_information_do_not_count() {
+        // Regression (ns-2 validation D5): only duplicates that SACK new data
+        // are evidence of a loss; three bare duplicates start nothing.
+        let mut sc = Script::new(TcpConfig::example(Variant::Sack));
+        sc.open_to(16);
+        let una = sc.tx.s.snd_una;
+        let block = [(una + 512, una + 1024)];
+        for _ in 0..5 {
+            sc.ack_sack(una, &block);
+        }
+        assert_eq!(sc.tx.s.fast_retransmits, 0);
+        assert_eq!(sc.tx.s.dupacks, 1);
+        sc.ack_sack(una, &[(una + 512, una + 1536)]);
+        let out = sc.ack_sack(una, &[(una + 512, una + 2048)]);
+        assert_eq!(sc.tx.s.fast_retransmits, 1);
+        assert_eq!(out[0], Segment { seq: una, len: 512 });
     }
 }
