@@ -57,6 +57,47 @@ FLOW_KEYS = {
 }
 """The keys of docs/core-interface.md, section "TCP and IP"."""
 VARIANTS = {"tahoe_nofr", "tahoe", "reno", "newreno", "sack"}
+ABR_KEYS = [
+    "pcr_cps",
+    "mcr_cps",
+    "icr_cps",
+    "rif",
+    "rdf",
+    "nrm",
+    "mrm",
+    "trm_ps",
+    "crm",
+    "cdf",
+    "adtf_ps",
+    "tcr_cps",
+]
+"""The keys of an ABR VC's ``abr`` object, in the contract's order (section "ABR")."""
+ALGORITHM_KEYS = {
+    "erica": {
+        "kind",
+        "target_utilization",
+        "interval_ps",
+        "interval_cells",
+        "delta",
+        "measured_rate",
+        "bidirectional_count",
+    },
+    "erica_plus": {
+        "kind",
+        "interval_ps",
+        "interval_cells",
+        "delta",
+        "measured_rate",
+        "bidirectional_count",
+        "t0_ps",
+        "a",
+        "b",
+        "qdlf",
+    },
+    "efci": {"kind", "high_cells", "low_cells"},
+    "fmmra": {"kind", "interval_ps", "interval_cells"},
+}
+ABR_METRICS = ["acr_cps", "er_cps", "load_factor", "fair_share_cps", "abr_queue_cells"]
 
 
 def version() -> str:
@@ -103,8 +144,29 @@ class Simulation:
         links = self.model["links"]
         for i, link in enumerate(links):
             keys = IP_LINK_KEYS if link.get("layer", "atm") == "ip" else ATM_LINK_KEYS
-            if set(link) != keys and set(link) != keys | {"layer"}:
-                raise ValueError(f"links[{i}]: keys {sorted(set(link) ^ keys)} differ")
+            given = set(link) - {"algorithm"}
+            if given != keys and given != keys | {"layer"}:
+                raise ValueError(f"links[{i}]: keys {sorted(given ^ keys)} differ")
+            if "algorithm" in link:
+                algorithm = link["algorithm"]
+                if link.get("layer") == "ip" or set(algorithm) != ALGORITHM_KEYS.get(
+                    algorithm.get("kind"), set()
+                ):
+                    raise ValueError(f"links[{i}].algorithm: {algorithm}")
+        for i, vc in enumerate(self.model["vcs"]):
+            abr = vc["class"] == "abr"
+            keys = {"name", "class", "links"} | ({"back_links", "abr"} if abr else set())
+            if set(vc) != keys:
+                raise ValueError(f"vcs[{i}]: keys {sorted(set(vc) ^ keys)} differ")
+            if abr:
+                if list(vc["abr"]) != ABR_KEYS:
+                    raise ValueError(f"vcs[{i}].abr: keys {list(vc['abr'])}")
+                forward = [links[n] for n in vc["links"]]
+                back = [links[n] for n in vc["back_links"]]
+                if [(b["from"], b["to"]) for b in back] != [
+                    (f["to"], f["from"]) for f in reversed(forward)
+                ]:
+                    raise ValueError(f"vcs[{i}].back_links: must reverse the forward path")
             if link.get("layer") == "ip":
                 if link["buffer_packets"] is not None and link["buffer_bytes"] is not None:
                     raise ValueError(f"links[{i}]: buffer in packets or bytes, not both")
@@ -126,6 +188,10 @@ class Simulation:
         probes = self.model["probes"]
         if any(f >= len(self.model.get("flows", [])) for f in probes.get("flows", [])):
             raise ValueError("probes.flows: index out of range")
+        if any(self.model["vcs"][v]["class"] != "abr" for v in probes.get("abr_vcs", [])):
+            raise ValueError("probes.abr_vcs: not an ABR VC")
+        if any("algorithm" not in links[n] for n in probes.get("abr_ports", [])):
+            raise ValueError("probes.abr_ports: not a port with a switch algorithm")
 
     def advance(self, until_ps: int) -> None:
         self.calls += 1
@@ -225,6 +291,16 @@ class Simulation:
             }
             for vc, n in zip(model["vcs"], per_vc)
         ]
+        for vc, entry in zip(model["vcs"], vcs):
+            if vc["class"] == "abr":  # ACR at half the PCR, a few RM cells
+                entry["abr"] = {
+                    "acr_cps": vc["abr"]["pcr_cps"] / 2,
+                    "last_er_cps": vc["abr"]["pcr_cps"] / 2,
+                    "frms_sent": entry["cells_sent"] // 32,
+                    "brms_received": entry["cells_sent"] // 32,
+                    "rule6_cuts": 1,
+                    "source_queue_cells": 0,
+                }
         conservation = {
             "ok": Simulation.ledger_ok,
             "cells_generated": sum(cells),
@@ -273,7 +349,9 @@ class Simulation:
     def _series(self) -> dict:
         """Queue, utilization and VC rate: constants 1, 2, 3; per flow made-up TCP curves:
         cwnd a sawtooth, window = min(cwnd, advertised), seq = goodput x t, srtt 0 at the
-        first sample then 30 ms; IP queues 4 packets."""
+        first sample then 30 ms; IP queues 4 packets; ABR VCs: ACR and ER = PCR / 2;
+        ABR ports: load factor infinite at the first sample then 11, fair share 12,
+        ER written 10, ABR queue 13."""
         model = self.model
         probes = model["probes"]
         links = model["links"]
@@ -286,6 +364,7 @@ class Simulation:
             "seq_bytes",
             "srtt_s",
             "ip_queue_packets",
+            *ABR_METRICS,
         ]
         entity_names: list[str] = []
         rows = []  # (time_s, entity, metric, value)
@@ -308,7 +387,13 @@ class Simulation:
             (2, [model["vcs"][i]["name"] for i in probes.get("vc_rate", [])]),
             *[(m, [flows[i]["name"] for i in probes.get("flows", [])]) for m in (3, 4, 5, 6)],
             (7, [links[i]["name"] for i in probes.get("queue", []) if "layer" in links[i]]),
+            *[(m, [model["vcs"][i]["name"] for i in probes.get("abr_vcs", [])]) for m in (8, 9)],
+            *[
+                (m, [links[i]["name"] for i in probes.get("abr_ports", [])])
+                for m in (10, 11, 9, 12)
+            ],
         ]
+        pcr = {vc["name"]: vc["abr"]["pcr_cps"] for vc in model["vcs"] if vc["class"] == "abr"}
         by_name = {flow["name"]: flow for flow in flows}
         period = probes.get("period_ps", 0)
         for metric, names in wanted:
@@ -319,6 +404,10 @@ class Simulation:
                 while period and t <= self.now_ps:
                     if 3 <= metric <= 6:
                         value = flow_value(metric, by_name[name], t / 1e12, t == period)
+                    elif metric in (8, 9) and name in pcr:  # ACR and ER of a VC: PCR / 2
+                        value = pcr[name] / 2
+                    elif metric == 10 and t == period:  # z over an interval without input
+                        value = float("inf")
                     else:
                         value = float(metric + 1)
                     rows.append((t / 1e12, entity_names.index(name), metric, value))

@@ -20,6 +20,7 @@ def assert_one_line_error(result, *words: str) -> None:
 
 
 IP_FLOW = FLOW_TINY.replace("duplex = true", 'duplex = true\nlayer = "ip"')
+TEMPLATE = '[template]\nkind = "n-source-vbr"\n'
 
 
 BAD_CASES = [
@@ -66,6 +67,34 @@ BAD_CASES = [
     ("buffer_minus_one", TINY.replace("buffer = 100", "buffer = -1"), "links.ab.buffer"),
     ("buffer_zero", TINY.replace("buffer = 100", "buffer = 0"), "links.ab.buffer"),
     ("no_duration", TINY.replace('duration = "10 ms"', "seed = 2"), "run.duration"),
+    (
+        "abr_back_hop_missing",
+        TINY.replace('path = ["a", "b"]', 'path = ["a", "b"]\nclass = "abr"'),
+        "sources.s.path",
+    ),
+    (
+        "abr_on_ubr",
+        TINY.replace('path = ["a", "b"]', 'path = ["a", "b"]\nabr = { tbe = 512 }'),
+        "sources.s.abr",
+    ),
+    (
+        "abr_rdf_zero",
+        TINY.replace('path = ["a", "b"]', 'path = ["a", "b"]\nclass = "abr"\nabr = { rdf = 0 }'),
+        "sources.s.abr.rdf",
+    ),
+    (
+        "algorithm_on_ip",
+        IP_FLOW.replace('to = "b"\n', 'to = "b"\nalgorithm = "erica"\n'),
+        "links.sw-b.algorithm",
+    ),
+    ("template_unknown_param", TEMPLATE + "colour = 1\n", "template.colour"),
+    ("template_bad_kind", TEMPLATE.replace("n-source-vbr", "dumbbell"), "template.kind"),
+    ("template_n_zero", TEMPLATE + "n = 0\n", "template.n"),
+    (
+        "template_override_bad",
+        TEMPLATE + '[links.sw1-sw2]\nbuffer = "lots"\n',
+        "links.sw1-sw2.buffer",
+    ),
 ]
 """(name, scenario text, the key the one-line error must name)."""
 
@@ -92,6 +121,14 @@ def test_bad_scenario(tmp_path: Path, command: str, name: str, text: str, key: s
         ("variant_vegas", '"tahoe-nofr", "tahoe", "reno", "newreno" or "sack"'),
         ("jitter_above_processing", 'must be <= processing ("50 us")'),
         ("link_count_without_i", "{i}"),
+        ("abr_back_hop_missing", 'no link from "b" to "a" for the backward RM cells'),
+        ("abr_back_hop_missing", "duplex = true on links.ab"),
+        ("abr_on_ubr", 'ABR parameters need class = "abr"'),
+        ("abr_rdf_zero", "must be > 0 and <= 1"),
+        ("algorithm_on_ip", "ATM ports"),
+        ("template_unknown_param", "unknown key; allowed: kind, n, vbr, "),
+        ("template_bad_kind", 'templates: "n-source-vbr", "n-source", "fmmra-lan", "gfc2"'),
+        ("template_n_zero", "must be >= 1"),
     ],
 )
 def test_tcp_errors_say_what_is_allowed(tmp_path: Path, name: str, words: str) -> None:
@@ -108,6 +145,27 @@ def test_bad_set_key(tmp_path: Path) -> None:
     assert_one_line_error(result, "tiny.toml", "links.nope.buffer", "links has: ab")
     result = run_cli("validate", str(path), "--set", "links.ab.buffer=-1")
     assert_one_line_error(result, "tiny.toml", "links.ab.buffer", "--set")
+
+
+def test_bad_template_parameter_from_set(tmp_path: Path) -> None:
+    path = tmp_path / "nsv.toml"
+    path.write_text(TEMPLATE, encoding="utf-8")
+    for command in ("validate", "run"):
+        result = run_cli(command, str(path), "--set", "template.n=0", cwd=tmp_path)
+        assert_one_line_error(result, "nsv.toml", "template.n", "(from --set template.n=0)")
+    result = run_cli("validate", str(path), "--set", "template.tbe=lots")
+    assert_one_line_error(result, "template.tbe", "expected a whole number")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_validate_a_template(tmp_path: Path) -> None:
+    path = tmp_path / "nsv.toml"
+    path.write_text(TEMPLATE, encoding="utf-8")
+    result = run_cli("validate", str(path), "--set", "template.n=5")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        f'ok: {path} (template "n-source-vbr": 14 nodes, 24 links, 11 vcs, 1 sources, 5 flows)'
+    )
 
 
 def test_missing_file(tmp_path: Path) -> None:

@@ -31,6 +31,8 @@ def test_all_required_examples_exist():
         "md1.toml",
         "ubr_tcp.toml",
         "ip_dumbbell.toml",
+        "abr_2src_vbr.toml",
+        "abr_gfc2.toml",
     ):
         assert name in EXAMPLES
 

@@ -342,7 +342,7 @@ rate = "100 cells/s"
         (
             '[sources.t]\nkind = "greedy"\npath = ["a", "b"]\npeak = "1 Mbps"\n',
             "sources.t.peak",
-            "unknown key; allowed: vc, path, class, kind, count, start, stop",
+            "unknown key; allowed: vc, path, class, abr, kind, count, start, stop",
         ),
         ('[probes]\nqueue = ["ab"]\n', "probes.period", "required"),
         ('[probes]\nperiod = "1 ms"\nqueue = ["zz"]\n', "probes.queue", 'no "zz"'),

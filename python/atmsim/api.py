@@ -35,6 +35,19 @@ SLICES = 200
 PROGRESS_AFTER_S = 1.0
 """Show a progress bar only once a run has taken this long (wall seconds)."""
 
+ABR_COLUMNS = (
+    "acr_cps",
+    "last_er_cps",
+    "frms_sent",
+    "brms_received",
+    "rule6_cuts",
+    "source_queue_cells",
+)
+"""The per-VC ABR summary of docs/core-interface.md ("ABR", Summary)."""
+
+PROBE_LISTS = ("queue", "utilization", "vc_rate", "flows", "abr_vcs", "abr_ports")
+"""The lists of the core JSON's ``probes``: a run with any of them writes series.parquet."""
+
 
 def package_version() -> str:
     """The installed atmsim version, or "unknown" when running from a source tree."""
@@ -108,6 +121,7 @@ class Result:
       ``drops_tail``, ``drops_epd``, ...); ports have a ``layer`` ("atm" or
       "ip"; IP ports count packets);
     - ``flows``: one row per TCP flow (goodput, bytes, retransmissions, ...);
+    - ``abr``: one row per ABR VC (ACR, last ER, RM cells, rule-6 cuts, source queue);
     - ``series``: tidy time series (time_s, entity, metric, value);
     - ``scenario_toml``: the resolved scenario;
     - ``loop_wall_s``: wall seconds spent inside the core's advance loop.
@@ -141,6 +155,18 @@ class Result:
     def flows(self) -> pd.DataFrame:
         """One row per TCP flow: goodput in Mbps, bytes sent and delivered, timeouts, cwnd."""
         return pd.json_normalize(self.summary.get("flows", []), sep="_")
+
+    @property
+    def abr(self) -> pd.DataFrame:
+        """One row per ABR VC: ``name``, then its ``abr`` summary (``acr_cps``,
+        ``last_er_cps``, ``frms_sent``, ``brms_received``, ``rule6_cuts``,
+        ``source_queue_cells``). Empty when the run has no ABR VC."""
+        rows = [
+            {"name": vc["name"], **vc["abr"]}
+            for vc in self.summary.get("vcs", [])
+            if isinstance(vc.get("abr"), dict)
+        ]
+        return pd.DataFrame(rows, columns=["name", *ABR_COLUMNS] if not rows else None)
 
     @property
     def completed(self) -> bool:
@@ -253,7 +279,7 @@ def run(
     if interrupted:
         summary["completed"] = False
     probes = core_input["probes"]
-    has_probes = any(probes.get(key) for key in ("queue", "utilization", "vc_rate", "flows"))
+    has_probes = any(probes.get(key) for key in PROBE_LISTS)
     layers = {link["name"]: link.get("layer", "atm") for link in core_input["links"]}
     for port in summary.get("ports", []):
         port.setdefault("layer", layers.get(port["name"], "atm"))

@@ -98,9 +98,11 @@ def run_command(
 @app.command("validate")
 def validate_command(scenario: ScenarioArgument, sets: SetOption = None) -> None:
     """Check a scenario (with any --set overrides) without running it."""
-    network = Network(load_scenario(scenario, sets or []))
+    loaded = load_scenario(scenario, sets or [])
+    network = Network(loaded)
+    made_by = f'template "{loaded.template["kind"]}": ' if loaded.template else ""
     print(
-        f"ok: {scenario} ({len(network.nodes)} nodes, {len(network.links)} links, "
+        f"ok: {scenario} ({made_by}{len(network.nodes)} nodes, {len(network.links)} links, "
         f"{len(network.vcs)} vcs, {len(network.sources)} sources, {len(network.flows)} flows)"
     )
 
@@ -111,9 +113,30 @@ PLOTS = {
     "utilization": ("utilization.png", "utilization (busy fraction)", "Port utilization"),
     "vc_rate_cps": ("vc_rate.png", "delivered rate (cells/s)", "Cell rate delivered per VC"),
     "srtt_s": ("srtt.png", "smoothed RTT (ms)", "Smoothed round-trip time per flow"),
+    "acr_cps": ("acr.png", "ACR (Mbps)", "Allowed cell rate per ABR VC"),
+    "abr_queue_cells": ("abr_queue.png", "ABR queue (cells)", "ABR queue at each switch port"),
+    "load_factor": ("load_factor.png", "load factor z", "ABR load factor at each switch port"),
+    "fair_share_cps": (
+        "fair_share.png",
+        "fair share (Mbps)",
+        "Fair share (ERICA) or advertised rate (FMMRA) at each switch port",
+    ),
 }
 """metric -> (file name, y-axis label with units, title). The TCP windows and
-sequence numbers get their own figures (window.png, sequence.png)."""
+sequence numbers get their own figures (window.png, sequence.png), and so does
+the explicit rate (er.png: received per VC, written per port)."""
+
+CELL_BITS = 424
+SCALES = {
+    "srtt_s": 1e3,  # seconds -> ms
+    "acr_cps": CELL_BITS / 1e6,  # cells/s -> Mbps on the wire (424 bits per cell)
+    "fair_share_cps": CELL_BITS / 1e6,
+    "er_cps": CELL_BITS / 1e6,
+}
+"""Plot units: metric -> factor from the series' unit."""
+
+MAX_LEGEND_LINES = 48
+"""Axes with more lines than this get no legend (up to 12 it sits inside the axes)."""
 
 WINDOW_METRICS = ("cwnd_bytes", "window_bytes")
 KB = 1024
@@ -128,7 +151,8 @@ def plot_command(
     ],
 ) -> None:
     """Plot a run's time series: queue.png, ip_queue.png, utilization.png, vc_rate.png,
-    and per TCP flow window.png, sequence.png, srtt.png."""
+    per TCP flow window.png, sequence.png, srtt.png, and for ABR acr.png, er.png,
+    abr_queue.png, load_factor.png, fair_share.png."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -154,17 +178,20 @@ def plot_command(
         written.append(_plot_windows(run_dir, by_metric, suffix))
     if "seq_bytes" in by_metric:
         written.append(_plot_sequence(run_dir, by_metric["seq_bytes"], suffix))
+    if "er_cps" in by_metric:
+        written.append(_plot_er(run_dir, by_metric, suffix))
     for metric, rows in by_metric.items():
-        if metric in WINDOW_METRICS or metric == "seq_bytes":
+        if metric in WINDOW_METRICS or metric in ("seq_bytes", "er_cps"):
             continue
         if metric == "queue_cells":
             rows = rows[~rows["entity"].isin(ip_ports)]  # IP ports are in ip_queue.png
             if rows.empty:
                 continue
         file_name, y_label, title = PLOTS.get(metric, (f"{metric}.png", metric, metric))
-        scale = 1e3 if metric == "srtt_s" else 1.0  # seconds -> ms
         figure, axes = _new_figure()
-        _plot_lines(axes, rows, scale, skip_zero=metric == "srtt_s")
+        _plot_lines(axes, rows, SCALES.get(metric, 1.0), skip_zero=metric == "srtt_s")
+        if metric == "load_factor":
+            _clip_load_factor(axes, rows)
         _finish(figure, axes, y_label, title + suffix, run_dir / file_name)
         written.append(run_dir / file_name)
     for path in written:
@@ -179,12 +206,45 @@ def _new_figure(rows: int = 1):
 
 
 def _plot_lines(axes, rows, scale: float = 1.0, skip_zero: bool = False) -> None:
-    """One line per entity; values x ``scale``; zeros left out (no sample yet) if asked."""
-    for entity, samples in rows.groupby("entity", sort=False):
+    """One line per entity; values x ``scale``; zeros left out (no sample yet) if asked;
+    infinite values (a load factor over an interval without ABR capacity) left out.
+    A flow's ACK VC (``<flow>-ack``) is dashed."""
+    import matplotlib
+    import numpy as np
+
+    groups = list(rows.groupby("entity", sort=False))
+    many = len(groups) > 10  # more lines than the default colour cycle: use 20 colours
+    for n, (entity, samples) in enumerate(groups):
         values = samples["value"] * scale
+        values = values.where(np.isfinite(values))
         if skip_zero:
             values = values.where(samples["value"] != 0)
-        axes.plot(samples["time_s"], values, label=str(entity), linewidth=1)
+        style = "--" if str(entity).endswith("-ack") else "-"
+        extra = {"color": matplotlib.colormaps["tab20"](n % 20)} if many else {}
+        axes.plot(samples["time_s"], values, style, label=str(entity), linewidth=1, **extra)
+
+
+LOAD_FACTOR_TOP = 5.0
+"""load_factor.png shows z up to this; higher samples are clipped at the top edge."""
+
+
+def _clip_load_factor(axes, rows) -> None:
+    """Keep z readable: the y axis stops at LOAD_FACTOR_TOP when samples go beyond it."""
+    import numpy as np
+
+    values = rows["value"].to_numpy()
+    finite = values[np.isfinite(values)]
+    if finite.size and finite.max() > LOAD_FACTOR_TOP:
+        axes.set_ylim(0, LOAD_FACTOR_TOP)
+        axes.text(
+            0.99,
+            0.98,
+            f"clipped at z = {LOAD_FACTOR_TOP:g}",
+            transform=axes.transAxes,
+            ha="right",
+            va="top",
+            fontsize="small",
+        )
 
 
 def _finish(figure, axes, y_label: str, title: str, path: Path) -> None:
@@ -193,8 +253,16 @@ def _finish(figure, axes, y_label: str, title: str, path: Path) -> None:
 
     for ax in axes if isinstance(axes, (list, tuple)) else [axes]:
         ax.grid(True, alpha=0.3)
-        if len(ax.get_lines()) <= 12:
+        lines = len(ax.get_lines())
+        if lines <= 12:
             ax.legend(loc="best", fontsize="small")
+        elif lines <= MAX_LEGEND_LINES:  # beside the axes, in columns
+            ax.legend(
+                loc="upper left",
+                bbox_to_anchor=(1.01, 1.0),
+                fontsize="x-small",
+                ncol=1 + (lines - 1) // 16,
+            )
     last = axes[-1] if isinstance(axes, (list, tuple)) else axes
     last.set_xlabel("time (s)")
     if y_label:
@@ -226,6 +294,26 @@ def _plot_windows(run_dir: Path, by_metric: dict, suffix: str) -> Path:
     return path
 
 
+def _plot_er(run_dir: Path, by_metric: dict, suffix: str) -> Path:
+    """er.png in Mbps: the last ER each ABR VC received (entities that also have an ACR)
+    and the last ER each switch port wrote (the other entities)."""
+    rows = by_metric["er_cps"]
+    vcs = set(by_metric["acr_cps"]["entity"]) if "acr_cps" in by_metric else set()
+    panels = [
+        (rows[rows["entity"].isin(vcs)], "ER received (Mbps)\nlast backward RM cell"),
+        (rows[~rows["entity"].isin(vcs)], "ER written (Mbps)\nby each switch port"),
+    ]
+    panels = [(part, label) for part, label in panels if not part.empty]
+    figure, axes = _new_figure(len(panels))
+    axes = list(axes) if len(panels) > 1 else [axes]
+    for ax, (part, label) in zip(axes, panels):
+        _plot_lines(ax, part, SCALES["er_cps"])
+        ax.set_ylabel(label)
+    path = run_dir / "er.png"
+    _finish(figure, axes, "", "Explicit rate" + suffix, path)
+    return path
+
+
 def _plot_sequence(run_dir: Path, rows, suffix: str) -> Path:
     """sequence.png: highest byte sent + 1, in MB (KB when every flow sent less than 1 MB)."""
     unit, size = ("MB", MB) if rows["value"].max() >= MB else ("KB", KB)
@@ -239,8 +327,12 @@ def _plot_sequence(run_dir: Path, rows, suffix: str) -> Path:
 @app.command("bench")
 def bench_command(
     repeat: Annotated[int, typer.Option("--repeat", min=1, help="Runs; the best counts.")] = 3,
+    dumbbell: Annotated[
+        bool, typer.Option("--dumbbell/--no-dumbbell", help="Also bench the IP dumbbell.")
+    ] = True,
 ) -> None:
-    """Simulated cells and events per wall-second on scenarios/mux_onoff.toml."""
+    """Cells per wall-second on mux_onoff; packets per wall-second on the IP dumbbell
+    and the ratio to ns-2 when ns-2 is installed."""
     if not BENCH_SCENARIO.is_file():
         raise CliError(f"{BENCH_SCENARIO}: no such file (bench runs from a source checkout)")
     best_cells = best_events = 0.0
@@ -260,6 +352,10 @@ def bench_command(
     print(f"scenario: {BENCH_SCENARIO} ({sim_time} s simulated), best of {repeat}")
     print(f"simulated cells per wall-second: {best_cells:,.0f}")
     print(f"events per wall-second: {best_events:,.0f}")
+    if dumbbell:
+        from .bench import bench_dumbbell, format_bench
+
+        print(format_bench(bench_dumbbell(repeat)))
     print(
         f"machine: {platform.platform()}, {cpu_model()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}, atmsim {package_version()}"
@@ -402,6 +498,9 @@ def print_result(result: Result, out_dir: Path) -> bool:
     flows = summary.get("flows", [])
     if flows:
         console.print(_flows_table(flows))
+    abr_vcs = [vc for vc in summary.get("vcs", []) if isinstance(vc.get("abr"), dict)]
+    if abr_vcs:
+        console.print(_abr_table(abr_vcs))
     balanced = True
     for line, ok in ledger_lines(summary):
         print(line)
@@ -416,6 +515,39 @@ def print_result(result: Result, out_dir: Path) -> bool:
 
 def _ratio(part: float, whole: float) -> float:
     return part / whole if whole else 0.0
+
+
+def _mbps(cells_per_s: float) -> str:
+    """A cell rate in Mbps on the wire (424 bits per cell)."""
+    return f"{cells_per_s * CELL_BITS / 1e6:.3f}"
+
+
+def _abr_table(vcs: list[dict]) -> Table:
+    """One row per ABR VC: its source end system at the end of the run."""
+    return _table(
+        "ABR",
+        [
+            "vc",
+            "ACR (Mbps)",
+            "last ER (Mbps)",
+            "FRMs sent",
+            "BRMs received",
+            "rule-6 cuts",
+            "source queue (cells)",
+        ],
+        [
+            [
+                vc["name"],
+                _mbps(vc["abr"]["acr_cps"]),
+                _mbps(vc["abr"]["last_er_cps"]),
+                _count(vc["abr"]["frms_sent"]),
+                _count(vc["abr"]["brms_received"]),
+                _count(vc["abr"]["rule6_cuts"]),
+                _count(vc["abr"]["source_queue_cells"]),
+            ]
+            for vc in vcs
+        ],
+    )
 
 
 def _flows_table(flows: list[dict]) -> Table:

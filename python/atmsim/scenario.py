@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 import sys
+from copy import deepcopy
 from pathlib import Path
 from typing import Annotated, Any, Literal, NamedTuple, Optional, Union
 
@@ -182,6 +183,35 @@ def _check_time_or_auto(value: Any) -> Any:
     return "auto" if value == "auto" else _check_time(value)
 
 
+def _check_rate_or_auto(value: Any) -> Any:
+    return "auto" if value == "auto" else _check_rate(value)
+
+
+_FRACTION = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?)\s*/\s*([0-9]+(?:\.[0-9]*)?)\s*$")
+
+
+def fraction_value(value: Any) -> float:
+    """A number, or a fraction string such as "1/512", as a float."""
+    if isinstance(value, str):
+        match = _FRACTION.match(value)
+        if match is None or float(match.group(2)) == 0:
+            raise ValueError(
+                f'expected a number or a fraction like "1/512", got {show_value(value)}'
+            )
+        return float(match.group(1)) / float(match.group(2))
+    return float(value)
+
+
+def _check_fraction(value: Any) -> Any:
+    """A number (0.5) or a fraction string ("1/512"), kept as written."""
+    if type(value) in (int, float) and abs(value) < float("inf"):
+        return value
+    if isinstance(value, str):
+        fraction_value(value)
+        return value.strip()
+    raise ValueError(f'expected a number or a fraction like "1/512", got {show_value(value)}')
+
+
 def _check_timer(value: Any) -> Any:
     if value == "fine":
         return value
@@ -219,6 +249,10 @@ SizeOrAuto = Annotated[Union[int, str], BeforeValidator(_check_size_or_auto)]
 TimeOrAuto = Annotated[str, BeforeValidator(_check_time_or_auto)]
 Timer = Annotated[str, BeforeValidator(_check_timer)]
 """A coarse timer tick such as "100 ms", or "fine"."""
+RateOrAuto = Annotated[str, BeforeValidator(_check_rate_or_auto)]
+"""A rate, or "auto" (ABR: the cell rate of the VC's first link)."""
+Fraction = Annotated[Union[int, float, str], BeforeValidator(_check_fraction)]
+"""A number or a fraction string such as "1/512"."""
 VcClass = Literal["cbr", "vbr", "abr", "ubr", "gfr"]
 
 
@@ -332,6 +366,115 @@ class Policy(Table):
         return self
 
 
+ALGORITHM_KINDS = ("erica", "erica_plus", "efci", "fmmra")
+ALGORITHM_KEYS = {
+    "erica": [
+        "kind",
+        "target_utilization",
+        "interval",
+        "interval_cells",
+        "delta",
+        "measured_rate",
+        "bidirectional_count",
+    ],
+    "erica_plus": [
+        "kind",
+        "interval",
+        "interval_cells",
+        "delta",
+        "measured_rate",
+        "bidirectional_count",
+        "t0",
+        "a",
+        "b",
+        "qdlf",
+    ],
+    "efci": ["kind", "high", "low"],
+    "fmmra": ["kind", "interval", "interval_cells"],
+}
+ALGORITHM_DEFAULTS: dict[str, Any] = {
+    "target_utilization": 0.9,  # seed 000 section 5, seed 002, seed 003 section 4.1
+    "interval": "1 ms",  # seed 000 section 5: 100 cells or 1 ms, whichever first
+    "interval_cells": 100,
+    "delta": 0.1,  # SPEC section 3.4
+    "measured_rate": False,
+    "bidirectional_count": False,
+    "t0": "1.5 ms",  # ERICA+: seed 001 section 6
+    "a": 1.15,  # seed 001
+    "b": 1.05,  # the literature's default (seed 001 uses 1)
+    "qdlf": 0.5,  # seed 001
+}
+"""Defaults of the switch algorithms' keys (every kind that has the key)."""
+
+
+class Algorithm(Table):
+    """The ABR switch algorithm of a link's output port (SPEC section 3.4).
+
+    Written as a kind (``algorithm = "erica"``), ``"none"``, or a table
+    (``algorithm = { kind = "efci", high = 300 }``). Keys per kind:
+
+    - erica: target_utilization (0.9), interval ("1 ms"), interval_cells (100),
+      delta (0.1), measured_rate (false), bidirectional_count (false);
+    - erica_plus: interval, interval_cells, delta, measured_rate,
+      bidirectional_count as erica, t0 ("1.5 ms"), a (1.15), b (1.05), qdlf (0.5);
+    - efci: high (cells, required), low (default: high);
+    - fmmra: interval ("1 ms"), interval_cells (100).
+    """
+
+    kind: Literal["erica", "erica_plus", "efci", "fmmra"]
+    target_utilization: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
+    """ERICA: the fraction U of the link's cell rate offered to ABR and VBR/CBR."""
+    interval: Optional[Time] = None
+    """Averaging interval: ends after this time or interval_cells ABR input cells."""
+    interval_cells: Optional[int] = Field(None, ge=1)
+    delta: Optional[float] = Field(None, ge=0, allow_inf_nan=False)
+    """Overload band: z > 1 + delta counts as overload."""
+    measured_rate: Optional[bool] = None
+    """Use each VC's measured rate instead of the CCR field of its RM cells."""
+    bidirectional_count: Optional[bool] = None
+    """Count VCs seen by their backward RM cells as active too."""
+    t0: Optional[Time] = None
+    """ERICA+: target queueing delay."""
+    a: Optional[float] = Field(None, ge=1, allow_inf_nan=False)
+    """ERICA+: the target curve above t0 (>= 1)."""
+    b: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
+    """ERICA+: the target curve below t0."""
+    qdlf: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
+    """ERICA+: queue drain limit factor, the floor of the target factor."""
+    high: Optional[int] = Field(None, ge=1)
+    """EFCI: ABR queue (cells) above which data cells are marked."""
+    low: Optional[int] = Field(None, ge=0)
+    """EFCI: ABR queue (cells) below which marking stops (hysteresis)."""
+
+    @classmethod
+    def allowed_keys(cls, data: dict) -> list[str]:
+        kind = data.get("kind")
+        if isinstance(kind, str) and kind in ALGORITHM_KEYS:
+            return ALGORITHM_KEYS[kind]
+        return super().allowed_keys(data)
+
+    @model_validator(mode="after")
+    def _defaults(self) -> Algorithm:
+        for key in ALGORITHM_KEYS[self.kind][1:]:
+            if getattr(self, key) is None and key in ALGORITHM_DEFAULTS:
+                setattr(self, key, ALGORITHM_DEFAULTS[key])
+        for key in ("interval", "t0"):
+            value = getattr(self, key)
+            if value is not None and parse_time_ps(value) == 0:
+                raise _fail(key, f'must be > 0, got "{value}"')
+        if self.kind == "efci":
+            if self.high is None:
+                raise _fail(
+                    "high",
+                    "required for efci: the ABR queue (cells) above which data cells get EFCI set",
+                )
+            if self.low is None:
+                self.low = self.high
+            elif self.low > self.high:
+                raise _fail("low", f"must be <= high ({self.high}), got {self.low}")
+        return self
+
+
 class Link(Table):
     """``[links.<name>]``: a unidirectional link fed by the output port at ``from``.
 
@@ -358,8 +501,24 @@ class Link(Table):
     policy: Policy = Field(default_factory=lambda: Policy(kind="tail"))
     duplex: bool = False
     """Also create the reverse link ``<name>-rev`` with the same parameters."""
+    algorithm: Optional[Algorithm] = None
+    """ATM only: the ABR switch algorithm of the output port; none by default."""
     count: Optional[int] = Field(None, ge=1)
     """Copies of a template (a name with {i})."""
+
+    @field_validator("algorithm", mode="before")
+    @classmethod
+    def _algorithm_kind(cls, value: Any) -> Any:
+        if value is None or value == "none":
+            return None
+        if isinstance(value, dict):
+            return value
+        if isinstance(value, str) and value in ALGORITHM_KINDS:
+            return {"kind": value}
+        raise ValueError(
+            'expected "erica", "erica_plus", "efci", "fmmra", "none" or a table like '
+            f'{{ kind = "efci", high = 300 }}, got {show_value(value)}'
+        )
 
     @field_validator("policy", mode="before")
     @classmethod
@@ -431,6 +590,12 @@ class Link(Table):
                 )
 
     def _resolve_ip(self) -> None:
+        if self.algorithm is not None:
+            raise _fail(
+                "algorithm",
+                "ABR switch algorithms run at ATM ports; an IP link has none: remove it "
+                'or set layer = "atm"',
+            )
         if self.sonet:
             raise _fail(
                 "sonet",
@@ -533,15 +698,146 @@ def red_threshold(value: Any) -> float:
     return float(parse_size_bytes(value)) if isinstance(value, str) else float(value)
 
 
+TBE_MAX = 2**24 - 1
+"""The largest TBE (a 24-bit field), and TM 4.0's default."""
+ABR_FACTOR_DEFAULT = "1/16"
+"""TM 4.0's default RIF, RDF and CDF (SPEC section 3.1)."""
+
+
+class Abr(Table):
+    """``abr = { ... }``: an ABR VC's source end system parameters (SPEC section 3.1).
+
+    Every key is optional; where absent, TM 4.0's default: pcr "auto" (the
+    cell rate of the VC's first link), mcr "0 Mbps", icr "auto" (= pcr),
+    rif = rdf = cdf = 1/16, nrm 32, mrm 2, trm "100 ms", tbe 16777215, adtf
+    "500 ms", tcr "10 cells/s". Rates take any rate unit; the factors a
+    number or a fraction like "1/512". Give ``tbe`` or ``crm``, not both:
+    the core gets crm = ceil(tbe / nrm).
+    """
+
+    pcr: RateOrAuto = "auto"
+    """Peak cell rate; "auto": the cell rate of the VC's first link."""
+    mcr: Rate = "0 Mbps"
+    """Minimum cell rate."""
+    icr: RateOrAuto = "auto"
+    """Initial cell rate; "auto": pcr."""
+    rif: Fraction = ABR_FACTOR_DEFAULT
+    """Rate increase factor: ACR grows by rif x pcr per backward RM cell."""
+    rdf: Fraction = ABR_FACTOR_DEFAULT
+    """Rate decrease factor (CI = 1)."""
+    cdf: Fraction = ABR_FACTOR_DEFAULT
+    """Cut-off decrease factor (rule 6)."""
+    nrm: int = Field(32, ge=2)
+    """In-rate cells per forward RM cell."""
+    mrm: int = Field(2, ge=1)
+    """Fewest in-rate cells between forward RM cells sent on the trm timer."""
+    trm: Time = "100 ms"
+    """Upper bound on the time between forward RM cells."""
+    tbe: Optional[int] = Field(None, ge=1, le=TBE_MAX)
+    """Transient buffer exposure, cells; default 16777215 unless crm is given."""
+    crm: Optional[int] = Field(None, ge=1)
+    """Forward RM cells without feedback before ACR is cut; default ceil(tbe / nrm)."""
+    adtf: Time = "500 ms"
+    """ACR decrease time factor (rule 5)."""
+    tcr: Rate = "10 cells/s"
+    """Tagged cell rate: the least rate of forward RM cells."""
+
+    @model_validator(mode="after")
+    def _resolve(self) -> Abr:
+        for key in ("rif", "rdf", "cdf"):
+            value = fraction_value(getattr(self, key))
+            if not 0 < value <= 1:
+                raise _fail(key, f"must be > 0 and <= 1, got {show_value(getattr(self, key))}")
+        if self.tbe is not None and self.crm is not None:
+            raise _fail("crm", "give tbe or crm (crm = ceil(tbe / nrm)), not both")
+        if self.tbe is None and self.crm is None:
+            self.tbe = TBE_MAX
+        for key in ("trm", "adtf"):
+            if parse_time_ps(getattr(self, key)) == 0:
+                raise _fail(key, f'must be > 0, got "{getattr(self, key)}"')
+        for key in ("pcr", "icr", "tcr"):
+            value = getattr(self, key)
+            if value != "auto" and parse_cell_rate_cps(value) <= 0:
+                raise _fail(key, f'must be > 0, got "{value}"')
+        if self.pcr != "auto":
+            problem = self.rate_problem(parse_cell_rate_cps(self.pcr))
+            if problem is not None:
+                raise _fail(*problem)
+        elif self.icr != "auto" and parse_cell_rate_cps(self.mcr) > parse_cell_rate_cps(self.icr):
+            raise _fail("mcr", f'must be <= icr ("{self.icr}"), got "{self.mcr}"')
+        return self
+
+    def pcr_cps(self, link_cps: float) -> float:
+        """PCR in cells/s; ``link_cps`` is the cell rate of the VC's first link."""
+        return link_cps if self.pcr == "auto" else parse_cell_rate_cps(self.pcr)
+
+    def icr_cps(self, link_cps: float) -> float:
+        return self.pcr_cps(link_cps) if self.icr == "auto" else parse_cell_rate_cps(self.icr)
+
+    def crm_value(self) -> int:
+        """CRM = ceil(TBE / Nrm), or as given."""
+        if self.crm is not None:
+            return self.crm
+        return -(-(self.tbe or TBE_MAX) // self.nrm)
+
+    def rate_problem(self, link_cps: float) -> Optional[tuple[str, str]]:
+        """(key, message) when mcr <= icr <= pcr does not hold on a first link of ``link_cps``."""
+        pcr = self.pcr_cps(link_cps)
+        icr = self.icr_cps(link_cps)
+        mcr = parse_cell_rate_cps(self.mcr)
+        where = " (the cell rate of the first link)" if self.pcr == "auto" else ""
+        if icr > pcr * (1 + 1e-12):
+            return "icr", f'must be <= pcr ({pcr:.6g} cells/s{where}), got "{self.icr}"'
+        if mcr > icr * (1 + 1e-12):
+            return "mcr", f'must be <= icr ({icr:.6g} cells/s), got "{self.mcr}"'
+        return None
+
+    def core_json(self, link_cps: float) -> dict:
+        """The ``abr`` object of a VC in the core JSON (docs/core-interface.md, "ABR")."""
+        return {
+            "pcr_cps": self.pcr_cps(link_cps),
+            "mcr_cps": parse_cell_rate_cps(self.mcr),
+            "icr_cps": self.icr_cps(link_cps),
+            "rif": fraction_value(self.rif),
+            "rdf": fraction_value(self.rdf),
+            "nrm": self.nrm,
+            "mrm": self.mrm,
+            "trm_ps": parse_time_ps(self.trm),
+            "crm": self.crm_value(),
+            "cdf": fraction_value(self.cdf),
+            "adtf_ps": parse_time_ps(self.adtf),
+            "tcr_cps": parse_cell_rate_cps(self.tcr),
+        }
+
+
+def _abr_class(table: Any, vc_class: Optional[str]) -> None:
+    """Give an ABR VC its default ``abr`` table; ``abr`` on another class is an error."""
+    if vc_class == "abr":
+        if table.abr is None:
+            table.abr = Abr()
+    elif table.abr is not None:
+        raise _fail(
+            "abr",
+            f'ABR parameters need class = "abr", got class = "{vc_class or "ubr"}"',
+        )
+
+
 class Vc(Table):
     """``[vcs.<name>]``: a virtual circuit along a path of node names (ATM links)."""
 
     path: list[str] = Field(min_length=2)
     class_: VcClass = Field("ubr", alias="class")
     """Service class; priority at a port: cbr > vbr > abr = ubr = gfr."""
+    abr: Optional[Abr] = None
+    """class = "abr": the source end system's parameters (all have defaults)."""
+
+    @model_validator(mode="after")
+    def _abr(self) -> Vc:
+        _abr_class(self, self.class_)
+        return self
 
 
-SOURCE_COMMON_KEYS = ["vc", "path", "class", "kind", "count", "start", "stop"]
+SOURCE_COMMON_KEYS = ["vc", "path", "class", "abr", "kind", "count", "start", "stop"]
 SOURCE_KIND_KEYS = {
     "cbr": ["rate"],
     "greedy": [],
@@ -576,6 +872,8 @@ class Source(Table):
     vc: Optional[str] = None
     path: Optional[list[str]] = Field(None, min_length=2)
     class_: Optional[VcClass] = Field(None, alias="class")
+    abr: Optional[Abr] = None
+    """With path and class = "abr": the source end system's parameters."""
     count: int = Field(1, ge=1)
     start: Time = "0 s"
     stop: Optional[Time] = None
@@ -611,8 +909,12 @@ class Source(Table):
             raise _fail("path", "give vc or path, not both")
         if self.vc is not None and self.class_ is not None:
             raise _fail("class", f"the class belongs to the VC: set it in [vcs.{self.vc}]")
+        if self.vc is not None and self.abr is not None:
+            raise _fail("abr", f"the ABR parameters belong to the VC: set them in [vcs.{self.vc}]")
         if self.path is not None and self.class_ is None:
             self.class_ = "ubr"
+        if self.path is not None:
+            _abr_class(self, self.class_)
         if self.count > 1 and self.vc is not None and TEMPLATE not in self.vc:
             raise _fail(
                 "count",
@@ -664,6 +966,9 @@ class Flow(Table):
     """Copies of a template (a name with {i})."""
     class_: Optional[VcClass] = Field(None, alias="class")
     """ATM flows: class of the data VC and of the ACK VC (default "ubr")."""
+    abr: Optional[Abr] = None
+    """class = "abr": the parameters of both VCs' source end systems (pcr "auto":
+    each VC's own first link)."""
     variant: Literal["tahoe-nofr", "tahoe", "reno", "newreno", "sack"] = "tahoe-nofr"
     mss: int = Field(512, ge=1, le=MAX_MSS_BYTES)
     """Bytes of TCP payload per segment."""
@@ -696,6 +1001,9 @@ class Flow(Table):
 
     @model_validator(mode="after")
     def _resolve(self) -> Flow:
+        if self.abr is not None and self.class_ is None:
+            raise _fail("abr", 'ABR parameters need class = "abr" (the class of both VCs)')
+        _abr_class(self, self.class_)
         if self.ack_path is None:
             self.ack_path = list(reversed(self.path))
             self._ack_path_default = True
@@ -777,7 +1085,9 @@ class Probes(Table):
 
     ``queue`` and ``utilization`` list link names, ``vc_rate`` VC names (after
     count expansion, e.g. "s1"; a flow's VCs are "<flow>" and "<flow>-ack"),
-    ``flows`` flow names (window, sequence number, RTT); each may be "all".
+    ``flows`` flow names (window, sequence number, RTT), ``abr_vcs`` ABR VC
+    names (ACR, last ER received), ``abr_ports`` links with a switch algorithm
+    (load factor, fair share, ER written, ABR queue); each may be "all".
     """
 
     period: Optional[Time] = None
@@ -786,10 +1096,13 @@ class Probes(Table):
     utilization: NameList = []
     vc_rate: NameList = []
     flows: NameList = []
+    abr_vcs: NameList = []
+    abr_ports: NameList = []
 
     @model_validator(mode="after")
     def _period(self) -> Probes:
-        if self.queue or self.utilization or self.vc_rate or self.flows:
+        lists = (self.queue, self.utilization, self.vc_rate, self.flows)
+        if any(lists) or self.abr_vcs or self.abr_ports:
             if self.period is None:
                 raise _fail("period", "required when a probe list is set")
         if self.period is not None and parse_time_ps(self.period) == 0:
@@ -825,6 +1138,8 @@ class FlatVc(NamedTuple):
     nodes: list[str]
     key: str
     """Where it was defined, for error messages: "vcs.v1", "sources.s" or "flows.tcp{i}"."""
+    abr: Optional[Abr] = None
+    """class "abr": the source end system's parameters."""
 
 
 class FlatSource(NamedTuple):
@@ -862,11 +1177,17 @@ class Scenario(Table):
     probes: Probes = Field(default_factory=Probes)
 
     _file: Optional[str] = PrivateAttr(None)
+    _source: Optional[dict] = PrivateAttr(None)
 
     @property
     def file(self) -> Optional[str]:
         """The file it was loaded from, if any."""
         return self._file
+
+    @property
+    def template(self) -> Optional[dict]:
+        """The resolved ``[template]`` table this scenario was expanded from, if any."""
+        return None if self._source is None else self._source["template"]
 
     @property
     def name(self) -> str:
@@ -959,6 +1280,7 @@ class Network:
         self._pairs: dict[tuple[str, str], str] = {}
         self._made_by: dict[str, dict[str, str]] = {section: {} for section in SECTIONS}
         self._vc_links: dict[str, list[str]] = {}
+        self._vc_back_links: dict[str, list[str]] = {}
         self._expand_nodes()
         self._expand_links()
         self._expand_vcs_and_sources()
@@ -1079,13 +1401,38 @@ class Network:
 
     # -- VCs, sources, flows -------------------------------------------------------------
 
-    def _add_vc(self, vc: FlatVc, links: list[str], what: str = "") -> None:
+    def _add_vc(
+        self,
+        vc: FlatVc,
+        links: list[str],
+        what: str = "",
+        path_key: str = "",
+        copy: str = "",
+        i: Optional[int] = None,
+    ) -> None:
+        """Record a VC; an ABR VC also gets its backward RM path (``path_key``: the
+        key of its path, for errors) and its parameters checked against its first link."""
         made = self._made_by["vcs"]
         if vc.name in made:
             raise _fail(vc.key, f'{what}VC name "{vc.name}" is also used by {made[vc.name]}')
         made[vc.name] = vc.key
         self._vc_links[vc.name] = links
         self.vcs.append(vc)
+        if vc.vc_class != "abr" or vc.abr is None:
+            return
+        self._vc_back_links[vc.name] = self.path_links(
+            list(reversed(vc.nodes)),
+            path_key or f"{vc.key}.path",
+            copy,
+            i,
+            ' for the backward RM cells (class = "abr" sends them back along the path in reverse)',
+        )
+        link_cps = self.links[links[0]].link.cell_rate_cps()
+        problem = vc.abr.rate_problem(link_cps)
+        if problem is not None:
+            key, message = problem
+            named = vc.key.startswith("flows.") or i is not None
+            raise _fail(f"{vc.key}.abr.{key}", message + (f' (VC "{vc.name}")' if named else ""))
 
     def _vc_path(self, nodes: list[str], key: str, copy: str = "", i: Optional[int] = None):
         links = self.path_links(nodes, key, copy, i)
@@ -1103,7 +1450,7 @@ class Network:
             _check_name("vcs", name, template_ok=False)
             key = f"vcs.{name}"
             links = self._vc_path(vc.path, f"{key}.path")
-            self._add_vc(FlatVc(name, vc.class_, list(vc.path), key), links)
+            self._add_vc(FlatVc(name, vc.class_, list(vc.path), key, vc.abr), links)
         for name, source in self.scenario.sources.items():
             _check_name("sources", name)
             key = f"sources.{name}"
@@ -1112,7 +1459,8 @@ class Network:
                 self._claim("sources", copy, key, key)
                 if here.path is not None:
                     links = self._vc_path(here.path, f"{key}.path", copy, i)
-                    self._add_vc(FlatVc(copy, here.class_ or "ubr", list(here.path), key), links)
+                    flat = FlatVc(copy, here.class_ or "ubr", list(here.path), key, here.abr)
+                    self._add_vc(flat, links, "", f"{key}.path", copy, i)
                     self.sources.append(FlatSource(copy, copy, here, key))
                 else:
                     self.sources.append(FlatSource(copy, here.vc or "", here, key))
@@ -1144,9 +1492,17 @@ class Network:
                 if layer == "atm":
                     vc_class = here.class_ or "ubr"
                     what = f'flow "{copy}" makes VCs "{copy}" and "{copy}-ack", but '
-                    self._add_vc(FlatVc(copy, vc_class, list(here.path), key), data, what)
-                    ack_vc = FlatVc(f"{copy}-ack", vc_class, list(here.ack_path or []), key)
-                    self._add_vc(ack_vc, acks, what)
+                    data_vc = FlatVc(copy, vc_class, list(here.path), key, here.abr)
+                    self._add_vc(data_vc, data, what, f"{key}.path", copy, i)
+                    ack_nodes = list(here.ack_path or [])
+                    ack_vc = FlatVc(f"{copy}-ack", vc_class, ack_nodes, key, here.abr)
+                    self._add_vc(ack_vc, acks, what, f"{key}.ack_path", copy, i)
+                elif here.class_ == "abr":
+                    raise _fail(
+                        f"{key}.class",
+                        f"ABR is an ATM service; {copy} runs over IP links: remove class "
+                        '(and abr), or use ATM links (layer = "atm")',
+                    )
                 elif here.class_ is not None:
                     raise _fail(
                         f"{key}.class",
@@ -1185,21 +1541,43 @@ class Network:
 
     def _check_probes(self) -> None:
         probes = self.scenario.probes
+        vcs = [vc.name for vc in self.vcs]
         for key, names, known in (
             ("queue", probes.queue, list(self.links)),
             ("utilization", probes.utilization, list(self.links)),
-            ("vc_rate", probes.vc_rate, [vc.name for vc in self.vcs]),
+            ("vc_rate", probes.vc_rate, vcs),
             ("flows", probes.flows, [flow.name for flow in self.flows]),
+            ("abr_vcs", probes.abr_vcs, self.abr_vcs()),
+            ("abr_ports", probes.abr_ports, self.abr_ports()),
         ):
             if names == "all":
                 continue
             for name in names:
-                if name not in known:
-                    raise _fail(f"probes.{key}", f'no "{name}"; choose from: {_quoted(known)}')
+                if name in known:
+                    continue
+                if key == "abr_vcs" and name in vcs:
+                    problem = f'"{name}" is not an ABR VC (class = "abr")'
+                elif key == "abr_ports" and name in self.links:
+                    problem = f'link "{name}" has no switch algorithm'
+                else:
+                    problem = f'no "{name}"'
+                raise _fail(f"probes.{key}", f"{problem}; choose from: {_quoted(known)}")
 
     def vc_links(self, name: str) -> list[str]:
         """The link names of a VC's path."""
         return self._vc_links[name]
+
+    def vc_back_links(self, name: str) -> list[str]:
+        """An ABR VC's backward RM path: the links joining its nodes in reverse."""
+        return self._vc_back_links[name]
+
+    def abr_vcs(self) -> list[str]:
+        """Names of the ABR VCs, in core order."""
+        return [vc.name for vc in self.vcs if vc.vc_class == "abr"]
+
+    def abr_ports(self) -> list[str]:
+        """Names of the links whose output port runs a switch algorithm."""
+        return [name for name, flat in self.links.items() if flat.link.algorithm is not None]
 
 
 def flatten(scenario: Scenario) -> tuple[list[FlatVc], list[FlatSource]]:
@@ -1256,10 +1634,11 @@ def apply_overrides(data: dict, overrides: list[str] | tuple[str, ...], file: st
         if any(not part for part in parts):
             raise ScenarioError(file, key, "--set: empty name in the dotted key")
         table = data
+        templated = "template" in data  # tables merge onto the expansion: create them
         for depth, part in enumerate(parts[:-1]):
             here = ".".join(parts[: depth + 1])
             if part not in table:
-                if depth == 0 and part in SECTIONS:
+                if (depth == 0 and part in SECTIONS) or (templated and parts[0] != "template"):
                     table[part] = {}
                 else:
                     where = ".".join(parts[:depth]) or "the file"
@@ -1277,18 +1656,63 @@ def apply_overrides(data: dict, overrides: list[str] | tuple[str, ...], file: st
 def validate_scenario(
     data: dict, file: str | None = None, overrides: list[str] | tuple[str, ...] = ()
 ) -> Scenario:
-    """Validate a TOML dict into a resolved Scenario, or raise a ScenarioError."""
+    """Validate a TOML dict into a resolved Scenario, or raise a ScenarioError.
+
+    A dict with a ``[template]`` table is first expanded (python/atmsim/templates.py)
+    and the other tables merged on top; the Scenario keeps that source form for
+    ``resolved_toml``.
+    """
+    source = None
     try:
+        if "template" in data:
+            from .templates import expand
+
+            data, expansion, source = expand(data, file)
         scenario = Scenario.model_validate(data)
+    except ScenarioError as error:  # a bad [template] table
+        raise _with_set_note(error, file, overrides) from None
     except ValidationError as validation_error:
         error = from_validation_error(validation_error, file)
-        for item in overrides:
-            set_key = item.partition("=")[0].strip()
-            if error.key and (error.key == set_key or error.key.startswith(set_key + ".")):
-                error = ScenarioError(file, error.key, f"{error.message} (from --set {item})")
-        raise error from None
+        if source is not None:
+            error = _with_template_note(error, file, expansion, source)
+        raise _with_set_note(error, file, overrides) from None
     scenario._file = None if file is None else str(file)
+    scenario._source = source
     return scenario
+
+
+def _with_set_note(
+    error: ScenarioError, file: str | None, overrides: list[str] | tuple[str, ...]
+) -> ScenarioError:
+    """The error, naming the --set that made the bad value."""
+    for item in overrides:
+        set_key = item.partition("=")[0].strip()
+        if error.key and (error.key == set_key or error.key.startswith(set_key + ".")):
+            return ScenarioError(file, error.key, f"{error.message} (from --set {item})")
+    return error
+
+
+def _with_template_note(
+    error: ScenarioError, file: str | None, expansion: dict, source: dict
+) -> ScenarioError:
+    """The error of an expanded template, saying where the bad table came from."""
+    parts = (error.key or "").split(".")
+    kind = source["template"]["kind"]
+    if len(parts) >= 2 and parts[0] in ("nodes", "links", "vcs", "sources", "flows"):
+        section, name = parts[0], parts[1]
+        made = expansion.get(section, {})
+        if name not in made and name in source.get(section, {}):
+            return ScenarioError(
+                file,
+                error.key,
+                f"{error.message} (a table the template does not make; "
+                f'[template] kind = "{kind}" makes {section}: {_quoted(made)})',
+            )
+        if name in made and name not in source.get(section, {}):
+            return ScenarioError(
+                file, error.key, f'{error.message} (made by [template] kind = "{kind}")'
+            )
+    return error
 
 
 def load_scenario(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
@@ -1305,17 +1729,37 @@ def load_scenario(path: str | Path, overrides: list[str] | tuple[str, ...] = ())
 
 
 def scenario_dict(scenario: Scenario) -> dict:
-    """The resolved scenario as a TOML-ready dict (no None values, aliases as keys)."""
+    """The resolved scenario as a TOML-ready dict (no None values, aliases as keys).
+
+    A scenario made from a ``[template]`` gives its source form: the template table
+    with every parameter written out, and the tables merged on top as given.
+    """
+    if scenario._source is not None:
+        return deepcopy(scenario._source)
+    return scenario.model_dump(by_alias=True, exclude_none=True)
+
+
+def expanded_dict(scenario: Scenario) -> dict:
+    """The scenario in the general form (a template expanded, every default written out)."""
     return scenario.model_dump(by_alias=True, exclude_none=True)
 
 
 def resolved_toml(scenario: Scenario) -> str:
     """The scenario with every default filled in, as TOML that loads back to the same run.
 
-    Templates and ``count`` are kept (not expanded), and so are ``"auto"`` values.
+    Templates and ``count`` are kept (not expanded), and so are ``"auto"`` values. A
+    scenario made from a ``[template]`` is written as that table (every parameter)
+    followed by the tables that override its expansion.
     """
-    header = "# Resolved by atmsim: every default is written out.\n\n"
-    return header + tomli_w.dumps(scenario_dict(scenario))
+    header = "# Resolved by atmsim: every default is written out.\n"
+    if scenario._source is not None:
+        kind = scenario._source["template"]["kind"]
+        header += (
+            f'# [template] kind = "{kind}" expands into nodes, links, flows or sources and\n'
+            "# probes (docs/scenarios.md); the tables after it are merged on top of that\n"
+            "# expansion, key by key.\n"
+        )
+    return header + "\n" + tomli_w.dumps(scenario_dict(scenario))
 
 
 def _policy_json(policy: Policy) -> dict:
@@ -1354,6 +1798,53 @@ def _link_json(flat: FlatLink, node_index: dict[str, int]) -> dict:
         entry["buffer_packets"] = link.buffer_packets()
         entry["buffer_bytes"] = link.buffer_bytes()
     entry["policy"] = _policy_json(link.policy)
+    if link.algorithm is not None:
+        entry["algorithm"] = _algorithm_json(link.algorithm)
+    return entry
+
+
+def _algorithm_json(algorithm: Algorithm) -> dict:
+    """A port's switch algorithm in the core JSON (docs/core-interface.md, "ABR")."""
+    kind = algorithm.kind
+    if kind == "efci":
+        return {"kind": kind, "high_cells": algorithm.high, "low_cells": algorithm.low}
+    entry: dict[str, Any] = {"kind": kind}
+    if kind == "erica":
+        entry["target_utilization"] = float(algorithm.target_utilization or 0)
+    entry["interval_ps"] = parse_time_ps(algorithm.interval or "0 s")
+    entry["interval_cells"] = algorithm.interval_cells
+    if kind == "fmmra":
+        return entry
+    entry.update(
+        {
+            "delta": float(algorithm.delta or 0),
+            "measured_rate": bool(algorithm.measured_rate),
+            "bidirectional_count": bool(algorithm.bidirectional_count),
+        }
+    )
+    if kind == "erica_plus":
+        entry.update(
+            {
+                "t0_ps": parse_time_ps(algorithm.t0 or "0 s"),
+                "a": float(algorithm.a or 0),
+                "b": float(algorithm.b or 0),
+                "qdlf": float(algorithm.qdlf or 0),
+            }
+        )
+    return entry
+
+
+def _vc_json(vc: FlatVc, network: Network, link_index: dict[str, int]) -> dict[str, Any]:
+    """A VC of the core JSON; an ABR VC adds its backward path and SES parameters."""
+    links = network.vc_links(vc.name)
+    entry: dict[str, Any] = {
+        "name": vc.name,
+        "class": vc.vc_class,
+        "links": [link_index[n] for n in links],
+    }
+    if vc.vc_class == "abr" and vc.abr is not None:
+        entry["back_links"] = [link_index[n] for n in network.vc_back_links(vc.name)]
+        entry["abr"] = vc.abr.core_json(network.links[links[0]].link.cell_rate_cps())
     return entry
 
 
@@ -1429,7 +1920,10 @@ def to_core(scenario: Scenario) -> dict:
 
     The keys of issue 3 (``layer`` and the packet buffers of a link, ``flows``,
     ``probes.flows``) are written only for IP links and for scenarios with
-    flows: an ATM-only scenario gives the same JSON as before them.
+    flows, and those of issue 4 (``algorithm`` of a link, ``back_links`` and
+    ``abr`` of a VC, ``probes.abr_vcs`` and ``probes.abr_ports``) only for
+    ports with an algorithm, ABR VCs and scenarios with either: a scenario
+    without them gives the same JSON as before them.
     """
     network = Network(scenario)
     node_index = {name: i for i, name in enumerate(network.nodes)}
@@ -1446,14 +1940,7 @@ def to_core(scenario: Scenario) -> dict:
         "seed": scenario.run.seed,
         "nodes": [{"name": flat.name, "kind": flat.node.kind} for flat in network.nodes.values()],
         "links": [_link_json(flat, node_index) for flat in network.links.values()],
-        "vcs": [
-            {
-                "name": vc.name,
-                "class": vc.vc_class,
-                "links": [link_index[n] for n in network.vc_links(vc.name)],
-            }
-            for vc in network.vcs
-        ],
+        "vcs": [_vc_json(vc, network, link_index) for vc in network.vcs],
         "sources": [
             {
                 "name": flat.name,
@@ -1474,4 +1961,9 @@ def to_core(scenario: Scenario) -> dict:
     if network.flows:
         core["flows"] = [_flow_json(flat, vc_index, link_index) for flat in network.flows]
         core["probes"]["flows"] = indices(probes.flows, flow_index)
+    abr_vcs = {name: vc_index[name] for name in network.abr_vcs()}
+    abr_ports = {name: link_index[name] for name in network.abr_ports()}
+    if abr_vcs or abr_ports:
+        core["probes"]["abr_vcs"] = indices(probes.abr_vcs, abr_vcs)
+        core["probes"]["abr_ports"] = indices(probes.abr_ports, abr_ports)
     return core

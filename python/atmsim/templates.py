@@ -1,0 +1,638 @@
+"""Named topology templates: the seeds' reference configurations from a few parameters.
+
+A scenario file may hold a ``[template]`` table::
+
+    [template]
+    kind = "n-source-vbr"
+    n = 5
+    tbe = 128
+    buffer = 1280
+
+It expands into the general form (``[run]``, ``[nodes]``, ``[links]``,
+``[sources]``, ``[flows]``, ``[probes]``); every other table of the file is
+then merged on top of that expansion (``merge_tables``), so anything can be
+overridden. One function per template returns the TOML-shaped dict; one
+parameter model per template lists its parameters and their defaults.
+
+Every default below is either given by a seed (the comment names the seed and
+section) or is **our choice** (the comment says why). docs/scenarios.md lists
+them all. Kinds:
+
+- ``n-source-vbr`` (seed 000 section 6, Figure 3): n TCP sources over ABR
+  s1..sN -> sw1 -> sw2 -> d1..dN, optional VBR on/off background;
+- ``n-source`` (seed 002, Figure 5, Tables 1-4): the same without VBR;
+- ``fmmra-lan`` (seed 003 section 4, Fig. 2, section 4.1): the LAN version
+  with MSS 9180, 64 KB windows and a 100 Mbps VBR source from 300 ms;
+- ``gfc2`` (SPEC section 7): the Generic Fairness Configuration 2, a chain
+  of 7 switches with 22 greedy ABR sources in 8 groups.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, Literal, Optional, Union
+
+from pydantic import Field, ValidationError, model_validator
+
+from .errors import ScenarioError, from_validation_error, show_value
+from .scenario import TBE_MAX, Buffer, Size, Table, Time, WindowScale, _fail
+
+OC3 = "155.52 Mbps"
+"""The seeds' link rate (seed 000 section 6, seed 002; seed 003 writes "155 Mbps")."""
+
+# --- the parameters shared by the templates ----------------------------------------------
+
+Algorithm = Literal["erica", "erica_plus", "fmmra", "efci", "none"]
+
+
+class _Switch(Table):
+    """Parameters of the switch algorithm at the bottleneck port(s)."""
+
+    algorithm: Algorithm = "erica"
+    """The bottleneck's ABR switch algorithm; "none": the TCP VCs are UBR (no ABR at all)."""
+    interval: Time = "1 ms"
+    """ERICA, ERICA+, FMMRA averaging interval: seed 000 section 5 ("100 cells or 1 ms,
+    whichever is smaller"), seed 002 ("(1 ms, 100 cells)")."""
+    interval_cells: int = Field(100, ge=1)
+    """Seed 000 section 5, seed 002."""
+    target_utilization: float = Field(0.9, gt=0, le=1, allow_inf_nan=False)
+    """ERICA's U: 90 % in seeds 000 (section 5), 002 and 003 (section 4.1)."""
+    efci_high: int = Field(300, ge=1)
+    """EFCI: ABR queue (cells) above which data cells are marked. Our choice (seed 003
+    names a "High Queue length Threshold" without its value): 20 % of seed 003's
+    1500-cell limited buffer, about 1.5 segments of MSS 9180 (193 cells each), so the
+    binary feedback starts well before that buffer fills."""
+    efci_low: Optional[int] = Field(None, ge=0)
+    """EFCI: the queue below which marking stops; default efci_high (no hysteresis, our
+    choice: the seed gives one threshold)."""
+
+    @classmethod
+    def allowed_keys(cls, data: dict) -> list[str]:
+        """The parameters in the order they are written: kind, the template's own ones,
+        then those of the switch algorithm."""
+        switch = list(_Switch.model_fields)
+        own = [key for key in cls.model_fields if key not in switch and key != "kind"]
+        first = [key for key in ("n", "vbr", "vbr_period") if key in own]
+        return ["kind", *first, *[key for key in own if key not in first], *switch]
+
+    @model_validator(mode="after")
+    def _efci(self) -> _Switch:
+        if self.efci_low is None:
+            self.efci_low = self.efci_high
+        elif self.efci_low > self.efci_high:
+            raise _fail("efci_low", f"must be <= efci_high ({self.efci_high}), got {self.efci_low}")
+        return self
+
+    def check_efci_buffer(self, buffer: Any) -> None:
+        """EFCI's threshold must sit below a finite buffer, or it would never act."""
+        if self.algorithm == "efci" and buffer != "inf" and self.efci_high >= buffer:
+            raise _fail(
+                "efci_high", f"must be below the buffer ({buffer} cells), got {self.efci_high}"
+            )
+
+    def algorithm_table(self) -> Optional[dict]:
+        """The ``algorithm`` table of the bottleneck link(s), or None."""
+        kind = self.algorithm
+        if kind == "none":
+            return None
+        if kind == "efci":
+            return {"kind": "efci", "high": self.efci_high, "low": self.efci_low}
+        table: dict[str, Any] = {"kind": kind}
+        if kind == "erica":
+            table["target_utilization"] = self.target_utilization
+        table["interval"] = self.interval
+        table["interval_cells"] = self.interval_cells
+        return table
+
+    def ses_factors(self) -> dict:
+        """RIF and RDF for the algorithm (seed 003 section 4.1): ERICA and FMMRA (and
+        ERICA+, our choice: another explicit-rate scheme) RIF 1, RDF 1/512, as in seed
+        000 section 5 too; EFCI (binary feedback) RIF 0.1, RDF 1/16."""
+        if self.algorithm == "efci":
+            return {"rif": 0.1, "rdf": "1/16"}
+        return {"rif": 1, "rdf": "1/512"}
+
+
+def _km(length: float) -> str:
+    return f"{length:g} km"
+
+
+def _check_port(buffer: Any, policy: Any) -> None:
+    """Check a template's buffer and policy as a link would (errors at template.<key>)."""
+    from .scenario import Link
+
+    try:
+        Link.model_validate(
+            {"from": "a", "to": "b", "rate": OC3, "buffer": buffer, "policy": policy}
+        )
+    except ValidationError as validation_error:
+        error = from_validation_error(validation_error, None)
+        raise _fail(error.key or "policy", error.message) from None
+
+
+# --- n-source-vbr and n-source (seeds 000 and 002) ----------------------------------------
+
+
+class NSource(_Switch):
+    """``kind = "n-source"`` (seed 002, Figure 5): n ABR TCP sources s1..sN -> sw1 ->
+    sw2 -> d1..dN, one bottleneck (sw1 -> sw2), every link 155.52 Mbps, duplex.
+    RTT = 2 x 5 us x (access + bottleneck + exit km); feedback delay from sw1 =
+    2 x 5 us x access km (seed 002 Tables 2 and 4)."""
+
+    kind: Literal["n-source"]
+    n: int = Field(5, ge=1)
+    """Seed 002 Table 1 starts at 5 sources (and goes to 10 and 15; Tables 2-4 use 15)."""
+    access_km: float = Field(1000.0, ge=0, allow_inf_nan=False)
+    """s{i} -> sw1. 1000 km: seed 002 Table 1 (RTT 30 ms, feedback delay 10 ms)."""
+    bottleneck_km: float = Field(1000.0, ge=0, allow_inf_nan=False)
+    """sw1 -> sw2 (seed 002)."""
+    exit_km: float = Field(1000.0, ge=0, allow_inf_nan=False)
+    """sw2 -> d{i} (seed 002)."""
+    tbe: int = Field(512, ge=1, le=TBE_MAX)
+    """Transient buffer exposure, cells. Seed 002 uses "default values [5]" that it does
+    not list; our choice: seed 000's 512 (same group, same configuration)."""
+    buffer: Buffer = "inf"
+    """Cells at the sw1 -> sw2 port: seed 002 gives the buffers enough room for zero loss
+    and reports the maximum queue."""
+    policy: Union[str, dict] = "tail"
+    """Drop policy at sw1 -> sw2 (any link policy); seeds 000 and 002: tail drop."""
+    mss: int = Field(512, ge=1)
+    """Seed 002 ("TCP and ABR options"), seed 000 section 4."""
+    window: Size = "1024 KB"
+    """16 x 64 KB = 1024 KB with window scaling (seed 002, seed 000 section 4)."""
+    window_scale: WindowScale = 4
+    """RFC 1323 shift: 16 x 64 KB is a 16-bit window scaled by 2^4 (seed 000 section 4)."""
+    duration: Time = "2 s"
+    """Our choice: seed 000's figures run to 2 s (section 11 cites events at 1.9 s); seed
+    002's queues peak within the first few round trips."""
+    period: Time = "1 ms"
+    """Probe period. Our choice: the ERICA averaging interval, fine enough for 30 ms RTTs."""
+
+    @model_validator(mode="after")
+    def _port(self) -> NSource:
+        _check_port(self.buffer, self.policy)
+        self.check_efci_buffer(self.buffer)
+        return self
+
+    def vbr_source(self) -> Optional[dict]:
+        """The VBR background's parameters, or None (n-source has none)."""
+        return None
+
+
+class NSourceVbr(NSource):
+    """``kind = "n-source-vbr"`` (seed 000 section 6, Figure 3): n-source with an
+    optional VBR on/off source from its own host through the bottleneck."""
+
+    kind: Literal["n-source-vbr"]  # type: ignore[assignment]
+    n: int = Field(2, ge=1)
+    """Seed 000 sections 8-10 use n = 2 and n = 5."""
+    vbr: bool = True
+    """Seed 000 section 10: the VBR background is on (sections 8-9: off)."""
+    tbe: int = Field(512, ge=1, le=TBE_MAX)
+    """Seed 000 section 5: 128 or 512."""
+    buffer: Buffer = "inf"
+    """Cells at sw1 -> sw2. Seed 000 Table 1: TBE x n x {1, 2, 4} (e.g. 2048 for n = 2,
+    TBE 512); "inf" is section 8's peak-throughput case. (Lengths: seed 000 section 6,
+    all links 1000 km.)"""
+
+    def vbr_source(self) -> Optional[dict]:
+        if not self.vbr:
+            return None
+        return {
+            "peak": "124.41 Mbps",  # seed 000 section 6: 80 % of the link rate
+            "on": "100 ms",  # seed 000 section 6
+            "off": "100 ms",
+            "start": "2 ms",  # seed 000 section 6: "starts at t = 2 ms"
+            "access_km": self.access_km,  # seed 000: all links 1000 km
+            "exit_km": self.exit_km,
+        }
+
+
+def n_source(params: NSource) -> dict:
+    """The n-source (and n-source-vbr) configuration as a TOML-shaped dict."""
+    abr_on = params.algorithm != "none"
+    flow: dict[str, Any] = {
+        "class": "abr" if abr_on else "ubr",
+        "variant": "tahoe-nofr",  # seeds 000 (section 4) and 002: no fast retransmit
+        "mss": params.mss,
+        "window": params.window,
+        "window_scale": params.window_scale,
+        "timer": "100 ms",  # seed 000 section 4: timer granularity 100 ms
+        "delayed_ack": "0 ms",  # seed 000 section 4: delayed ACK disabled
+        "processing": "0 us",  # seed 000 section 4: processing time 0
+    }
+    if abr_on:
+        flow["abr"] = {
+            # seed 000 section 5 (seed 002: "default values"; see the tbe parameter)
+            "pcr": OC3,
+            "mcr": "0 Mbps",
+            "icr": "10 Mbps",
+            **params.ses_factors(),
+            "cdf": 0.5,
+            "nrm": 32,
+            "mrm": 2,
+            "trm": "100 ms",
+            "tbe": params.tbe,
+            "adtf": "500 ms",
+            "tcr": "10 cells/s",
+        }
+    return _dumbbell(
+        n=params.n,
+        access_km=params.access_km,
+        bottleneck_km=params.bottleneck_km,
+        exit_km=params.exit_km,
+        buffer=params.buffer,
+        policy=params.policy,
+        algorithm=params.algorithm_table(),
+        flow=flow,
+        vbr=params.vbr_source(),
+        duration=params.duration,
+        period=params.period,
+    )
+
+
+def _dumbbell(
+    *,
+    n: int,
+    access_km: float,
+    bottleneck_km: float,
+    exit_km: float,
+    buffer: Any,
+    policy: Any,
+    algorithm: Optional[dict],
+    flow: dict,
+    vbr: Optional[dict],
+    duration: str,
+    period: str,
+) -> dict:
+    """s{i} -> sw1 -> sw2 -> d{i} (duplex, 155.52 Mbps), TCP flows tcp{i}, and an optional
+    VBR source "vbr" from host vbr-src through sw1 -> sw2 to host vbr-dst."""
+    nodes: dict[str, Any] = {
+        "s{i}": {"kind": "host", "count": n},
+        "sw1": {"kind": "switch"},
+        "sw2": {"kind": "switch"},
+        "d{i}": {"kind": "host", "count": n},
+    }
+    links: dict[str, Any] = {
+        "s{i}-sw1": {
+            "count": n,
+            "from": "s{i}",
+            "to": "sw1",
+            "rate": OC3,
+            "length": _km(access_km),
+            "duplex": True,
+        },
+    }
+    bottleneck: dict[str, Any] = {
+        "from": "sw1",
+        "to": "sw2",
+        "rate": OC3,
+        "length": _km(bottleneck_km),
+        "buffer": buffer,
+        "policy": copy.deepcopy(policy),
+        # The reverse direction (sw2 -> sw1, the ACK VCs) gets the same buffer, policy and
+        # algorithm: duplex copies them.
+        "duplex": True,
+    }
+    if algorithm is not None:
+        bottleneck["algorithm"] = algorithm
+    sources: dict[str, Any] = {}
+    if vbr is not None:
+        nodes["vbr-src"] = {"kind": "host"}
+        nodes["vbr-dst"] = {"kind": "host"}
+        links["vbr-src-sw1"] = {
+            "from": "vbr-src",
+            "to": "sw1",
+            "rate": OC3,
+            "length": _km(vbr["access_km"]),
+        }
+    links["sw1-sw2"] = bottleneck
+    links["sw2-d{i}"] = {
+        "count": n,
+        "from": "sw2",
+        "to": "d{i}",
+        "rate": OC3,
+        "length": _km(exit_km),
+        "duplex": True,
+    }
+    if vbr is not None:
+        links["sw2-vbr-dst"] = {
+            "from": "sw2",
+            "to": "vbr-dst",
+            "rate": OC3,
+            "length": _km(vbr["exit_km"]),
+        }
+        sources["vbr"] = {
+            "kind": "vbr_onoff",
+            "path": ["vbr-src", "sw1", "sw2", "vbr-dst"],
+            "class": "vbr",  # VBR has priority over ABR at every port
+            "peak": vbr["peak"],
+            "on": vbr["on"],
+            "off": vbr["off"],
+            "distribution": "fixed",
+            "start": vbr["start"],
+        }
+    scenario: dict[str, Any] = {
+        "run": {"duration": duration},
+        "nodes": nodes,
+        "links": links,
+        "sources": sources,
+        "flows": {"tcp{i}": {"count": n, "path": ["s{i}", "sw1", "sw2", "d{i}"], **flow}},
+        "probes": {
+            "period": period,
+            "queue": ["sw1-sw2"],
+            "utilization": ["sw1-sw2"],
+            "flows": "all",
+            "abr_vcs": "all",  # data VCs tcp{i} and ACK VCs tcp{i}-ack (dashed in acr.png)
+            "abr_ports": "all",  # sw1-sw2 and sw1-sw2-rev
+        },
+    }
+    return scenario
+
+
+# --- fmmra-lan (seed 003) -----------------------------------------------------------------
+
+
+class FmmraLan(_Switch):
+    """``kind = "fmmra-lan"`` (seed 003 section 4, Fig. 2, section 4.1): n TCP sources
+    and one VBR source over a 1 km backbone sw1 -> sw2; all links 155.52 Mbps, duplex."""
+
+    kind: Literal["fmmra-lan"]
+    n: int = Field(2, ge=1)
+    """Seed 003 presents N = 2 and 5 (and 10 in Figs. 18-19)."""
+    algorithm: Algorithm = "erica"
+    """Seed 003 compares "erica" (U 0.9), "fmmra" and "efci"."""
+    backbone_km: float = Field(1.0, ge=0, allow_inf_nan=False)
+    """Seed 003 section 4: the backbone is 1 km (a LAN)."""
+    access_km: float = Field(1.0, ge=0, allow_inf_nan=False)
+    """Our choice (seed 003 does not give them): 1 km like the backbone, a LAN."""
+    exit_km: float = Field(1.0, ge=0, allow_inf_nan=False)
+    """Our choice, as access_km."""
+    vbr: bool = True
+    """Seed 003 always runs the VBR background."""
+    vbr_period: Time = "100 ms"
+    """VBR on time = off time: seed 003 uses 10 ms and 100 ms (Figs. 12-14: 100 ms)."""
+    buffer: Buffer = "inf"
+    """Cells at sw1 -> sw2: seed 003 runs unlimited buffers and a limited 1500 cells."""
+    policy: Union[str, dict] = "tail"
+    """Our choice: tail drop (seed 003 does not name a drop policy)."""
+    duration: Time = "1 s"
+    """Our choice (seed 003 gives no length): 0.3 s before the VBR starts, then 3.5 on/off
+    cycles of 100 ms (35 of 10 ms)."""
+    period: Time = "1 ms"
+    """Probe period, our choice: 1/10 of the shortest VBR on time."""
+
+    @model_validator(mode="after")
+    def _port(self) -> FmmraLan:
+        _check_port(self.buffer, self.policy)
+        self.check_efci_buffer(self.buffer)
+        return self
+
+
+def fmmra_lan(params: FmmraLan) -> dict:
+    """Seed 003's LAN configuration as a TOML-shaped dict."""
+    abr_on = params.algorithm != "none"
+    flow: dict[str, Any] = {
+        "class": "abr" if abr_on else "ubr",
+        "variant": "tahoe-nofr",  # seed 003 section 4.1: no fast retransmit and recovery
+        "mss": 9180,  # seed 003 section 4.1
+        "window": "64 KB",  # seed 003: receive window 64 KB
+        "timer": "fine",  # seed 003 section 4: double-precision RTT, no coarse timer
+        "delayed_ack": "0 ms",  # seed 003 section 4.1
+        "processing": "200 us",  # seed 003: mean packet processing time 200 us
+        "processing_jitter": "50 us",  # seed 003: processing time variation 50 us
+    }
+    if abr_on:
+        flow["abr"] = {
+            "pcr": OC3,  # seed 003: "155 Mbits"
+            "mcr": "0 Mbps",
+            "icr": "10 Mbps",
+            **params.ses_factors(),  # seed 003 section 4.1, per algorithm
+            "cdf": 0.5,
+            "nrm": 32,
+            "mrm": 2,
+            "trm": "100 ms",
+            "crm": 20,  # seed 003: CRM = TBE / Nrm = 20
+            "adtf": "500 ms",  # seed 003 is silent: TM 4.0's default (SPEC section 3.1)
+            "tcr": "10 cells/s",  # seed 003: 0.00424 Mbit/s = 10 cells/s
+        }
+    vbr = None
+    if params.vbr:
+        vbr = {
+            "peak": "100 Mbps",  # seed 003 section 4: 100 Mbps, 2/3 of the link
+            "on": params.vbr_period,
+            "off": params.vbr_period,
+            "start": "300 ms",  # seed 003 section 4
+            "access_km": params.access_km,
+            "exit_km": params.exit_km,
+        }
+    return _dumbbell(
+        n=params.n,
+        access_km=params.access_km,
+        bottleneck_km=params.backbone_km,
+        exit_km=params.exit_km,
+        buffer=params.buffer,
+        policy=params.policy,
+        algorithm=params.algorithm_table(),
+        flow=flow,
+        vbr=vbr,
+        duration=params.duration,
+        period=params.period,
+    )
+
+
+# --- gfc2 (SPEC section 7) ----------------------------------------------------------------
+
+GFC2_LINKS = (
+    ("sw1", "sw2", "50 Mbps"),
+    ("sw2", "sw3", "100 Mbps"),
+    ("sw3", "sw4", "50 Mbps"),
+    ("sw4", "sw5", "150 Mbps"),
+    ("sw5", "sw6", "150 Mbps"),
+    ("sw6", "sw7", "50 Mbps"),
+)
+"""The chain (SPEC section 7: the scaled GFC-2 of ATM Forum 94-0557)."""
+
+GFC2_GROUPS = {
+    "a": ((1, 6), (2, 6), (3, 6)),
+    "b": ((1, 7), (2, 7), (4, 7)),
+    "c": ((5, 6),) * 3,
+    "d": ((1, 2),),
+    "e": ((2, 3),) * 2,
+    "f": ((3, 4),),
+    "g": ((6, 7),) * 7,
+    "h": ((4, 5),) * 2,
+}
+"""Group -> (entering switch, leaving switch) of each member (SPEC section 7)."""
+
+GFC2_MAX_MIN_MBPS = {"a": 10, "b": 5, "c": 35, "d": 35, "e": 35, "f": 10, "g": 5, "h": 52.5}
+"""The max-min fair rate of each group (SPEC section 7), for checking results."""
+
+
+class Gfc2(_Switch):
+    """``kind = "gfc2"`` (SPEC section 7): 7 switches in a chain, 22 greedy ABR sources
+    in groups a..h, each from its own host (link ``<src>-in``) to its own sink
+    (``<src>-out``)."""
+
+    kind: Literal["gfc2"]
+    algorithm: Literal["fmmra", "erica", "erica_plus", "efci"] = "fmmra"  # type: ignore[assignment]
+    """At every chain link (both directions). SPEC section 7 pairs GFC-2 with FMMRA."""
+    hop_km: float = Field(1000.0, ge=0, allow_inf_nan=False)
+    """Each chain link. Our choice (the SPEC gives no lengths): 1000 km, the WAN hop of
+    seeds 000 and 002, so the groups' feedback delays differ (5 to 30 ms one way)."""
+    access_km: float = Field(1.0, ge=0, allow_inf_nan=False)
+    """Host -> first switch and last switch -> sink, 155.52 Mbps. Our choice: 1 km, so
+    the delays come from the chain."""
+    buffer: Buffer = "inf"
+    """Cells at each chain link's port. Our choice: unlimited, to see the queues."""
+    duration: Time = "1 s"
+    """Our choice: about 15 round trips of the longest path (b1, 6 hops: 60 ms)."""
+    period: Time = "1 ms"
+    """Probe period, our choice."""
+
+    @model_validator(mode="after")
+    def _port(self) -> Gfc2:
+        _check_port(self.buffer, "tail")
+        self.check_efci_buffer(self.buffer)
+        return self
+
+
+def gfc2(params: Gfc2) -> dict:
+    """The GFC-2 chain as a TOML-shaped dict."""
+    nodes: dict[str, Any] = {f"sw{k}": {"kind": "switch"} for k in range(1, 8)}
+    links: dict[str, Any] = {}
+    algorithm = params.algorithm_table()
+    for here, there, rate in GFC2_LINKS:
+        links[f"{here}-{there}"] = {
+            "from": here,
+            "to": there,
+            "rate": rate,
+            "length": _km(params.hop_km),
+            "buffer": params.buffer,
+            "duplex": True,  # backward RM cells return over the reverse chain
+            "algorithm": copy.deepcopy(algorithm),
+        }
+    abr = {
+        # Seed 003's source parameters (the FMMRA seed; SPEC section 7 gives none).
+        "pcr": OC3,
+        "mcr": "0 Mbps",
+        "icr": "10 Mbps",
+        **params.ses_factors(),
+        "cdf": 0.5,
+        "nrm": 32,
+        "mrm": 2,
+        "trm": "100 ms",
+        "crm": 20,
+        "adtf": "500 ms",
+        "tcr": "10 cells/s",
+    }
+    sources: dict[str, Any] = {}
+    for group, members in GFC2_GROUPS.items():
+        for number, (enter, leave) in enumerate(members, start=1):
+            name = f"{group}{number}"
+            nodes[f"{name}-src"] = {"kind": "host"}
+            nodes[f"{name}-dst"] = {"kind": "host"}
+            links[f"{name}-in"] = {
+                "from": f"{name}-src",
+                "to": f"sw{enter}",
+                "rate": OC3,
+                "length": _km(params.access_km),
+                "duplex": True,
+            }
+            links[f"{name}-out"] = {
+                "from": f"sw{leave}",
+                "to": f"{name}-dst",
+                "rate": OC3,
+                "length": _km(params.access_km),
+                "duplex": True,
+            }
+            switches = [f"sw{k}" for k in range(enter, leave + 1)]
+            sources[name] = {
+                "kind": "greedy",  # an infinite backlog at the SES
+                "path": [f"{name}-src", *switches, f"{name}-dst"],
+                "class": "abr",
+                "abr": copy.deepcopy(abr),
+            }
+    chain = [f"{here}-{there}" for here, there, _ in GFC2_LINKS]
+    return {
+        "run": {"duration": params.duration},
+        "nodes": nodes,
+        "links": links,
+        "sources": sources,
+        "probes": {
+            "period": params.period,
+            "queue": chain,
+            "utilization": chain,
+            "vc_rate": "all",
+            "abr_vcs": "all",
+            "abr_ports": chain,  # the reverse chain carries only backward RM cells
+        },
+    }
+
+
+# --- expansion and merging ----------------------------------------------------------------
+
+TEMPLATES: dict[str, tuple[type[Table], Callable[[Any], dict]]] = {
+    "n-source-vbr": (NSourceVbr, n_source),
+    "n-source": (NSource, n_source),
+    "fmmra-lan": (FmmraLan, fmmra_lan),
+    "gfc2": (Gfc2, gfc2),
+}
+"""kind -> (parameter model, expansion function)."""
+
+
+def merge_tables(base: dict, over: dict) -> dict:
+    """``over`` merged onto ``base`` (a new dict): tables are updated key by key, at every
+    depth; any other value replaces the old one. A table whose ``kind`` differs from the
+    old one's (``policy``, ``algorithm``) replaces it whole."""
+    merged = copy.deepcopy(base)
+    for key, value in over.items():
+        old = merged.get(key)
+        if (
+            isinstance(value, dict)
+            and isinstance(old, dict)
+            and not ("kind" in value and "kind" in old and value["kind"] != old["kind"])
+        ):
+            merged[key] = merge_tables(old, value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def template_params(table: Any, file: Optional[str]) -> Table:
+    """The validated parameters of a ``[template]`` table (errors name ``template.<key>``)."""
+    if not isinstance(table, dict):
+        raise ScenarioError(file, "template", f"expected a table, got {show_value(table)}")
+    kind = table.get("kind")
+    if kind not in TEMPLATES:
+        problem = "required key is missing" if kind is None else f"got {show_value(kind)}"
+        raise ScenarioError(
+            file,
+            "template.kind",
+            f"{problem}; templates: " + ", ".join(f'"{name}"' for name in TEMPLATES),
+        )
+    model = TEMPLATES[kind][0]
+    try:
+        return model.model_validate(table)
+    except ValidationError as validation_error:
+        error = from_validation_error(validation_error, file)
+        key = "template" + (f".{error.key}" if error.key else "")
+        raise ScenarioError(file, key, error.message) from None
+
+
+def expand(data: dict, file: Optional[str] = None) -> tuple[dict, dict, dict]:
+    """A scenario dict with ``[template]`` -> (the merged general form, the expansion
+    alone, the source form: the resolved template table + the other tables as given)."""
+    params = template_params(data["template"], file)
+    expansion = TEMPLATES[params.kind][1](params)  # type: ignore[attr-defined]
+    others = {key: value for key, value in data.items() if key != "template"}
+    merged = merge_tables(expansion, others)
+    source = {"template": resolved_params(params), **copy.deepcopy(others)}
+    return merged, expansion, source
+
+
+def resolved_params(params: Table) -> dict:
+    """The template table with every default written out: kind, the template's own
+    parameters, then those of the switch algorithm."""
+    dump = params.model_dump(exclude_none=True)
+    return {key: dump[key] for key in params.allowed_keys(dump) if key in dump}
