@@ -6,6 +6,7 @@
 //!
 //! `atmsim bench` measures the same through Python.
 
+use atmsim_core::stats::Summary;
 use atmsim_core::{Scenario, Simulation};
 use std::time::Instant;
 
@@ -93,47 +94,47 @@ fn main() {
 }
 
 fn bench_dumbbell() {
-    let sc = dumbbell();
-    let mut best = f64::MAX;
-    let mut packets = 0;
-    let mut events = 0;
-    for _ in 0..3 {
-        let mut sim = Simulation::new(&sc).unwrap();
-        let t0 = Instant::now();
-        sim.run();
-        let (summary, _) = sim.finish();
-        let wall = t0.elapsed().as_secs_f64();
-        assert!(summary.conservation.ok);
-        best = best.min(wall);
-        packets = summary.conservation.packets.generated;
-        events = summary.events;
-    }
-    println!(
-        "ip dumbbell: {packets} packets, {events} events, best wall {best:.3} s: {:.3e} packets/s, {:.3e} events/s",
-        packets as f64 / best,
-        events as f64 / best
+    let (best, summary) = best_of_3(&dumbbell());
+    report(
+        "ip dumbbell",
+        "packets",
+        summary.conservation.packets.generated,
+        summary.events,
+        best,
     );
 }
 
 fn bench_mux() {
-    let sc = mux_onoff();
+    let (best, summary) = best_of_3(&mux_onoff());
+    report(
+        "mux_onoff",
+        "cells",
+        summary.conservation.cells_generated,
+        summary.events,
+        best,
+    );
+}
+
+/// Runs `sc` three times; the best wall time and the last summary.
+fn best_of_3(sc: &Scenario) -> (f64, Summary) {
     let mut best = f64::MAX;
-    let mut cells = 0;
-    let mut events = 0;
+    let mut last = None;
     for _ in 0..3 {
-        let mut sim = Simulation::new(&sc).unwrap();
+        let mut sim = Simulation::new(sc).unwrap();
         let t0 = Instant::now();
         sim.run();
         let (summary, _) = sim.finish();
-        let wall = t0.elapsed().as_secs_f64();
+        best = best.min(t0.elapsed().as_secs_f64());
         assert!(summary.conservation.ok);
-        best = best.min(wall);
-        cells = summary.conservation.cells_generated;
-        events = summary.events;
+        last = Some(summary);
     }
+    (best, last.unwrap())
+}
+
+fn report(name: &str, unit: &str, count: u64, events: u64, wall: f64) {
     println!(
-        "mux_onoff: {cells} cells, {events} events, best wall {best:.3} s: {:.3e} cells/s, {:.3e} events/s",
-        cells as f64 / best,
-        events as f64 / best
+        "{name}: {count} {unit}, {events} events, best wall {wall:.3} s: {:.3e} {unit}/s, {:.3e} events/s",
+        count as f64 / wall,
+        events as f64 / wall
     );
 }

@@ -23,5 +23,27 @@ pub mod rtt;
 pub mod sender;
 
 pub use config::{TcpConfig, TimerMode, Variant};
+
+use crate::ip::SackBlock;
+
+/// Inserts [a, b) into sorted, disjoint byte ranges, merging it with those
+/// it touches; returns the merged range. (The SACK scoreboard and the
+/// receiver's out-of-order queue.)
+pub(crate) fn insert_range(list: &mut Vec<SackBlock>, (a, b): SackBlock) -> SackBlock {
+    let mut lo = a;
+    let mut hi = b;
+    list.retain(|&(x, y)| {
+        if y < lo || x > hi {
+            true
+        } else {
+            lo = lo.min(x);
+            hi = hi.max(y);
+            false
+        }
+    });
+    let pos = list.partition_point(|&(x, _)| x < lo);
+    list.insert(pos, (lo, hi));
+    (lo, hi)
+}
 pub use receiver::TcpReceiver;
 pub use sender::{SenderState, TcpSender};

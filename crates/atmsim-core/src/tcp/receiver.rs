@@ -5,6 +5,7 @@
 //! window is always the whole receiver buffer (out-of-order data sits in the
 //! reassembly queue, as in BSD, and does not shrink it).
 
+use super::insert_range;
 use crate::engine::Time;
 use crate::ip::SackBlock;
 
@@ -139,24 +140,6 @@ impl TcpReceiver {
         }
         &self.recent[..self.recent.len().min(self.max_blocks)]
     }
-}
-
-/// Inserts [a, b) into sorted disjoint ranges; returns the merged range.
-fn insert_range(list: &mut Vec<SackBlock>, (a, b): SackBlock) -> SackBlock {
-    let mut lo = a;
-    let mut hi = b;
-    list.retain(|&(x, y)| {
-        if y < lo || x > hi {
-            true
-        } else {
-            lo = lo.min(x);
-            hi = hi.max(y);
-            false
-        }
-    });
-    let pos = list.partition_point(|&(x, _)| x < lo);
-    list.insert(pos, (lo, hi));
-    (lo, hi)
 }
 
 #[cfg(test)]

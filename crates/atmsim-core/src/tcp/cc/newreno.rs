@@ -7,7 +7,7 @@
 //! retransmission per round trip. A full ACK sets cwnd = ssthresh and ends
 //! recovery.
 
-use super::reno::enter_fast_recovery;
+use super::reno::FastRecovery;
 use super::CongestionControl;
 use crate::ip::SackBlock;
 use crate::tcp::sender::SenderState;
@@ -15,7 +15,7 @@ use crate::tcp::sender::SenderState;
 /// NewReno.
 #[derive(Default)]
 pub struct NewReno {
-    in_recovery: bool,
+    fr: FastRecovery,
     partial_seen: bool,
 }
 
@@ -25,10 +25,10 @@ impl CongestionControl for NewReno {
     }
 
     fn on_new_ack(&mut self, s: &mut SenderState, acked: u64, _sack: &[SackBlock]) {
-        if !self.in_recovery {
+        if !self.fr.in_recovery {
             s.grow();
         } else if s.snd_una >= s.recover {
-            self.in_recovery = false;
+            self.fr.in_recovery = false;
             s.cwnd = s.ssthresh;
         } else {
             // Partial ACK.
@@ -43,28 +43,21 @@ impl CongestionControl for NewReno {
     }
 
     fn on_dupack(&mut self, s: &mut SenderState, _sack: &[SackBlock]) {
-        if self.in_recovery {
-            s.cwnd += s.mss as f64;
-        } else if enter_fast_recovery(s) {
-            self.in_recovery = true;
+        if self.fr.on_dupack(s) {
             self.partial_seen = false;
         }
     }
 
     fn on_timeout(&mut self, _s: &mut SenderState) {
-        self.in_recovery = false;
+        self.fr.in_recovery = false;
     }
 
     fn in_recovery(&self) -> bool {
-        self.in_recovery
+        self.fr.in_recovery
     }
 
     fn base_cwnd(&self, s: &SenderState) -> f64 {
-        if self.in_recovery {
-            s.ssthresh
-        } else {
-            s.cwnd
-        }
+        self.fr.base_cwnd(s)
     }
 }
 

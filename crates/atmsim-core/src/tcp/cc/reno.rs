@@ -11,18 +11,42 @@ use crate::tcp::sender::SenderState;
 /// Reno.
 #[derive(Default)]
 pub struct Reno {
-    in_recovery: bool,
+    fr: FastRecovery,
 }
 
-/// Shared by Reno and NewReno: enter fast recovery on the third duplicate.
-pub(crate) fn enter_fast_recovery(s: &mut SenderState) -> bool {
-    if s.dupacks == 3 && s.may_fast_retransmit() {
-        s.begin_fast_retransmit();
-        s.retransmit_now = Some(s.snd_una);
-        s.cwnd = s.ssthresh + 3.0 * s.mss as f64;
-        true
-    } else {
+/// Fast recovery as Reno and NewReno share it.
+#[derive(Default)]
+pub(crate) struct FastRecovery {
+    /// True between the fast retransmit and the ACK that ends recovery.
+    pub in_recovery: bool,
+}
+
+impl FastRecovery {
+    /// A duplicate ACK: in recovery, inflate cwnd by one MSS; otherwise, on
+    /// the third, retransmit, set cwnd = ssthresh + 3 MSS and enter
+    /// recovery. Returns true when recovery starts.
+    pub fn on_dupack(&mut self, s: &mut SenderState) -> bool {
+        if self.in_recovery {
+            s.cwnd += s.mss as f64;
+            return false;
+        }
+        if s.dupacks == 3 && s.may_fast_retransmit() {
+            s.begin_fast_retransmit();
+            s.retransmit_now = Some(s.snd_una);
+            s.cwnd = s.ssthresh + 3.0 * s.mss as f64;
+            self.in_recovery = true;
+            return true;
+        }
         false
+    }
+
+    /// The window without the inflation: ssthresh while in recovery.
+    pub fn base_cwnd(&self, s: &SenderState) -> f64 {
+        if self.in_recovery {
+            s.ssthresh
+        } else {
+            s.cwnd
+        }
     }
 }
 
@@ -32,8 +56,8 @@ impl CongestionControl for Reno {
     }
 
     fn on_new_ack(&mut self, s: &mut SenderState, _acked: u64, _sack: &[SackBlock]) {
-        if self.in_recovery {
-            self.in_recovery = false;
+        if self.fr.in_recovery {
+            self.fr.in_recovery = false;
             s.cwnd = s.ssthresh;
         } else {
             s.grow();
@@ -41,27 +65,19 @@ impl CongestionControl for Reno {
     }
 
     fn on_dupack(&mut self, s: &mut SenderState, _sack: &[SackBlock]) {
-        if self.in_recovery {
-            s.cwnd += s.mss as f64;
-        } else if enter_fast_recovery(s) {
-            self.in_recovery = true;
-        }
+        self.fr.on_dupack(s);
     }
 
     fn on_timeout(&mut self, _s: &mut SenderState) {
-        self.in_recovery = false;
+        self.fr.in_recovery = false;
     }
 
     fn in_recovery(&self) -> bool {
-        self.in_recovery
+        self.fr.in_recovery
     }
 
     fn base_cwnd(&self, s: &SenderState) -> f64 {
-        if self.in_recovery {
-            s.ssthresh
-        } else {
-            s.cwnd
-        }
+        self.fr.base_cwnd(s)
     }
 }
 

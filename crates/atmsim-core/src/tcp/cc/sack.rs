@@ -11,6 +11,7 @@
 
 use super::{CongestionControl, SendChoice};
 use crate::ip::SackBlock;
+use crate::tcp::insert_range;
 use crate::tcp::sender::{Segment, SenderState};
 
 /// SACK sender state.
@@ -64,23 +65,6 @@ impl Sack {
     pub fn sacked_bytes(&self) -> u64 {
         self.scoreboard.iter().map(|&(a, b)| b - a).sum()
     }
-}
-
-/// Inserts [a, b) into a sorted list of disjoint ranges, merging.
-fn insert_range(list: &mut Vec<SackBlock>, (a, b): SackBlock) {
-    let mut lo = a;
-    let mut hi = b;
-    list.retain(|&(x, y)| {
-        if y < lo || x > hi {
-            true
-        } else {
-            lo = lo.min(x);
-            hi = hi.max(y);
-            false
-        }
-    });
-    let pos = list.partition_point(|&(x, _)| x < lo);
-    list.insert(pos, (lo, hi));
 }
 
 impl CongestionControl for Sack {
