@@ -1,0 +1,171 @@
+"""What the experiments measure in a Result: throughputs, CLR, queues, fairness, and
+the time-series measures of seed 003 (transient fairness, ACR settling and error).
+
+Every function takes an ``atmsim.Result`` (or several) and returns a float. Rates
+in Mbps count 424 bits per cell, as scenario files do.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+CELL_BITS = 424
+LINK_MBPS = 155.52
+"""Every link of the seeds' configurations (seed 003 writes "155 Mbps")."""
+BOTTLENECK = "sw1-sw2"
+"""The bottleneck port of the n-source, n-source-vbr and fmmra-lan templates."""
+
+
+def flow_names(result) -> list[str]:
+    """The TCP flows, in order (tcp1, tcp2, ...)."""
+    return [str(name) for name in result.flows["name"]]
+
+
+def goodput(result, flow: str) -> float:
+    """A flow's TCP throughput in Mbps: bytes delivered to the application x 8 /
+    simulated time (seed 000 section 7's definition)."""
+    flows = result.flows.set_index("name")
+    return float(flows.loc[flow, "goodput_mbps"])
+
+
+def goodputs(result) -> list[float]:
+    return [float(x) for x in result.flows["goodput_mbps"]]
+
+
+def total_goodput(result) -> float:
+    return float(sum(goodputs(result)))
+
+
+def jain(values: Sequence[float]) -> float:
+    """Jain's fairness index (sum x)^2 / (n sum x^2) (SPEC section 6); NaN for no data."""
+    x = np.asarray(values, dtype=float)
+    square = float((x**2).sum())
+    if len(x) == 0 or square == 0:
+        return math.nan
+    return float(x.sum() ** 2 / (len(x) * square))
+
+
+def fairness(result) -> float:
+    """Jain's index of the flows' whole-run throughputs."""
+    return jain(goodputs(result))
+
+
+def clr_percent(result) -> float:
+    """Cells dropped / cells sent by every source during the run, in % (seed 000
+    section 7: "the number of cells dropped to the number of cells sent")."""
+    ledger = result.summary["conservation"]
+    sent = ledger["cells_generated"]
+    return 100.0 * ledger["cells_dropped"] / sent if sent else 0.0
+
+
+def clr_with_note(result) -> tuple[float, str]:
+    """clr_percent, with the other reading in the note: dropped / cells sent on the TCP
+    data VCs alone (the VBR and ACK cells left out)."""
+    ledger = result.summary["conservation"]
+    vcs = result.vcs.set_index("name")
+    tcp_cells = sum(int(vcs.loc[flow, "cells_sent"]) for flow in flow_names(result))
+    other = 100.0 * ledger["cells_dropped"] / tcp_cells if tcp_cells else 0.0
+    return clr_percent(result), f"dropped / TCP data cells: {other:.3g} %"
+
+
+def port(result, name: str = BOTTLENECK) -> pd.Series:
+    return result.ports.set_index("name").loc[name]
+
+
+def max_queue(result, name: str = BOTTLENECK) -> float:
+    """The largest number of cells waiting at a port (exact, not sampled)."""
+    return float(port(result, name)["max_queue_cells"])
+
+
+def utilization(result, name: str = BOTTLENECK) -> float:
+    return float(port(result, name)["utilization"])
+
+
+def frames_merged(result) -> float:
+    """AAL5 frames lost by merging (an EOM dropped) over the TCP data VCs."""
+    vcs = result.vcs.set_index("name")
+    return float(sum(vcs.loc[flow, "frames_merged"] for flow in flow_names(result)))
+
+
+def wide(result, metric: str) -> pd.DataFrame:
+    """One column per entity of a metric's samples, indexed by time (s)."""
+    rows = result.series[result.series["metric"] == metric]
+    if rows.empty:
+        raise ValueError(f"no {metric} samples")
+    return rows.pivot_table(index="time_s", columns="entity", values="value", aggfunc="last")
+
+
+def worst_cumulative_jain(result, start_s: float = 0.1) -> float:
+    """The lowest Jain index, from ``start_s`` on, of the flows' cumulative effective
+    throughputs (highest byte sent / elapsed time, sampled every probe period).
+
+    The index is scale-free, so it is that of the bytes sent so far. While nothing is
+    lost, bytes sent = bytes delivered + at most one window (64 KB) in flight."""
+    seq = wide(result, "seq_bytes")[flow_names(result)]
+    seq = seq[seq.index >= start_s]
+    if seq.empty:
+        raise ValueError(f"no samples after {start_s} s")
+    values = seq.to_numpy()
+    squares = (values**2).sum(axis=1)
+    index = values.sum(axis=1) ** 2 / (values.shape[1] * np.where(squares > 0, squares, np.nan))
+    return float(np.nanmin(index))
+
+
+def vbr_edges(start_s: float, half_period_s: float, end_s: float) -> list[float]:
+    """The VBR on/off edges (on at start_s, off after half_period_s, ...) whose whole
+    following period lies before end_s."""
+    edges = []
+    k = 0
+    while start_s + (k + 1) * half_period_s <= end_s + 1e-12:
+        edges.append(start_s + k * half_period_s)
+        k += 1
+    return edges
+
+
+def acr_settling_ms(result, start_s: float, half_period_s: float, band: float = 0.1) -> float:
+    """Mean time (ms) for each flow's ACR to settle after each VBR edge: the first
+    sample after which the ACR stays within ``band`` (10 %) of its level over the
+    second half of that on (or off) period. A period in which it never settles counts
+    as the whole period."""
+    acr = wide(result, "acr_cps")[flow_names(result)]
+    end = float(result.summary["sim_time_s"])
+    edges = vbr_edges(start_s, half_period_s, end)
+    if not edges:
+        raise ValueError(f"no whole VBR period between {start_s} s and {end} s")
+    times = acr.index.to_numpy()
+    settle = []
+    for edge in edges:
+        inside = (times >= edge) & (times < edge + half_period_s)
+        late = (times >= edge + half_period_s / 2) & (times < edge + half_period_s)
+        for flow in acr.columns:
+            values = acr[flow].to_numpy()
+            level = float(np.median(values[late]))
+            near = np.abs(values[inside] - level) <= band * abs(level)
+            t = times[inside]
+            outside = np.flatnonzero(~near)
+            if len(outside) == 0:
+                settle.append(0.0)
+            elif outside[-1] + 1 < len(t):
+                settle.append(t[outside[-1] + 1] - edge)
+            else:
+                settle.append(half_period_s)
+    return 1e3 * float(np.mean(settle))
+
+
+def acr_error(result, vbr_mbps: float, start_s: float, half_period_s: float) -> float:
+    """Mean |ACR - max-min share| / share from the first VBR edge to the end, over the
+    flows; the share is (link rate - VBR rate while on) / number of flows: the ABR
+    capacity the seed's "accurate response" follows."""
+    acr = wide(result, "acr_cps")[flow_names(result)] * CELL_BITS / 1e6
+    acr = acr[acr.index >= start_s]
+    if acr.empty:
+        raise ValueError(f"no ACR samples after {start_s} s")
+    times = acr.index.to_numpy()
+    on = (np.floor((times - start_s) / half_period_s + 1e-9) % 2) == 0
+    share = (LINK_MBPS - np.where(on, vbr_mbps, 0.0)) / acr.shape[1]
+    errors = np.abs(acr.to_numpy() - share[:, None]) / share[:, None]
+    return float(errors.mean())

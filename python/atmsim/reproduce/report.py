@@ -1,0 +1,153 @@
+"""The ``atmsim reproduce`` command: select, run, print and write the comparison."""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from pathlib import Path
+from typing import Optional
+
+from rich.console import Console
+from rich.table import Table
+
+from . import (
+    SCENARIO_DIR,
+    SEEDS,
+    Outcome,
+    UnknownExperiment,
+    registry,
+    run_experiments,
+    select,
+    valid_ids,
+    write_csv,
+)
+
+VERDICT_STYLE = {"match": "green", "miss": "bold red", "n/a": "dim"}
+
+
+class ReproduceInputError(ValueError):
+    """Bad input to ``atmsim reproduce`` (one line)."""
+
+
+def _console() -> Console:
+    console = Console()
+    if not console.is_terminal:  # a file or a pipe: do not squeeze the table
+        console = Console(width=200)
+    return console
+
+
+def number(value: Optional[float]) -> str:
+    """A simulated value as printed: 18,040 / 109.6 / 0.9513 / NaN."""
+    if value is None or not math.isfinite(value):
+        return "NaN"
+    if abs(value) >= 1000 or (value.is_integer() and abs(value) >= 10):
+        return f"{value:,.0f}"
+    if abs(value) >= 100:
+        return f"{value:.1f}"
+    return f"{value:.4g}"
+
+
+def list_experiments() -> None:
+    """The experiments, seed by seed: id, source, title, number of quantities."""
+    table = Table(title="Experiments (atmsim reproduce ID... or a seed)", title_justify="left")
+    for column in ("id", "source", "what", "quantities"):
+        table.add_column(column, justify="right" if column == "quantities" else "left")
+    for seed in SEEDS:
+        for key, experiment in registry().items():
+            if experiment.seed == seed:
+                compared = sum(q.tolerance.kind != "report" for q in experiment.published)
+                table.add_row(key, experiment.source, experiment.title, str(compared))
+    _console().print(table)
+    print("seeds: " + ", ".join(SEEDS) + " (all the experiments of a document)")
+
+
+def results_table(outcomes: list[Outcome]) -> Table:
+    table = Table(title="Published and simulated", title_justify="left")
+    for column in (
+        "experiment",
+        "quantity",
+        "unit",
+        "published",
+        "simulated",
+        "tolerance",
+        "verdict",
+        "note",
+    ):
+        right = column in ("published", "simulated", "tolerance")
+        table.add_column(column, justify="right" if right else "left", overflow="fold")
+    for outcome in outcomes:
+        if outcome.error:
+            table.add_row(outcome.experiment, f"[bold red]error: {outcome.error}[/]")
+        for row in outcome.rows:
+            style = VERDICT_STYLE.get(row["verdict"], "")
+            table.add_row(
+                row["experiment"],
+                row["quantity"],
+                row["unit"],
+                row["published_text"],
+                number(row["simulated"]),
+                row["tolerance"],
+                f"[{style}]{row['verdict']}[/]",
+                row["note"],
+            )
+    return table
+
+
+def combined_name(requested: list[str]) -> str:
+    """``seed000`` when exactly one seed was asked for, else ``selected``."""
+    keys = [name.strip().lower() for name in requested]
+    if len(keys) == 1 and keys[0] in SEEDS:
+        return keys[0]
+    return "selected"
+
+
+def main(requested: list[str], out: Path, jobs: Optional[int], list_only: bool) -> int:
+    """Run ``atmsim reproduce``; the exit code (0: the report, whatever the verdicts;
+    1: an experiment failed to run or a conservation ledger did not balance).
+    Raises ReproduceInputError on an unknown id."""
+    if list_only or not requested:
+        list_experiments()
+        return 0
+    try:
+        ids = select(requested)
+    except UnknownExperiment as error:
+        raise ReproduceInputError(
+            f"unknown experiment {str(error)!r}; valid: " + ", ".join(valid_ids())
+        ) from None
+    if not SCENARIO_DIR.is_dir():
+        raise ReproduceInputError(
+            f"{SCENARIO_DIR}: no such directory (atmsim reproduce runs from a source checkout)"
+        )
+    jobs = jobs or os.cpu_count() or 1
+    started = time.perf_counter()
+    print(f"atmsim reproduce: {len(ids)} experiments, --jobs {jobs}, into {out}")
+
+    def progress(outcome: Outcome, k: int, total: int) -> None:
+        width = len(str(total))
+        state = (
+            f"error: {outcome.error}"
+            if outcome.error
+            else f"{outcome.count('match')} match, {outcome.count('miss')} miss"
+        )
+        print(f"[{k:>{width}}/{total}] {outcome.experiment:<36} {state:<22} {outcome.wall_s:.1f} s")
+
+    outcomes = run_experiments(ids, out, jobs=jobs, on_done=progress)
+    rows = [row for outcome in outcomes for row in outcome.rows]
+    combined = write_csv(Path(out) / f"{combined_name(requested)}.csv", rows)
+    _console().print(results_table(outcomes))
+    wall = time.perf_counter() - started
+    matches = sum(row["verdict"] == "match" for row in rows)
+    misses = sum(row["verdict"] == "miss" for row in rows)
+    na = sum(row["verdict"] == "n/a" for row in rows)
+    code = 0
+    for outcome in outcomes:
+        for problem in outcome.ledger_problems:
+            print(f"{outcome.experiment}: {problem}")
+            code = 1
+    print(f"wrote {combined} and {out}/<experiment>/ (table.csv, figures, run files)")
+    print(
+        f"{matches} match, {misses} miss ({na} n/a) in {len(ids)} experiments; "
+        f"{wall:.1f} s wall, --jobs {jobs}"
+    )
+    return code
