@@ -1,0 +1,268 @@
+//! Building the network from a scenario.
+
+use super::*;
+
+impl Simulation {
+    /// Builds the network; fails on an inconsistent scenario.
+    pub fn new(sc: &Scenario) -> Result<Self, String> {
+        sc.check()?;
+        let n_vcs = sc.vcs.len();
+        // VCs that carry a TCP flow end in a host, not a passive sink; ABR
+        // VCs end in a destination end system that turns RM cells around.
+        let tcp_vc = {
+            let mut t = vec![false; n_vcs];
+            for fl in &sc.flows {
+                for v in [fl.data_vc, fl.ack_vc].into_iter().flatten() {
+                    t[v as usize] = true;
+                }
+            }
+            t
+        };
+        let endpoint: Vec<bool> = (0..n_vcs)
+            .map(|i| tcp_vc[i] || sc.vcs[i].abr.is_some())
+            .collect();
+        // Which priorities use each link, and whether every VC on a link ends
+        // there in a passive sink (then the link can be drained lazily).
+        let mut classes = vec![[false; 3]; sc.links.len()];
+        let mut lazy = vec![true; sc.links.len()];
+        for (i, v) in sc.vcs.iter().enumerate() {
+            for (k, &l) in v.links.iter().enumerate() {
+                classes[l as usize][v.class.priority()] = true;
+                if k + 1 != v.links.len() || endpoint[i] {
+                    lazy[l as usize] = false;
+                }
+            }
+            // Backward RM cells need their events.
+            for &l in &v.back_links {
+                lazy[l as usize] = false;
+            }
+        }
+        let eager = eager_ip_links(sc);
+        let mut hops = Vec::with_capacity(sc.links.len());
+        for (i, l) in sc.links.iter().enumerate() {
+            let hop = match l.layer {
+                Layer::Atm => {
+                    let n_classes = classes[i].iter().filter(|&&c| c).count();
+                    let mode = if n_classes <= 1 {
+                        PortMode::Fifo
+                    } else {
+                        PortMode::Priority
+                    };
+                    Hop::Atm(AtmHop {
+                        link: Link {
+                            name: l.name.clone(),
+                            from: l.from,
+                            to: l.to,
+                            cell_rate_cps: l.cell_rate_cps,
+                            delay_ps: l.delay_ps,
+                            in_flight: VecDeque::new(),
+                            lazy: lazy[i],
+                        },
+                        port: Port::new(
+                            cell_time_ps(l.cell_rate_cps),
+                            l.buffer_cells.unwrap_or(u32::MAX),
+                            mode,
+                            buffer::build(&l.policy, n_vcs),
+                        ),
+                        algorithm: l.algorithm.as_ref().map(|a| algorithm::build(a, n_vcs)),
+                    })
+                }
+                Layer::Ip => {
+                    let limit = match (l.buffer_packets, l.buffer_bytes) {
+                        (Some(n), _) => IpLimit::Packets(n),
+                        (None, Some(b)) => IpLimit::Bytes(b),
+                        (None, None) => IpLimit::Unlimited,
+                    };
+                    let red = match l.policy {
+                        PolicySpec::Red {
+                            min_th,
+                            max_th,
+                            w_q,
+                            max_p,
+                        } => Some(Red::new(min_th, max_th, w_q, max_p)),
+                        _ => None,
+                    };
+                    let rng = RngStream::new(sc.seed, STREAM_IP_PORTS + i as u64);
+                    Hop::Ip(IpHop {
+                        name: l.name.clone(),
+                        delay_ps: l.delay_ps,
+                        port: IpPort::new(l.bit_rate_bps, limit, red, rng),
+                        in_flight: VecDeque::new(),
+                        eager_pred: eager[i],
+                    })
+                }
+            };
+            hops.push(hop);
+        }
+        let vcs = sc
+            .vcs
+            .iter()
+            .enumerate()
+            .map(|(i, v)| VcState {
+                name: v.name.clone(),
+                links: v.links.clone(),
+                priority: v.class.priority(),
+                cells_sent: 0,
+                frames_sent: 0,
+                cells_delivered: 0,
+                reassembly: Reassembly::default(),
+                store: tcp_vc[i].then(FrameStore::default),
+                is_abr: v.class == ServiceClass::Abr,
+                back_links: v.back_links.clone(),
+                brm_mark: v.back_links[..v.back_links.len().saturating_sub(1)]
+                    .iter()
+                    .map(|&b| {
+                        let node = sc.links[b as usize].to;
+                        v.links
+                            .iter()
+                            .copied()
+                            .find(|&l| sc.links[l as usize].from == node)
+                    })
+                    .collect(),
+                ses: v.abr.as_ref().map(|p| {
+                    Box::new(SesState {
+                        ses: SourceEndSystem::new(i as u32, p.clone()),
+                        queue: VecDeque::new(),
+                        greedy: false,
+                        greedy_stop: Time::MAX,
+                        scheduled: None,
+                    })
+                }),
+                des: v.abr.as_ref().map(|_| DestinationEndSystem::default()),
+            })
+            .collect::<Vec<_>>();
+        let mut vcs = vcs;
+        let mut queue = EventQueue::new();
+        let mut sources = Vec::with_capacity(sc.sources.len());
+        for (i, s) in sc.sources.iter().enumerate() {
+            // A greedy source on an ABR VC is an infinite backlog at its SES.
+            if let (SourceModel::Greedy, Some(ses)) = (&s.model, vcs[s.vc as usize].ses.as_mut()) {
+                ses.greedy = true;
+                ses.greedy_stop = s.stop_ps.unwrap_or(Time::MAX);
+                ses.scheduled = Some(s.start_ps);
+                queue.push(s.start_ps, Event::SesSend(s.vc));
+                continue;
+            }
+            let first_link = &sc.links[sc.vcs[s.vc as usize].links[0] as usize];
+            let mut source = traffic::build(&s.model, first_link.cell_rate_cps);
+            // Stream id = source index: adding a source never changes the others.
+            let mut rng = RngStream::new(sc.seed, i as u64);
+            let stop = s.stop_ps.unwrap_or(Time::MAX);
+            let t = source.first(s.start_ps, &mut rng);
+            if t < stop {
+                queue.push(t, Event::SourceEmit(sources.len() as u32));
+            }
+            sources.push(SourceState {
+                source,
+                rng,
+                vc: s.vc,
+                stop,
+            });
+        }
+        let mut flows = Vec::with_capacity(sc.flows.len());
+        let mut tick_groups: Vec<(Time, Vec<u32>)> = Vec::new();
+        for (f, fl) in sc.flows.iter().enumerate() {
+            let route = match fl.layer {
+                Layer::Atm => FlowRoute::Atm {
+                    data_vc: fl.data_vc.unwrap_or_default(),
+                    ack_vc: fl.ack_vc.unwrap_or_default(),
+                },
+                Layer::Ip => FlowRoute::Ip {
+                    data_links: fl.data_links.clone(),
+                    ack_links: fl.ack_links.clone(),
+                },
+            };
+            if let TimerMode::Coarse { tick_ps } = fl.tcp.timer {
+                match tick_groups.iter_mut().find(|(g, _)| *g == tick_ps) {
+                    Some((_, members)) => members.push(f as u32),
+                    None => tick_groups.push((tick_ps, vec![f as u32])),
+                }
+            }
+            flows.push(FlowState {
+                name: fl.name.clone(),
+                sender: TcpSender::new(&fl.tcp),
+                receiver: TcpReceiver::new(
+                    fl.tcp.variant == Variant::Sack,
+                    fl.tcp.max_sack_blocks,
+                    fl.tcp.delayed_ack_ps,
+                ),
+                route,
+                wnd_field: fl.tcp.window_field(),
+                processing_ps: fl.processing_ps,
+                jitter_ps: fl.processing_jitter_ps,
+                rng: RngStream::new(sc.seed, STREAM_FLOWS + f as u64),
+                rx_queue: VecDeque::new(),
+                timer_at: None,
+                started: false,
+            });
+            queue.push(fl.start_ps, Event::FlowStart(f as u32));
+        }
+        for (g, (tick, _)) in tick_groups.iter().enumerate() {
+            queue.push(*tick, Event::TcpTick(g as u32));
+        }
+        let p = &sc.probes;
+        let mut series = Series::default();
+        if p.any() {
+            queue.push(p.period_ps, Event::ProbeTick);
+            series.entity_names = sc
+                .links
+                .iter()
+                .map(|l| l.name.clone())
+                .chain(sc.vcs.iter().map(|v| v.name.clone()))
+                .chain(sc.flows.iter().map(|f| f.name.clone()))
+                .collect();
+        }
+        Ok(Simulation {
+            now: 0,
+            duration: sc.duration_ps,
+            seed: sc.seed,
+            events: 0,
+            queue,
+            hops,
+            vcs,
+            sources,
+            flows,
+            tick_groups,
+            byte_losses: ByteLosses::default(),
+            packets: PacketCounts::default(),
+            future_drops: Vec::new(),
+            rm_generated: 0,
+            rm_delivered: 0,
+            bad_checksums: 0,
+            probe_period: p.period_ps,
+            probe_queue: p.queue.clone(),
+            probe_util: p.utilization.iter().map(|&l| (l, 0)).collect(),
+            probe_rate: p.vc_rate.iter().map(|&v| (v, 0)).collect(),
+            probe_flows: p.flows.clone(),
+            probe_abr_vcs: p.abr_vcs.clone(),
+            probe_abr_ports: p.abr_ports.clone(),
+            series,
+        })
+    }
+}
+
+/// For each link, the upstream link of an IP port that can be fed eagerly:
+/// every IP path through it comes from that one link, which is itself not
+/// such a candidate (so eager ports never follow one another).
+pub(super) fn eager_ip_links(sc: &Scenario) -> Vec<Option<u32>> {
+    // None: unused; Some(None): several or a host; Some(Some(p)): always p.
+    let mut pred: Vec<Option<Option<u32>>> = vec![None; sc.links.len()];
+    for f in &sc.flows {
+        for path in [&f.data_links, &f.ack_links] {
+            for (k, &l) in path.iter().enumerate() {
+                let p = if k == 0 { None } else { Some(path[k - 1]) };
+                let slot = &mut pred[l as usize];
+                *slot = match *slot {
+                    None => Some(p),
+                    Some(q) if q == p => Some(q),
+                    Some(_) => Some(None),
+                };
+            }
+        }
+    }
+    let candidate: Vec<Option<u32>> = pred.iter().map(|p| p.flatten()).collect();
+    candidate
+        .iter()
+        .map(|c| c.filter(|&p| candidate[p as usize].is_none()))
+        .collect()
+}

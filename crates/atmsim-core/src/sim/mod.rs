@@ -1,0 +1,283 @@
+//! The network and its run loop: builds ports, links, VCs, sources and TCP
+//! flows from a [`Scenario`], moves cells and packets between them in time
+//! order, and closes the run with a [`Summary`], the conservation [`Ledger`]
+//! and the probes' [`Series`].
+//!
+//! Events per cell-hop set the speed, so:
+//! - a single-class ATM port computes departures on arrival (no event);
+//! - a link schedules only the arrival of its head cell or packet;
+//! - a link whose cells all end in passive sinks schedules nothing and is
+//!   drained in bulk (when cells are added, at probe ticks and at the end);
+//! - a source reschedules itself by replacing the top of the heap;
+//! - coarse TCP timers are one global tick per granularity, walking the
+//!   flows (BSD's slow timer); fine timers are one lazy event per flow.
+//!
+//! Files: this one holds the state and the run loop; `build` makes the
+//! network, `atm` moves cells, `abr` runs the end systems, `ip` moves
+//! packets, `tcp` connects the flows' hosts, `report` samples probes and
+//! closes the run.
+
+mod abr;
+mod atm;
+mod build;
+mod ip;
+mod report;
+mod tcp;
+
+use crate::abr::algorithm::{self, AlgorithmStats, PortState};
+use crate::abr::ses::Emit;
+use crate::abr::{is_brm, is_frm, is_rm, DestinationEndSystem, SourceEndSystem, SwitchAlgorithm};
+use crate::atm::aal5::{cells_per_datagram, Outcome};
+use crate::atm::port::PriorityArrival;
+use crate::atm::ServiceClass;
+use crate::atm::{Cell, Link, Port, PortMode, Reassembly};
+use crate::buffer::{self, DROP_REASON_NAMES};
+use crate::engine::time::{cell_time_ps, ps_to_s};
+use crate::engine::{Event, EventQueue, RngStream, Time};
+use crate::ip::red::Red;
+use crate::ip::{IpLimit, IpPort, Packet};
+use crate::scenario::{Layer, PolicySpec, Scenario, SourceModel};
+use crate::stats::{
+    AbrSummary, FlowSummary, Ledger, Metric, PortSummary, Series, Summary, VcSummary,
+};
+use crate::tcp::receiver::AckPlan;
+use crate::tcp::{TcpReceiver, TcpSender, TimerMode, Variant};
+use crate::traffic::{self, TrafficSource};
+use std::collections::VecDeque;
+
+/// Random stream ids: sources use their index; flows and IP ports these bases.
+const STREAM_FLOWS: u64 = 1 << 40;
+const STREAM_IP_PORTS: u64 = 1 << 41;
+
+/// An ATM link with its output port and, for ABR, its switch algorithm.
+struct AtmHop {
+    link: Link,
+    port: Port,
+    algorithm: Option<Box<dyn SwitchAlgorithm>>,
+}
+
+impl AtmHop {
+    fn port_state(&self, now: Time) -> PortState {
+        PortState {
+            link_cps: self.link.cell_rate_cps,
+            abr_queue: self.port.abr_waiting(now),
+        }
+    }
+}
+
+/// The ABR source end system of a VC with the cells it holds.
+struct SesState {
+    ses: SourceEndSystem,
+    /// Data cells waiting for an in-rate opportunity (the ABR source queue).
+    queue: VecDeque<Cell>,
+    /// An infinite backlog of one-cell frames (until `greedy_stop`).
+    greedy: bool,
+    greedy_stop: Time,
+    /// Time of the pending SesSend event.
+    scheduled: Option<Time>,
+}
+
+/// An IP link with its router output port and the packets on the wire.
+struct IpHop {
+    name: String,
+    delay_ps: Time,
+    port: IpPort,
+    /// Packets on the link or still in its port, earliest first: (arrival
+    /// at the far end, arrival at this port, packet).
+    in_flight: VecDeque<(Time, Time, Packet)>,
+    /// Fed by one upstream link only, which is itself not eager: packets
+    /// are pushed through this port as soon as they leave the upstream port,
+    /// without an event at their arrival here (their order is already
+    /// known). `pred` is that upstream link.
+    eager_pred: Option<u32>,
+}
+
+/// A packet an eager port will drop at a time the run may not reach.
+struct FutureDrop {
+    at: Time,
+    link: u32,
+    data_bytes: u64,
+}
+
+enum Hop {
+    Atm(AtmHop),
+    Ip(IpHop),
+}
+
+/// The frames of a TCP-carrying VC that have not been resolved yet, by
+/// frame id: the packet each carries and how many of its cells were dropped.
+#[derive(Default)]
+struct FrameStore {
+    base: u32,
+    entries: VecDeque<FrameEntry>,
+}
+
+struct FrameEntry {
+    packet: Packet,
+    cells: u16,
+    dropped: u16,
+}
+
+impl FrameStore {
+    fn push(&mut self, frame: u32, entry: FrameEntry) {
+        if self.entries.is_empty() {
+            self.base = frame;
+        }
+        debug_assert_eq!(frame, self.base + self.entries.len() as u32);
+        self.entries.push_back(entry);
+    }
+
+    fn get_mut(&mut self, frame: u32) -> Option<&mut FrameEntry> {
+        let k = frame.checked_sub(self.base)?;
+        self.entries.get_mut(k as usize)
+    }
+
+    fn pop_front(&mut self) -> Option<(u32, FrameEntry)> {
+        let e = self.entries.pop_front()?;
+        let id = self.base;
+        self.base += 1;
+        Some((id, e))
+    }
+}
+
+struct VcState {
+    name: String,
+    links: Vec<u32>,
+    priority: usize,
+    cells_sent: u64,
+    frames_sent: u64,
+    cells_delivered: u64,
+    reassembly: Reassembly,
+    /// Frames in flight, for a VC of a TCP flow.
+    store: Option<FrameStore>,
+    is_abr: bool,
+    /// ABR: the backward path.
+    back_links: Vec<u32>,
+    /// ABR: for a backward RM cell that arrived over back_links[h], the
+    /// forward port at that switch whose algorithm marks it.
+    brm_mark: Vec<Option<u32>>,
+    ses: Option<Box<SesState>>,
+    des: Option<DestinationEndSystem>,
+}
+
+struct SourceState {
+    source: Box<dyn TrafficSource>,
+    rng: RngStream,
+    vc: u32,
+    stop: Time,
+}
+
+enum FlowRoute {
+    Atm {
+        data_vc: u32,
+        ack_vc: u32,
+    },
+    Ip {
+        data_links: Vec<u32>,
+        ack_links: Vec<u32>,
+    },
+}
+
+struct FlowState {
+    name: String,
+    sender: TcpSender,
+    receiver: TcpReceiver,
+    route: FlowRoute,
+    wnd_field: u16,
+    processing_ps: Time,
+    jitter_ps: Time,
+    rng: RngStream,
+    rx_queue: VecDeque<Packet>,
+    /// Time of the pending FlowTimer event, if any.
+    timer_at: Option<Time>,
+    started: bool,
+}
+
+/// Counters of the byte ledger kept during the run.
+#[derive(Default)]
+struct ByteLosses {
+    dropped_in_network: u64,
+    dropped_aal5: u64,
+}
+
+/// Counters of the packet ledger kept during the run.
+#[derive(Default)]
+struct PacketCounts {
+    generated: u64,
+    delivered: u64,
+}
+
+/// A network ready to run.
+pub struct Simulation {
+    now: Time,
+    duration: Time,
+    seed: u64,
+    events: u64,
+    queue: EventQueue,
+    hops: Vec<Hop>,
+    vcs: Vec<VcState>,
+    sources: Vec<SourceState>,
+    flows: Vec<FlowState>,
+    tick_groups: Vec<(Time, Vec<u32>)>,
+    byte_losses: ByteLosses,
+    packets: PacketCounts,
+    future_drops: Vec<FutureDrop>,
+    rm_generated: u64,
+    rm_delivered: u64,
+    bad_checksums: u64,
+    probe_period: Time,
+    probe_queue: Vec<u32>,
+    probe_util: Vec<(u32, u128)>,
+    probe_rate: Vec<(u32, u64)>,
+    probe_flows: Vec<u32>,
+    probe_abr_vcs: Vec<u32>,
+    probe_abr_ports: Vec<u32>,
+    series: Series,
+}
+
+impl Simulation {
+    /// Simulated time reached, ps.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// The scenario's duration, ps.
+    pub fn duration(&self) -> Time {
+        self.duration
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Runs every event with time <= min(until, duration).
+    pub fn advance(&mut self, until: Time) {
+        let until = until.min(self.duration);
+        while let Some((t, ev)) = self.queue.peek_until(until) {
+            self.now = t;
+            self.events += 1;
+            match ev {
+                Event::SourceEmit(s) => self.on_source(s as usize),
+                Event::LinkArrival(l) => self.on_link_arrival(l as usize),
+                Event::PortTxDone(l) => self.on_tx_done(l as usize),
+                Event::ProbeTick => self.on_probe(),
+                Event::FlowStart(f) => {
+                    self.queue.pop();
+                    self.flows[f as usize].started = true;
+                    self.pump(f as usize);
+                }
+                Event::TcpTick(g) => self.on_tcp_tick(g as usize),
+                Event::FlowTimer(f) => self.on_flow_timer(f as usize),
+                Event::RxDone(f) => self.on_rx_done(f as usize),
+                Event::SesSend(v) => self.on_ses_send(v as usize),
+            }
+        }
+        self.now = self.now.max(until);
+    }
+
+    /// Runs to the end of the scenario.
+    pub fn run(&mut self) {
+        self.advance(self.duration);
+    }
+}
