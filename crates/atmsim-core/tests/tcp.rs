@@ -327,3 +327,26 @@ fn same_seed_same_flows() {
     let b = serde_json::to_string(&run(&sc).flows).unwrap();
     assert_eq!(a, b);
 }
+
+#[test]
+fn ip_runs_in_slices_give_the_same_results() {
+    let red = json!({"kind": "red", "min_th": 5.0, "max_th": 15.0, "w_q": 0.002, "max_p": 0.02});
+    let sc = ip_net(4, 20e6, 30, red, tcp("sack", 1000, 1 << 18, 3), 3);
+    let whole = run(&sc);
+    let mut sim = Simulation::new(&sc).unwrap();
+    let mut t = 0;
+    while t < sc.duration_ps {
+        t += 3_333_333_333;
+        sim.advance(t);
+    }
+    let (sliced, _) = sim.finish();
+    assert!(sliced.conservation.ok);
+    assert_eq!(
+        serde_json::to_value(&whole.flows).unwrap(),
+        serde_json::to_value(&sliced.flows).unwrap()
+    );
+    assert_eq!(
+        serde_json::to_value(&whole.ports).unwrap(),
+        serde_json::to_value(&sliced.ports).unwrap()
+    );
+}
