@@ -1,0 +1,42 @@
+"""Names and limits shared by the scenario modules, and the error helpers of validation."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic_core import PydanticCustomError
+
+SECTIONS = ("run", "nodes", "links", "vcs", "sources", "flows", "probes")
+"""Top-level tables of a scenario file, in the order they are written."""
+
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]+$")
+"""Names of nodes, links, VCs, sources and flows: TOML bare keys, so --set paths stay simple."""
+
+TEMPLATE = "{i}"
+"""In a name (with ``count = N``): replaced by 1..N in the name and every string value."""
+
+VC_CLASSES = ("cbr", "vbr", "abr", "ubr", "gfr")
+
+IP_HEADER_BYTES = 40
+"""TCP + IP headers: an IP datagram is the TCP payload + 40 bytes."""
+
+MAX_MSS_BYTES = 65535 - IP_HEADER_BYTES
+"""The largest MSS: an IP datagram is at most 65535 bytes."""
+
+MAX_WINDOW_FIELD = 65535
+"""The TCP header's 16-bit window field."""
+
+MAX_WINDOW_SCALE = 14
+"""RFC 1323: the largest window scale shift."""
+
+
+def _fail(key: str, message: str) -> PydanticCustomError:
+    """An error at ``key``, dotted and relative to the table being validated."""
+    return PydanticCustomError("scenario", "{message}", {"key": key, "message": message})
+
+
+def _quoted(names: Any) -> str:
+    """``a, b, c`` for a list of names, or ``(none)``."""
+    names = list(names)
+    return ", ".join(names) if names else "(none)"

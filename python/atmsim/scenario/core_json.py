@@ -1,0 +1,265 @@
+"""Output: the resolved TOML and the core JSON (docs/core-interface.md)."""
+
+from __future__ import annotations
+
+from copy import deepcopy
+from typing import Any
+
+import tomli_w
+
+from ..units import (
+    parse_cell_rate_cps,
+    parse_size_bytes,
+    parse_time_ps,
+)
+from .models import (
+    RED_MAX_P,
+    RED_W_Q,
+    Algorithm,
+    Policy,
+    Scenario,
+    Source,
+    red_threshold,
+)
+from .network import FlatFlow, FlatLink, FlatVc, Network
+
+
+def scenario_dict(scenario: Scenario) -> dict:
+    """The resolved scenario as a TOML-ready dict (no None values, aliases as keys).
+
+    A scenario made from a ``[template]`` gives its source form: the template table
+    with every parameter written out, and the tables merged on top as given.
+    """
+    if scenario._source is not None:
+        return deepcopy(scenario._source)
+    return scenario.model_dump(by_alias=True, exclude_none=True)
+
+
+def expanded_dict(scenario: Scenario) -> dict:
+    """The scenario in the general form (a template expanded, every default written out)."""
+    return scenario.model_dump(by_alias=True, exclude_none=True)
+
+
+def resolved_toml(scenario: Scenario) -> str:
+    """The scenario with every default filled in, as TOML that loads back to the same run.
+
+    Templates and ``count`` are kept (not expanded), and so are ``"auto"`` values. A
+    scenario made from a ``[template]`` is written as that table (every parameter)
+    followed by the tables that override its expansion.
+    """
+    header = "# Resolved by atmsim: every default is written out.\n"
+    if scenario._source is not None:
+        kind = scenario._source["template"]["kind"]
+        header += (
+            f'# [template] kind = "{kind}" expands into nodes, links, flows or sources and\n'
+            "# probes (docs/scenarios.md); the tables after it are merged on top of that\n"
+            "# expansion, key by key.\n"
+        )
+    return header + "\n" + tomli_w.dumps(scenario_dict(scenario))
+
+
+def _policy_json(policy: Policy) -> dict:
+    if policy.kind == "tail":
+        return {"kind": "tail"}
+    if policy.kind == "ppd":
+        return {"kind": "ppd", "keep_eom": policy.keep_eom}
+    if policy.kind == "red":
+        return {
+            "kind": "red",
+            "min_th": red_threshold(policy.min_th),
+            "max_th": red_threshold(policy.max_th),
+            "w_q": float(policy.w_q or RED_W_Q),
+            "max_p": float(policy.max_p or RED_MAX_P),
+        }
+    return {"kind": policy.kind, "threshold": policy.threshold}
+
+
+def _link_json(flat: FlatLink, node_index: dict[str, int]) -> dict:
+    """A link of the core JSON; ATM links keep the fields of the first interface."""
+    link = flat.link
+    entry: dict[str, Any] = {"name": flat.name}
+    if link.layer == "ip":
+        entry["layer"] = "ip"
+    entry.update(
+        {
+            "from": node_index[link.from_],
+            "to": node_index[link.to],
+            "bit_rate_bps": link.bit_rate_bps(),
+            "cell_rate_cps": link.cell_rate_cps(),
+            "delay_ps": link.delay_ps(),
+            "buffer_cells": link.buffer_cells(),
+        }
+    )
+    if link.layer == "ip":
+        entry["buffer_packets"] = link.buffer_packets()
+        entry["buffer_bytes"] = link.buffer_bytes()
+    entry["policy"] = _policy_json(link.policy)
+    if link.algorithm is not None:
+        entry["algorithm"] = _algorithm_json(link.algorithm)
+    return entry
+
+
+def _algorithm_json(algorithm: Algorithm) -> dict:
+    """A port's switch algorithm in the core JSON (docs/core-interface.md, "ABR")."""
+    kind = algorithm.kind
+    if kind == "efci":
+        return {"kind": kind, "high_cells": algorithm.high, "low_cells": algorithm.low}
+    entry: dict[str, Any] = {"kind": kind}
+    if kind == "erica":
+        entry["target_utilization"] = float(algorithm.target_utilization or 0)
+    entry["interval_ps"] = parse_time_ps(algorithm.interval or "0 s")
+    entry["interval_cells"] = algorithm.interval_cells
+    if kind == "fmmra":
+        return entry
+    entry.update(
+        {
+            "delta": float(algorithm.delta or 0),
+            "measured_rate": bool(algorithm.measured_rate),
+            "bidirectional_count": bool(algorithm.bidirectional_count),
+        }
+    )
+    if kind == "erica_plus":
+        entry.update(
+            {
+                "t0_ps": parse_time_ps(algorithm.t0 or "0 s"),
+                "a": float(algorithm.a or 0),
+                "b": float(algorithm.b or 0),
+                "qdlf": float(algorithm.qdlf or 0),
+            }
+        )
+    return entry
+
+
+def _vc_json(vc: FlatVc, network: Network, link_index: dict[str, int]) -> dict[str, Any]:
+    """A VC of the core JSON; an ABR VC adds its backward path and SES parameters."""
+    links = network.vc_links(vc.name)
+    entry: dict[str, Any] = {
+        "name": vc.name,
+        "class": vc.vc_class,
+        "links": [link_index[n] for n in links],
+    }
+    if vc.vc_class == "abr" and vc.abr is not None:
+        entry["back_links"] = [link_index[n] for n in network.vc_back_links(vc.name)]
+        entry["abr"] = vc.abr.core_json(network.links[links[0]].link.cell_rate_cps())
+    return entry
+
+
+def _model_json(source: Source) -> dict:
+    """The ``model`` of a source in the core JSON (rates in cells/s, times in ps)."""
+    kind = source.kind
+    if kind == "greedy":
+        return {"kind": "greedy"}
+    if kind in ("cbr", "poisson"):
+        return {"kind": kind, "rate_cps": parse_cell_rate_cps(source.rate)}
+    if kind == "vbr_onoff":
+        return {
+            "kind": kind,
+            "peak_cps": parse_cell_rate_cps(source.peak),
+            "on_ps": parse_time_ps(source.on),
+            "off_ps": parse_time_ps(source.off),
+            "distribution": source.distribution,
+        }
+    if kind == "geometric_onoff":
+        return {
+            "kind": kind,
+            "peak_cps": parse_cell_rate_cps(source.peak),
+            "mean_cps": parse_cell_rate_cps(source.mean),
+            "mean_burst_cells": float(source.mean_burst),
+        }
+    if isinstance(source.frame_cells, list):
+        frame_cells = {"uniform": list(source.frame_cells)}
+    else:
+        frame_cells = {"fixed": source.frame_cells}
+    return {
+        "kind": "frames",
+        "frame_cells": frame_cells,
+        "rate_cps": parse_cell_rate_cps(source.rate),
+        "arrivals": source.arrivals,
+    }
+
+
+def _flow_json(flat: FlatFlow, vc_index: dict[str, int], link_index: dict[str, int]) -> dict:
+    """A flow of the core JSON (docs/core-interface.md, "TCP and IP")."""
+    flow = flat.flow
+    atm = flat.layer == "atm"
+    tick_ps = flow.tick_ps()
+    return {
+        "name": flat.name,
+        "layer": flat.layer,
+        "data_vc": vc_index[flat.name] if atm else None,
+        "ack_vc": vc_index[f"{flat.name}-ack"] if atm else None,
+        "data_links": [] if atm else [link_index[n] for n in flat.data_links],
+        "ack_links": [] if atm else [link_index[n] for n in flat.ack_links],
+        "variant": flow.variant.replace("-", "_"),
+        "mss_bytes": flow.mss,
+        "rcv_window_bytes": flow.window_bytes(),
+        "window_scale": flow.window_shift(),
+        "initial_cwnd_segments": flow.initial_cwnd,
+        "initial_ssthresh_bytes": (
+            None if flow.initial_ssthresh == "auto" else parse_size_bytes(flow.initial_ssthresh)
+        ),
+        "timer": {"kind": "fine"} if tick_ps is None else {"kind": "coarse", "tick_ps": tick_ps},
+        "initial_rto_ps": parse_time_ps(flow.initial_rto),
+        "min_rto_ps": flow.min_rto_ps(),
+        "max_rto_ps": parse_time_ps(flow.max_rto),
+        "delayed_ack_ps": parse_time_ps(flow.delayed_ack),
+        "processing_ps": parse_time_ps(flow.processing),
+        "processing_jitter_ps": parse_time_ps(flow.processing_jitter),
+        "start_ps": parse_time_ps(flow.start),
+        "app_bytes": None if flow.transfer is None else parse_size_bytes(flow.transfer),
+        "max_sack_blocks": flow.max_sack_blocks,
+    }
+
+
+def to_core(scenario: Scenario) -> dict:
+    """The core JSON of docs/core-interface.md: indices, picoseconds, cells/s, bytes.
+
+    The keys of issue 3 (``layer`` and the packet buffers of a link, ``flows``,
+    ``probes.flows``) are written only for IP links and for scenarios with
+    flows, and those of issue 4 (``algorithm`` of a link, ``back_links`` and
+    ``abr`` of a VC, ``probes.abr_vcs`` and ``probes.abr_ports``) only for
+    ports with an algorithm, ABR VCs and scenarios with either: a scenario
+    without them gives the same JSON as before them.
+    """
+    network = Network(scenario)
+    node_index = {name: i for i, name in enumerate(network.nodes)}
+    link_index = {name: i for i, name in enumerate(network.links)}
+    vc_index = {vc.name: i for i, vc in enumerate(network.vcs)}
+    flow_index = {flow.name: i for i, flow in enumerate(network.flows)}
+
+    def indices(names: Any, index: dict[str, int]) -> list[int]:
+        return list(index.values()) if names == "all" else [index[name] for name in names]
+
+    probes = scenario.probes
+    core: dict[str, Any] = {
+        "duration_ps": parse_time_ps(scenario.run.duration),
+        "seed": scenario.run.seed,
+        "nodes": [{"name": flat.name, "kind": flat.node.kind} for flat in network.nodes.values()],
+        "links": [_link_json(flat, node_index) for flat in network.links.values()],
+        "vcs": [_vc_json(vc, network, link_index) for vc in network.vcs],
+        "sources": [
+            {
+                "name": flat.name,
+                "vc": vc_index[flat.vc],
+                "start_ps": parse_time_ps(flat.source.start),
+                "stop_ps": None if flat.source.stop is None else parse_time_ps(flat.source.stop),
+                "model": _model_json(flat.source),
+            }
+            for flat in network.sources
+        ],
+        "probes": {
+            "period_ps": 0 if probes.period is None else parse_time_ps(probes.period),
+            "queue": indices(probes.queue, link_index),
+            "utilization": indices(probes.utilization, link_index),
+            "vc_rate": indices(probes.vc_rate, vc_index),
+        },
+    }
+    if network.flows:
+        core["flows"] = [_flow_json(flat, vc_index, link_index) for flat in network.flows]
+        core["probes"]["flows"] = indices(probes.flows, flow_index)
+    abr_vcs = {name: vc_index[name] for name in network.abr_vcs()}
+    abr_ports = {name: link_index[name] for name in network.abr_ports()}
+    if abr_vcs or abr_ports:
+        core["probes"]["abr_vcs"] = indices(probes.abr_vcs, abr_vcs)
+        core["probes"]["abr_ports"] = indices(probes.abr_ports, abr_ports)
+    return core

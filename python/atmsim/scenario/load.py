@@ -1,0 +1,151 @@
+"""Loading: the TOML file, ``--set`` overrides, and validation into a ``Scenario``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import ScenarioError, from_validation_error, show_value
+from .common import SECTIONS, _quoted
+from .models import Scenario
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+def read_toml(path: str | Path) -> dict:
+    """The TOML file as a dict; a missing file or a syntax error is a ScenarioError."""
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(file, None, "no such file") from None
+    except IsADirectoryError:
+        raise ScenarioError(file, None, "is a directory, expected a .toml file") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(file, None, "not a UTF-8 text file") from None
+    except OSError as error:
+        raise ScenarioError(file, None, f"cannot read: {error.strerror}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ScenarioError(file, None, f"invalid TOML: {error}") from None
+
+
+def parse_override_value(text: str) -> Any:
+    """A --set value: a TOML value if it parses as one (500, true, ["a", "b"]), else the text."""
+    try:
+        return tomllib.loads(f"value = {text}")["value"]
+    except tomllib.TOMLDecodeError:
+        return text.strip()
+
+
+def apply_overrides(data: dict, overrides: list[str] | tuple[str, ...], file: str | None) -> None:
+    """Apply ``key=value`` overrides (dotted keys into the TOML tables) to ``data`` in place.
+
+    The table holding the key must exist, except a missing top-level section
+    (e.g. ``probes``), which is created empty.
+    """
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ScenarioError(file, None, f"--set: expected key=value, got {show_value(item)}")
+        parts = key.split(".")
+        if any(not part for part in parts):
+            raise ScenarioError(file, key, "--set: empty name in the dotted key")
+        table = data
+        templated = "template" in data  # tables merge onto the expansion: create them
+        for depth, part in enumerate(parts[:-1]):
+            here = ".".join(parts[: depth + 1])
+            if part not in table:
+                if (depth == 0 and part in SECTIONS) or (templated and parts[0] != "template"):
+                    table[part] = {}
+                else:
+                    where = ".".join(parts[:depth]) or "the file"
+                    raise ScenarioError(
+                        file,
+                        key,
+                        f'--set: no table "{here}" in the scenario; {where} has: {_quoted(table)}',
+                    )
+            table = table[part]
+            if not isinstance(table, dict):
+                raise ScenarioError(file, key, f'--set: "{here}" is a value, not a table')
+        table[parts[-1]] = parse_override_value(text)
+
+
+def validate_scenario(
+    data: dict, file: str | None = None, overrides: list[str] | tuple[str, ...] = ()
+) -> Scenario:
+    """Validate a TOML dict into a resolved Scenario, or raise a ScenarioError.
+
+    A dict with a ``[template]`` table is first expanded (python/atmsim/templates.py)
+    and the other tables merged on top; the Scenario keeps that source form for
+    ``resolved_toml``.
+    """
+    source = None
+    try:
+        if "template" in data:
+            from ..templates import expand
+
+            data, expansion, source = expand(data, file)
+        scenario = Scenario.model_validate(data)
+    except ScenarioError as error:  # a bad [template] table
+        raise _with_set_note(error, file, overrides) from None
+    except ValidationError as validation_error:
+        error = from_validation_error(validation_error, file)
+        if source is not None:
+            error = _with_template_note(error, file, expansion, source)
+        raise _with_set_note(error, file, overrides) from None
+    scenario._file = None if file is None else str(file)
+    scenario._source = source
+    return scenario
+
+
+def _with_set_note(
+    error: ScenarioError, file: str | None, overrides: list[str] | tuple[str, ...]
+) -> ScenarioError:
+    """The error, naming the --set that made the bad value."""
+    for item in overrides:
+        set_key = item.partition("=")[0].strip()
+        if error.key and (error.key == set_key or error.key.startswith(set_key + ".")):
+            return ScenarioError(file, error.key, f"{error.message} (from --set {item})")
+    return error
+
+
+def _with_template_note(
+    error: ScenarioError, file: str | None, expansion: dict, source: dict
+) -> ScenarioError:
+    """The error of an expanded template, saying where the bad table came from."""
+    parts = (error.key or "").split(".")
+    kind = source["template"]["kind"]
+    if len(parts) >= 2 and parts[0] in ("nodes", "links", "vcs", "sources", "flows"):
+        section, name = parts[0], parts[1]
+        made = expansion.get(section, {})
+        if name not in made and name in source.get(section, {}):
+            return ScenarioError(
+                file,
+                error.key,
+                f"{error.message} (a table the template does not make; "
+                f'[template] kind = "{kind}" makes {section}: {_quoted(made)})',
+            )
+        if name in made and name not in source.get(section, {}):
+            return ScenarioError(
+                file, error.key, f'{error.message} (made by [template] kind = "{kind}")'
+            )
+    return error
+
+
+def load_scenario(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
+    """Load a scenario file, apply ``key=value`` overrides, validate and resolve defaults.
+
+    Raises ScenarioError (one line: file, dotted key, what is allowed).
+    """
+    data = read_toml(path)
+    apply_overrides(data, overrides, str(path))
+    return validate_scenario(data, str(path), overrides)

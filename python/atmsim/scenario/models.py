@@ -1,0 +1,946 @@
+"""The tables of a scenario file as pydantic models, and ``Scenario``, the whole file.
+
+Each table checks its own keys, types, units and defaults; ``Scenario`` builds
+the ``Network`` (network.py), which checks the cross references.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
+
+from ..errors import show_value
+from ..units import (
+    bps_to_cps,
+    parse_bit_rate_bps,
+    parse_cell_rate_cps,
+    parse_length_km,
+    parse_size_bytes,
+    parse_time_ps,
+    propagation_delay_ps,
+    sonet_payload_bps,
+)
+from .common import MAX_MSS_BYTES, MAX_WINDOW_FIELD, MAX_WINDOW_SCALE, TEMPLATE, _fail
+from .network import Network
+from .quantities import (
+    Buffer,
+    Fraction,
+    FrameCells,
+    Length,
+    NameList,
+    Rate,
+    RateOrAuto,
+    Size,
+    SizeOrAuto,
+    Threshold,
+    Time,
+    TimeOrAuto,
+    Timer,
+    VcClass,
+    WindowScale,
+    fraction_value,
+)
+
+
+class Table(BaseModel):
+    """A TOML table: strict types, and unknown keys are errors that list the allowed ones."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    @classmethod
+    def allowed_keys(cls, data: dict) -> list[str]:
+        """Keys this table accepts (given its contents, for tables whose keys depend on kind)."""
+        return [field.alias or name for name, field in cls.model_fields.items()]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _only_known_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            allowed = cls.allowed_keys(data)
+            for key in data:
+                if key not in allowed:
+                    raise _fail(key, "unknown key; allowed: " + ", ".join(allowed))
+        return data
+
+
+class Run(Table):
+    """``[run]``: how long to simulate and with which random seed."""
+
+    duration: Time
+    """Simulated time, > 0."""
+    seed: int = Field(1, ge=0)
+    """Seed of all random streams; same scenario + seed = same results."""
+
+    @field_validator("duration")
+    @classmethod
+    def _positive(cls, value: str) -> str:
+        if parse_time_ps(value) == 0:
+            raise ValueError(f'must be > 0, got "{value}"')
+        return value
+
+
+class Node(Table):
+    """``[nodes]``: ``name = { kind = "host" }``. The kind is informational.
+
+    ``"s{i}" = { kind = "host", count = 5 }`` is a template for s1..s5.
+    """
+
+    kind: Literal["host", "switch"] = "switch"
+    count: Optional[int] = Field(None, ge=1)
+    """Copies of a template (a name with {i})."""
+
+
+ATM_POLICIES = ("tail", "ppd", "epd", "intelligent_tail")
+IP_POLICIES = ("tail", "red")
+POLICY_KINDS = ATM_POLICIES + ("red",)
+POLICY_KEYS = {
+    "tail": ["kind"],
+    "ppd": ["kind", "keep_eom"],
+    "epd": ["kind", "threshold"],
+    "intelligent_tail": ["kind", "threshold"],
+    "red": ["kind", "min_th", "max_th", "w_q", "max_p"],
+}
+INTELLIGENT_TAIL_MARGIN_CELLS = 12
+"""Default intelligent-tail threshold = buffer - 12: one 12-cell frame (MSS 512) below K."""
+RED_MAX_TH_FACTOR = 3
+"""Default RED max_th = 3 x min_th (SPEC section 4)."""
+RED_W_Q = 0.002
+"""Default RED queue weight (SPEC section 4)."""
+RED_MAX_P = 0.02
+"""Default RED maximum drop probability (SPEC section 4)."""
+
+
+class Policy(Table):
+    """Drop policy of a link's output port (docs/core-interface.md, SPEC section 4).
+
+    Written as a kind (``policy = "epd"``) or a table
+    (``policy = { kind = "epd", threshold = 800 }``).
+
+    ATM links: tail, ppd, epd, intelligent_tail. Defaults: epd threshold =
+    floor(0.8 * buffer); intelligent_tail threshold = buffer - 12; both need a
+    finite buffer unless the threshold is given. ppd keep_eom = true.
+
+    IP links: tail, red (``min_th`` required; ``max_th`` = 3 x min_th,
+    ``w_q`` = 0.002, ``max_p`` = 0.02; thresholds in the buffer's unit).
+    """
+
+    kind: Literal["tail", "ppd", "epd", "intelligent_tail", "red"]
+    threshold: Optional[int] = Field(None, ge=1)
+    """Cells (epd, intelligent_tail)."""
+    keep_eom: Optional[bool] = None
+    """ppd: keep the EOM cell of a frame whose other cells are being dropped."""
+    min_th: Optional[Threshold] = None
+    """red: below this average queue nothing is dropped."""
+    max_th: Optional[Threshold] = None
+    """red: above this average queue every packet is dropped."""
+    w_q: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
+    """red: weight of the queue's moving average."""
+    max_p: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
+    """red: drop probability when the average reaches max_th."""
+
+    @classmethod
+    def allowed_keys(cls, data: dict) -> list[str]:
+        kind = data.get("kind")
+        if isinstance(kind, str) and kind in POLICY_KEYS:
+            return POLICY_KEYS[kind]
+        return super().allowed_keys(data)
+
+    @model_validator(mode="after")
+    def _defaults(self) -> Policy:
+        if self.kind == "ppd" and self.keep_eom is None:
+            self.keep_eom = True
+        return self
+
+
+ALGORITHM_KINDS = ("erica", "erica_plus", "efci", "fmmra")
+ALGORITHM_KEYS = {
+    "erica": [
+        "kind",
+        "target_utilization",
+        "interval",
+        "interval_cells",
+        "delta",
+        "measured_rate",
+        "bidirectional_count",
+    ],
+    "erica_plus": [
+        "kind",
+        "interval",
+        "interval_cells",
+        "delta",
+        "measured_rate",
+        "bidirectional_count",
+        "t0",
+        "a",
+        "b",
+        "qdlf",
+    ],
+    "efci": ["kind", "high", "low"],
+    "fmmra": ["kind", "interval", "interval_cells"],
+}
+ALGORITHM_DEFAULTS: dict[str, Any] = {
+    "target_utilization": 0.9,  # seed 000 section 5, seed 002, seed 003 section 4.1
+    "interval": "1 ms",  # seed 000 section 5: 100 cells or 1 ms, whichever first
+    "interval_cells": 100,
+    "delta": 0.1,  # SPEC section 3.4
+    "measured_rate": False,
+    "bidirectional_count": False,
+    "t0": "1.5 ms",  # ERICA+: seed 001 section 6
+    "a": 1.15,  # seed 001
+    "b": 1.05,  # the literature's default (seed 001 uses 1)
+    "qdlf": 0.5,  # seed 001
+}
+"""Defaults of the switch algorithms' keys (every kind that has the key)."""
+
+
+class Algorithm(Table):
+    """The ABR switch algorithm of a link's output port (SPEC section 3.4).
+
+    Written as a kind (``algorithm = "erica"``), ``"none"``, or a table
+    (``algorithm = { kind = "efci", high = 300 }``). Keys per kind:
+
+    - erica: target_utilization (0.9), interval ("1 ms"), interval_cells (100),
+      delta (0.1), measured_rate (false), bidirectional_count (false);
+    - erica_plus: interval, interval_cells, delta, measured_rate,
+      bidirectional_count as erica, t0 ("1.5 ms"), a (1.15), b (1.05), qdlf (0.5);
+    - efci: high (cells, required), low (default: high);
+    - fmmra: interval ("1 ms"), interval_cells (100).
+    """
+
+    kind: Literal["erica", "erica_plus", "efci", "fmmra"]
+    target_utilization: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
+    """ERICA: the fraction U of the link's cell rate offered to ABR and VBR/CBR."""
+    interval: Optional[Time] = None
+    """Averaging interval: ends after this time or interval_cells ABR input cells."""
+    interval_cells: Optional[int] = Field(None, ge=1)
+    delta: Optional[float] = Field(None, ge=0, allow_inf_nan=False)
+    """Overload band: z > 1 + delta counts as overload."""
+    measured_rate: Optional[bool] = None
+    """Use each VC's measured rate instead of the CCR field of its RM cells."""
+    bidirectional_count: Optional[bool] = None
+    """Count VCs seen by their backward RM cells as active too."""
+    t0: Optional[Time] = None
+    """ERICA+: target queueing delay."""
+    a: Optional[float] = Field(None, ge=1, allow_inf_nan=False)
+    """ERICA+: the target curve above t0 (>= 1)."""
+    b: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
+    """ERICA+: the target curve below t0."""
+    qdlf: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
+    """ERICA+: queue drain limit factor, the floor of the target factor."""
+    high: Optional[int] = Field(None, ge=1)
+    """EFCI: ABR queue (cells) above which data cells are marked."""
+    low: Optional[int] = Field(None, ge=0)
+    """EFCI: ABR queue (cells) below which marking stops (hysteresis)."""
+
+    @classmethod
+    def allowed_keys(cls, data: dict) -> list[str]:
+        kind = data.get("kind")
+        if isinstance(kind, str) and kind in ALGORITHM_KEYS:
+            return ALGORITHM_KEYS[kind]
+        return super().allowed_keys(data)
+
+    @model_validator(mode="after")
+    def _defaults(self) -> Algorithm:
+        for key in ALGORITHM_KEYS[self.kind][1:]:
+            if getattr(self, key) is None and key in ALGORITHM_DEFAULTS:
+                setattr(self, key, ALGORITHM_DEFAULTS[key])
+        for key in ("interval", "t0"):
+            value = getattr(self, key)
+            if value is not None and parse_time_ps(value) == 0:
+                raise _fail(key, f'must be > 0, got "{value}"')
+        if self.kind == "efci":
+            if self.high is None:
+                raise _fail(
+                    "high",
+                    "required for efci: the ABR queue (cells) above which data cells get EFCI set",
+                )
+            if self.low is None:
+                self.low = self.high
+            elif self.low > self.high:
+                raise _fail("low", f"must be <= high ({self.high}), got {self.low}")
+        return self
+
+
+class Link(Table):
+    """``[links.<name>]``: a unidirectional link fed by the output port at ``from``.
+
+    ``layer = "atm"`` (default) carries cells; ``layer = "ip"`` carries whole
+    packets at ``rate`` through a router queue. ``duplex = true`` also
+    creates the reverse link ``<name>-rev`` with the same parameters.
+    """
+
+    from_: str = Field(alias="from")
+    to: str
+    rate: Rate
+    """Line rate; cells/s = bits/s / 424 (of the SONET payload when ``sonet``)."""
+    length: Optional[Length] = None
+    """Propagation delay 5 us/km. Give ``length`` or ``delay``, not both."""
+    delay: Optional[Time] = None
+    """Propagation delay; "0 s" when neither length nor delay is given."""
+    layer: Literal["atm", "ip"] = "atm"
+    """"atm": a cell link and switch port; "ip": a packet link and router port."""
+    sonet: Optional[bool] = None
+    """ATM only: carry cells in the STS-3c payload (149.76 of 155.52 Mbps); default false."""
+    buffer: Buffer = "inf"
+    """Waiting at the output port (not counting the one in transmission): cells on an
+    ATM link; packets (a number) or bytes (a size such as "64 KB") on an IP link."""
+    policy: Policy = Field(default_factory=lambda: Policy(kind="tail"))
+    duplex: bool = False
+    """Also create the reverse link ``<name>-rev`` with the same parameters."""
+    algorithm: Optional[Algorithm] = None
+    """ATM only: the ABR switch algorithm of the output port; none by default."""
+    count: Optional[int] = Field(None, ge=1)
+    """Copies of a template (a name with {i})."""
+
+    @field_validator("algorithm", mode="before")
+    @classmethod
+    def _algorithm_kind(cls, value: Any) -> Any:
+        if value is None or value == "none":
+            return None
+        if isinstance(value, dict):
+            return value
+        if isinstance(value, str) and value in ALGORITHM_KINDS:
+            return {"kind": value}
+        raise ValueError(
+            'expected "erica", "erica_plus", "efci", "fmmra", "none" or a table like '
+            f'{{ kind = "efci", high = 300 }}, got {show_value(value)}'
+        )
+
+    @field_validator("policy", mode="before")
+    @classmethod
+    def _policy_kind(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return value
+        if isinstance(value, str) and value in POLICY_KINDS:
+            return {"kind": value}
+        raise ValueError(
+            'expected "tail", "ppd", "epd", "intelligent_tail" (ATM), "tail" (IP) or a table '
+            'like { kind = "epd", threshold = 800 } or { kind = "red", min_th = 5 }, '
+            f"got {show_value(value)}"
+        )
+
+    @model_validator(mode="after")
+    def _resolve(self) -> Link:
+        if self.length is not None and self.delay is not None:
+            raise _fail("delay", "give length or delay, not both")
+        if self.length is None and self.delay is None:
+            self.delay = "0 s"
+        if parse_bit_rate_bps(self.rate) <= 0:
+            raise _fail("rate", f'must be > 0, got "{self.rate}"')
+        if self.layer == "atm":
+            self._resolve_atm()
+        else:
+            self._resolve_ip()
+        return self
+
+    def _resolve_atm(self) -> None:
+        if self.sonet is None:
+            self.sonet = False
+        buffer = self.buffer
+        if buffer != "inf" and not (type(buffer) is int and buffer >= 1):
+            raise _fail(
+                "buffer",
+                f'expected a number of cells >= 1 or "inf" (ATM buffers count cells), '
+                f"got {show_value(buffer)}",
+            )
+        policy = self.policy
+        if policy.kind not in ATM_POLICIES:
+            raise _fail(
+                "policy",
+                f'{policy.kind} is for IP links (layer = "ip"); ATM links allow '
+                '"tail", "ppd", "epd", "intelligent_tail"',
+            )
+        buffer = None if buffer == "inf" else buffer
+        if policy.kind in ("epd", "intelligent_tail"):
+            if policy.threshold is None:
+                if buffer is None:
+                    raise _fail(
+                        "policy.threshold",
+                        f'required for {policy.kind} when buffer = "inf" '
+                        "(the default is derived from the buffer size)",
+                    )
+                if policy.kind == "epd":
+                    policy.threshold = max(1, buffer * 4 // 5)
+                elif buffer > INTELLIGENT_TAIL_MARGIN_CELLS:
+                    policy.threshold = buffer - INTELLIGENT_TAIL_MARGIN_CELLS
+                else:
+                    raise _fail(
+                        "policy.threshold",
+                        f"the default (buffer - 12) needs buffer > 12, got buffer = {buffer}; "
+                        "set threshold",
+                    )
+            elif buffer is not None and policy.threshold > buffer:
+                raise _fail(
+                    "policy.threshold",
+                    f"must be <= buffer ({buffer}), got {policy.threshold}",
+                )
+
+    def _resolve_ip(self) -> None:
+        if self.algorithm is not None:
+            raise _fail(
+                "algorithm",
+                "ABR switch algorithms run at ATM ports; an IP link has none: remove it "
+                'or set layer = "atm"',
+            )
+        if self.sonet:
+            raise _fail(
+                "sonet",
+                "sonet is for ATM links (cells in the STS-3c payload); "
+                'an IP link sends packets at its rate: remove it or set layer = "atm"',
+            )
+        self.sonet = None
+        buffer = self.buffer
+        problem = (
+            'expected a number of packets >= 1, a size in bytes like "64 KB", or "inf", '
+            f"got {show_value(buffer)}"
+        )
+        if isinstance(buffer, str) and buffer != "inf":
+            try:
+                size = parse_size_bytes(buffer)
+            except ValueError:
+                raise _fail("buffer", problem) from None
+            if size < 1:
+                raise _fail("buffer", f"must be at least 1 byte, got {show_value(buffer)}")
+        elif buffer != "inf" and buffer < 1:
+            raise _fail("buffer", problem)
+        policy = self.policy
+        if policy.kind not in IP_POLICIES:
+            raise _fail(
+                "policy",
+                f'{policy.kind} is a cell policy, for ATM links; IP links allow "tail" or '
+                '{ kind = "red", min_th = ... }',
+            )
+        if policy.kind == "red":
+            self._resolve_red(policy)
+
+    def _resolve_red(self, policy: Policy) -> None:
+        in_bytes = self.buffer_bytes() is not None
+        if policy.min_th is None:
+            unit = "bytes" if in_bytes else "packets"
+            raise _fail("policy.min_th", f"required for red (average queue, in {unit})")
+        for key in ("min_th", "max_th"):
+            value = getattr(policy, key)
+            if isinstance(value, str) and not in_bytes:
+                raise _fail(
+                    f"policy.{key}",
+                    f"the buffer counts packets ({show_value(self.buffer)}), so thresholds are "
+                    f'numbers of packets; got {show_value(value)} (a size needs buffer = "64 KB")',
+                )
+        if policy.max_th is None:
+            if isinstance(policy.min_th, str):
+                policy.max_th = RED_MAX_TH_FACTOR * parse_size_bytes(policy.min_th)
+            else:
+                policy.max_th = RED_MAX_TH_FACTOR * policy.min_th
+        if red_threshold(policy.min_th) >= red_threshold(policy.max_th):
+            raise _fail(
+                "policy.max_th",
+                f"must be above min_th ({show_value(policy.min_th)}), got "
+                f"{show_value(policy.max_th)}",
+            )
+        if policy.w_q is None:
+            policy.w_q = RED_W_Q
+        if policy.max_p is None:
+            policy.max_p = RED_MAX_P
+
+    def bit_rate_bps(self) -> float:
+        """Line rate in bit/s, as written (before the SONET overhead)."""
+        return parse_bit_rate_bps(self.rate)
+
+    def cell_rate_cps(self) -> float:
+        """Cells/s the link carries: rate / 424, or the SONET payload rate / 424; 0 on IP."""
+        if self.layer == "ip":
+            return 0.0
+        if self.sonet:
+            return bps_to_cps(sonet_payload_bps(parse_bit_rate_bps(self.rate)))
+        return parse_cell_rate_cps(self.rate)
+
+    def delay_ps(self) -> int:
+        """Propagation delay in ps (5 us/km when given as a length)."""
+        if self.length is not None:
+            return propagation_delay_ps(parse_length_km(self.length))
+        return parse_time_ps(self.delay or "0 s")
+
+    def buffer_cells(self) -> Optional[int]:
+        """ATM: the buffer in cells (None = unlimited)."""
+        if self.layer != "atm" or self.buffer == "inf":
+            return None
+        return int(self.buffer)
+
+    def buffer_packets(self) -> Optional[int]:
+        """IP: the buffer in packets, if it is given as a number."""
+        if self.layer == "ip" and type(self.buffer) is int:
+            return self.buffer
+        return None
+
+    def buffer_bytes(self) -> Optional[int]:
+        """IP: the buffer in bytes, if it is given as a size."""
+        if self.layer == "ip" and isinstance(self.buffer, str) and self.buffer != "inf":
+            return parse_size_bytes(self.buffer)
+        return None
+
+
+def red_threshold(value: Any) -> float:
+    """A RED threshold in the core's unit: packets as written, or bytes of a size string."""
+    return float(parse_size_bytes(value)) if isinstance(value, str) else float(value)
+
+
+TBE_MAX = 2**24 - 1
+"""The largest TBE (a 24-bit field), and TM 4.0's default."""
+ABR_FACTOR_DEFAULT = "1/16"
+"""TM 4.0's default RIF, RDF and CDF (SPEC section 3.1)."""
+
+
+class Abr(Table):
+    """``abr = { ... }``: an ABR VC's source end system parameters (SPEC section 3.1).
+
+    Every key is optional; where absent, TM 4.0's default: pcr "auto" (the
+    cell rate of the VC's first link), mcr "0 Mbps", icr "auto" (= pcr),
+    rif = rdf = cdf = 1/16, nrm 32, mrm 2, trm "100 ms", tbe 16777215, adtf
+    "500 ms", tcr "10 cells/s". Rates take any rate unit; the factors a
+    number or a fraction like "1/512". Give ``tbe`` or ``crm``, not both:
+    the core gets crm = ceil(tbe / nrm).
+    """
+
+    pcr: RateOrAuto = "auto"
+    """Peak cell rate; "auto": the cell rate of the VC's first link."""
+    mcr: Rate = "0 Mbps"
+    """Minimum cell rate."""
+    icr: RateOrAuto = "auto"
+    """Initial cell rate; "auto": pcr."""
+    rif: Fraction = ABR_FACTOR_DEFAULT
+    """Rate increase factor: ACR grows by rif x pcr per backward RM cell."""
+    rdf: Fraction = ABR_FACTOR_DEFAULT
+    """Rate decrease factor (CI = 1)."""
+    cdf: Fraction = ABR_FACTOR_DEFAULT
+    """Cut-off decrease factor (rule 6)."""
+    nrm: int = Field(32, ge=2)
+    """In-rate cells per forward RM cell."""
+    mrm: int = Field(2, ge=1)
+    """Fewest in-rate cells between forward RM cells sent on the trm timer."""
+    trm: Time = "100 ms"
+    """Upper bound on the time between forward RM cells."""
+    tbe: Optional[int] = Field(None, ge=1, le=TBE_MAX)
+    """Transient buffer exposure, cells; default 16777215 unless crm is given."""
+    crm: Optional[int] = Field(None, ge=1)
+    """Forward RM cells without feedback before ACR is cut; default ceil(tbe / nrm)."""
+    adtf: Time = "500 ms"
+    """ACR decrease time factor (rule 5)."""
+    tcr: Rate = "10 cells/s"
+    """Tagged cell rate: the least rate of forward RM cells."""
+
+    @model_validator(mode="after")
+    def _resolve(self) -> Abr:
+        for key in ("rif", "rdf", "cdf"):
+            value = fraction_value(getattr(self, key))
+            if not 0 < value <= 1:
+                raise _fail(key, f"must be > 0 and <= 1, got {show_value(getattr(self, key))}")
+        if self.tbe is not None and self.crm is not None:
+            raise _fail("crm", "give tbe or crm (crm = ceil(tbe / nrm)), not both")
+        if self.tbe is None and self.crm is None:
+            self.tbe = TBE_MAX
+        for key in ("trm", "adtf"):
+            if parse_time_ps(getattr(self, key)) == 0:
+                raise _fail(key, f'must be > 0, got "{getattr(self, key)}"')
+        for key in ("pcr", "icr", "tcr"):
+            value = getattr(self, key)
+            if value != "auto" and parse_cell_rate_cps(value) <= 0:
+                raise _fail(key, f'must be > 0, got "{value}"')
+        if self.pcr != "auto":
+            problem = self.rate_problem(parse_cell_rate_cps(self.pcr))
+            if problem is not None:
+                raise _fail(*problem)
+        elif self.icr != "auto" and parse_cell_rate_cps(self.mcr) > parse_cell_rate_cps(self.icr):
+            raise _fail("mcr", f'must be <= icr ("{self.icr}"), got "{self.mcr}"')
+        return self
+
+    def pcr_cps(self, link_cps: float) -> float:
+        """PCR in cells/s; ``link_cps`` is the cell rate of the VC's first link."""
+        return link_cps if self.pcr == "auto" else parse_cell_rate_cps(self.pcr)
+
+    def icr_cps(self, link_cps: float) -> float:
+        return self.pcr_cps(link_cps) if self.icr == "auto" else parse_cell_rate_cps(self.icr)
+
+    def crm_value(self) -> int:
+        """CRM = ceil(TBE / Nrm), or as given."""
+        if self.crm is not None:
+            return self.crm
+        return -(-(self.tbe or TBE_MAX) // self.nrm)
+
+    def rate_problem(self, link_cps: float) -> Optional[tuple[str, str]]:
+        """(key, message) when mcr <= icr <= pcr does not hold on a first link of ``link_cps``."""
+        pcr = self.pcr_cps(link_cps)
+        icr = self.icr_cps(link_cps)
+        mcr = parse_cell_rate_cps(self.mcr)
+        where = " (the cell rate of the first link)" if self.pcr == "auto" else ""
+        if icr > pcr * (1 + 1e-12):
+            return "icr", f'must be <= pcr ({pcr:.6g} cells/s{where}), got "{self.icr}"'
+        if mcr > icr * (1 + 1e-12):
+            return "mcr", f'must be <= icr ({icr:.6g} cells/s), got "{self.mcr}"'
+        return None
+
+    def core_json(self, link_cps: float) -> dict:
+        """The ``abr`` object of a VC in the core JSON (docs/core-interface.md, "ABR")."""
+        return {
+            "pcr_cps": self.pcr_cps(link_cps),
+            "mcr_cps": parse_cell_rate_cps(self.mcr),
+            "icr_cps": self.icr_cps(link_cps),
+            "rif": fraction_value(self.rif),
+            "rdf": fraction_value(self.rdf),
+            "nrm": self.nrm,
+            "mrm": self.mrm,
+            "trm_ps": parse_time_ps(self.trm),
+            "crm": self.crm_value(),
+            "cdf": fraction_value(self.cdf),
+            "adtf_ps": parse_time_ps(self.adtf),
+            "tcr_cps": parse_cell_rate_cps(self.tcr),
+        }
+
+
+def _abr_class(table: Any, vc_class: Optional[str]) -> None:
+    """Give an ABR VC its default ``abr`` table; ``abr`` on another class is an error."""
+    if vc_class == "abr":
+        if table.abr is None:
+            table.abr = Abr()
+    elif table.abr is not None:
+        raise _fail(
+            "abr",
+            f'ABR parameters need class = "abr", got class = "{vc_class or "ubr"}"',
+        )
+
+
+class Vc(Table):
+    """``[vcs.<name>]``: a virtual circuit along a path of node names (ATM links)."""
+
+    path: list[str] = Field(min_length=2)
+    class_: VcClass = Field("ubr", alias="class")
+    """Service class; priority at a port: cbr > vbr > abr = ubr = gfr."""
+    abr: Optional[Abr] = None
+    """class = "abr": the source end system's parameters (all have defaults)."""
+
+    @model_validator(mode="after")
+    def _abr(self) -> Vc:
+        _abr_class(self, self.class_)
+        return self
+
+
+SOURCE_COMMON_KEYS = ["vc", "path", "class", "abr", "kind", "count", "start", "stop"]
+SOURCE_KIND_KEYS = {
+    "cbr": ["rate"],
+    "greedy": [],
+    "poisson": ["rate"],
+    "vbr_onoff": ["peak", "on", "off", "distribution"],
+    "geometric_onoff": ["peak", "mean", "mean_burst"],
+    "frames": ["frame_cells", "rate", "arrivals"],
+}
+SOURCE_DEFAULTS = {"distribution": "fixed", "arrivals": "periodic"}
+"""Per-kind keys that have a default; every other per-kind key is required."""
+
+
+class Source(Table):
+    """``[sources.<name>]``: a cell source on a VC.
+
+    Either ``vc = "<name>"`` or ``path = [...]`` (with an optional ``class``,
+    default "ubr"), which creates a VC named like the source. ``count = N > 1``
+    makes N copies named ``<name>1`` .. ``<name>N`` (or, in a template
+    ``"s{i}"``, with {i} replaced), each with its own VC (needs ``path``, or
+    a ``vc`` with {i}). Per ``kind``:
+
+    - cbr: ``rate``; poisson: ``rate`` (mean); greedy: nothing (one cell per
+      cell time of the first link);
+    - vbr_onoff: ``peak``, ``on``, ``off``, ``distribution`` ("fixed" |
+      "exponential", default "fixed");
+    - geometric_onoff: ``peak``, ``mean`` (0 < mean < peak), ``mean_burst`` (cells);
+    - frames: ``frame_cells`` (n or [lo, hi]), ``rate`` (offered), ``arrivals``
+      ("periodic" | "poisson", default "periodic").
+    """
+
+    kind: Literal["cbr", "greedy", "poisson", "vbr_onoff", "geometric_onoff", "frames"]
+    vc: Optional[str] = None
+    path: Optional[list[str]] = Field(None, min_length=2)
+    class_: Optional[VcClass] = Field(None, alias="class")
+    abr: Optional[Abr] = None
+    """With path and class = "abr": the source end system's parameters."""
+    count: int = Field(1, ge=1)
+    start: Time = "0 s"
+    stop: Optional[Time] = None
+    """No more cells from this time on; none = until the end of the run."""
+    rate: Optional[Rate] = None
+    peak: Optional[Rate] = None
+    mean: Optional[Rate] = None
+    mean_burst: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
+    """Mean burst length in cells (geometric)."""
+    on: Optional[Time] = None
+    off: Optional[Time] = None
+    distribution: Optional[Literal["fixed", "exponential"]] = None
+    frame_cells: Optional[FrameCells] = None
+    arrivals: Optional[Literal["periodic", "poisson"]] = None
+
+    @classmethod
+    def allowed_keys(cls, data: dict) -> list[str]:
+        kind = data.get("kind")
+        if isinstance(kind, str) and kind in SOURCE_KIND_KEYS:
+            return SOURCE_COMMON_KEYS + SOURCE_KIND_KEYS[kind]
+        return super().allowed_keys(data)
+
+    @model_validator(mode="after")
+    def _resolve(self) -> Source:
+        for key in SOURCE_KIND_KEYS[self.kind]:
+            if getattr(self, key) is None:
+                if key not in SOURCE_DEFAULTS:
+                    raise _fail(key, f'required for kind = "{self.kind}"')
+                setattr(self, key, SOURCE_DEFAULTS[key])
+        if self.vc is None and self.path is None:
+            raise _fail("", 'needs vc = "<vc name>" or path = [<node names>]')
+        if self.vc is not None and self.path is not None:
+            raise _fail("path", "give vc or path, not both")
+        if self.vc is not None and self.class_ is not None:
+            raise _fail("class", f"the class belongs to the VC: set it in [vcs.{self.vc}]")
+        if self.vc is not None and self.abr is not None:
+            raise _fail("abr", f"the ABR parameters belong to the VC: set them in [vcs.{self.vc}]")
+        if self.path is not None and self.class_ is None:
+            self.class_ = "ubr"
+        if self.path is not None:
+            _abr_class(self, self.class_)
+        if self.count > 1 and self.vc is not None and TEMPLATE not in self.vc:
+            raise _fail(
+                "count",
+                "count > 1 needs path (each copy gets its own VC), not vc (or a vc with {i})",
+            )
+        if self.stop is not None and parse_time_ps(self.stop) <= parse_time_ps(self.start):
+            raise _fail("stop", f'must be after start ("{self.start}"), got "{self.stop}"')
+        for key in ("rate", "peak", "mean"):
+            value = getattr(self, key)
+            if value is not None and parse_cell_rate_cps(value) <= 0:
+                raise _fail(key, f'must be > 0, got "{value}"')
+        for key in ("on", "off"):
+            value = getattr(self, key)
+            if value is not None and parse_time_ps(value) <= 0:
+                raise _fail(key, f'must be > 0, got "{value}"')
+        if self.kind == "geometric_onoff":
+            if parse_cell_rate_cps(self.mean) >= parse_cell_rate_cps(self.peak):
+                raise _fail("mean", f'must be below peak ("{self.peak}"), got "{self.mean}"')
+        return self
+
+    def offered_rate_key(self) -> Optional[str]:
+        """The key whose rate must fit the first link: peak for on/off, else rate."""
+        if self.kind in ("vbr_onoff", "geometric_onoff"):
+            return "peak"
+        if self.kind == "greedy":
+            return None
+        return "rate"
+
+
+TCP_VARIANTS = ("tahoe-nofr", "tahoe", "reno", "newreno", "sack")
+FINE_MIN_RTO = "200 ms"
+"""Default min_rto with a fine-grained timer."""
+COARSE_MIN_RTO_TICKS = 2
+"""Default min_rto with a coarse timer: 2 ticks (SPEC section 2)."""
+
+
+class Flow(Table):
+    """``[flows.<name>]``: a TCP connection from ``path[0]`` to ``path[-1]``.
+
+    ``path`` carries the data, ``ack_path`` (default: the reverse of path) the
+    ACKs; both over ATM links (the flow gets two VCs, ``<name>`` and
+    ``<name>-ack``, of ``class``) or both over IP links.
+    """
+
+    path: list[str] = Field(min_length=2)
+    ack_path: Optional[list[str]] = Field(None, min_length=2)
+    """Default: the reverse of path."""
+    count: Optional[int] = Field(None, ge=1)
+    """Copies of a template (a name with {i})."""
+    class_: Optional[VcClass] = Field(None, alias="class")
+    """ATM flows: class of the data VC and of the ACK VC (default "ubr")."""
+    abr: Optional[Abr] = None
+    """class = "abr": the parameters of both VCs' source end systems (pcr "auto":
+    each VC's own first link)."""
+    variant: Literal["tahoe-nofr", "tahoe", "reno", "newreno", "sack"] = "tahoe-nofr"
+    mss: int = Field(512, ge=1, le=MAX_MSS_BYTES)
+    """Bytes of TCP payload per segment."""
+    window: Size = "64 KB"
+    """Receiver buffer: the largest window the receiver advertises."""
+    window_scale: WindowScale = "auto"
+    """RFC 1323 shift; auto = the smallest with window >> shift <= 65535."""
+    initial_cwnd: int = Field(1, ge=1)
+    """Segments."""
+    initial_ssthresh: SizeOrAuto = "auto"
+    """auto: the largest advertised window."""
+    timer: Timer = "100 ms"
+    """Coarse timer granularity (timers fire on a global tick), or "fine"."""
+    initial_rto: Time = "3 s"
+    min_rto: TimeOrAuto = "auto"
+    """auto: 2 ticks with a coarse timer, 200 ms with "fine"."""
+    max_rto: Time = "64 s"
+    delayed_ack: Time = "0 ms"
+    """0 = every segment is ACKed at once."""
+    processing: Time = "0 us"
+    """Receiver time per data segment."""
+    processing_jitter: Time = "0 us"
+    """Processing is uniform in [processing - jitter, processing + jitter]."""
+    start: Time = "0 s"
+    transfer: Optional[Size] = None
+    """A finite transfer of this size; none = the source always has data."""
+    max_sack_blocks: int = Field(3, ge=1, le=4)
+
+    _ack_path_default: bool = PrivateAttr(False)
+
+    @model_validator(mode="after")
+    def _resolve(self) -> Flow:
+        if self.abr is not None and self.class_ is None:
+            raise _fail("abr", 'ABR parameters need class = "abr" (the class of both VCs)')
+        _abr_class(self, self.class_)
+        if self.ack_path is None:
+            self.ack_path = list(reversed(self.path))
+            self._ack_path_default = True
+        window = parse_size_bytes(self.window)
+        if window < self.mss:
+            raise _fail(
+                "window",
+                f"must hold at least one segment (mss = {self.mss} bytes), "
+                f"got {show_value(self.window)}",
+            )
+        if self.window_scale == "auto" and window >> MAX_WINDOW_SCALE > MAX_WINDOW_FIELD:
+            raise _fail(
+                "window",
+                "must be below 1 GB: TCP advertises at most 65535 << 14 bytes, "
+                f"got {show_value(self.window)}",
+            )
+        shift = self.window_shift()
+        advertised = min(MAX_WINDOW_FIELD, window >> shift) << shift
+        if advertised < self.mss:
+            raise _fail(
+                "window_scale",
+                f"with window_scale = {shift} the receiver advertises at most {advertised} "
+                f"bytes, less than one segment (mss = {self.mss})",
+            )
+        if self.initial_ssthresh != "auto" and parse_size_bytes(self.initial_ssthresh) <= 0:
+            raise _fail("initial_ssthresh", f'must be > 0 or "auto", got {self.initial_ssthresh}')
+        if self.transfer is not None and parse_size_bytes(self.transfer) <= 0:
+            raise _fail("transfer", f"must be > 0, got {show_value(self.transfer)}")
+        if parse_time_ps(self.initial_rto) == 0:
+            raise _fail("initial_rto", f'must be > 0, got "{self.initial_rto}"')
+        if self.min_rto != "auto" and parse_time_ps(self.min_rto) == 0:
+            raise _fail("min_rto", f'must be > 0 or "auto", got "{self.min_rto}"')
+        if self.min_rto_ps() > parse_time_ps(self.max_rto):
+            raise _fail(
+                "max_rto",
+                f'must be >= min_rto ({self.min_rto_ps() / 1e9:g} ms), got "{self.max_rto}"',
+            )
+        if parse_time_ps(self.initial_rto) > parse_time_ps(self.max_rto):
+            raise _fail(
+                "initial_rto", f'must be <= max_rto ("{self.max_rto}"), got "{self.initial_rto}"'
+            )
+        if parse_time_ps(self.processing_jitter) > parse_time_ps(self.processing):
+            raise _fail(
+                "processing_jitter",
+                f'must be <= processing ("{self.processing}"), got "{self.processing_jitter}"',
+            )
+        return self
+
+    def window_bytes(self) -> int:
+        return parse_size_bytes(self.window)
+
+    def window_shift(self) -> int:
+        """The window scale shift: as written, or the smallest that fits the 16-bit field."""
+        if self.window_scale != "auto":
+            return int(self.window_scale)
+        return auto_window_scale(self.window_bytes())
+
+    def tick_ps(self) -> Optional[int]:
+        """The coarse timer's tick, or None for a fine-grained timer."""
+        return None if self.timer == "fine" else parse_time_ps(self.timer)
+
+    def min_rto_ps(self) -> int:
+        if self.min_rto != "auto":
+            return parse_time_ps(self.min_rto)
+        tick = self.tick_ps()
+        return parse_time_ps(FINE_MIN_RTO) if tick is None else COARSE_MIN_RTO_TICKS * tick
+
+
+def auto_window_scale(window_bytes: int) -> int:
+    """The smallest RFC 1323 shift s with window >> s <= 65535 (64 KB -> 1, 65535 -> 0)."""
+    shift = 0
+    while window_bytes >> shift > MAX_WINDOW_FIELD:
+        shift += 1
+    return shift
+
+
+class Probes(Table):
+    """``[probes]``: time series sampled every ``period``.
+
+    ``queue`` and ``utilization`` list link names, ``vc_rate`` VC names (after
+    count expansion, e.g. "s1"; a flow's VCs are "<flow>" and "<flow>-ack"),
+    ``flows`` flow names (window, sequence number, RTT), ``abr_vcs`` ABR VC
+    names (ACR, last ER received), ``abr_ports`` links with a switch algorithm
+    (load factor, fair share, ER written, ABR queue); each may be "all".
+    """
+
+    period: Optional[Time] = None
+    """Sampling period, > 0; required when any list is non-empty."""
+    queue: NameList = []
+    utilization: NameList = []
+    vc_rate: NameList = []
+    flows: NameList = []
+    abr_vcs: NameList = []
+    abr_ports: NameList = []
+
+    @model_validator(mode="after")
+    def _period(self) -> Probes:
+        lists = (self.queue, self.utilization, self.vc_rate, self.flows)
+        if any(lists) or self.abr_vcs or self.abr_ports:
+            if self.period is None:
+                raise _fail("period", "required when a probe list is set")
+        if self.period is not None and parse_time_ps(self.period) == 0:
+            raise _fail("period", f'must be > 0, got "{self.period}"')
+        return self
+
+
+class Scenario(Table):
+    """A whole scenario file; see the module docstring and the table classes."""
+
+    run: Run
+    nodes: dict[str, Node] = {}
+    links: dict[str, Link] = {}
+    vcs: dict[str, Vc] = {}
+    sources: dict[str, Source] = {}
+    flows: dict[str, Flow] = {}
+    probes: Probes = Field(default_factory=Probes)
+
+    _file: Optional[str] = PrivateAttr(None)
+    _source: Optional[dict] = PrivateAttr(None)
+
+    @property
+    def file(self) -> Optional[str]:
+        """The file it was loaded from, if any."""
+        return self._file
+
+    @property
+    def template(self) -> Optional[dict]:
+        """The resolved ``[template]`` table this scenario was expanded from, if any."""
+        return None if self._source is None else self._source["template"]
+
+    @property
+    def name(self) -> str:
+        """The scenario's name: its file name without ``.toml``."""
+        return Path(self._file).stem if self._file else "scenario"
+
+    @model_validator(mode="after")
+    def _check_references(self) -> Scenario:
+        """Build the expanded network (which checks every cross reference); resolve
+        the class of ATM flows."""
+        network = Network(self)
+        for flat in network.flows:
+            template = self.flows[flat.key.split(".", 1)[1]]
+            if flat.layer == "atm" and template.class_ is None:
+                template.class_ = "ubr"
+        return self

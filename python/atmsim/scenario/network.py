@@ -1,0 +1,454 @@
+"""The expanded network: templates, ``count`` copies and duplex links made explicit.
+
+``Network`` is what the core sees; building it checks every cross reference of a
+``Scenario`` (models.py). The table models are imported here for annotations only:
+at run time models.py imports this module, not the other way round.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional
+
+from ..units import parse_cell_rate_cps
+from .common import NAME_PATTERN, SECTIONS, TEMPLATE, _fail, _quoted
+
+if TYPE_CHECKING:
+    from .models import Abr, Flow, Link, Node, Scenario, Source
+
+
+class FlatNode(NamedTuple):
+    """A node after template expansion."""
+
+    name: str
+    node: Node
+    key: str
+    """Where it was defined, for error messages: "nodes.s{i}"."""
+
+
+class FlatLink(NamedTuple):
+    """A link after template and duplex expansion (``link`` has the copy's from/to)."""
+
+    name: str
+    link: Link
+    key: str
+    """Where it was defined, for error messages: "links.s{i}-sw1"."""
+    reverse: bool
+    """The ``-rev`` link made by ``duplex = true``."""
+
+
+class FlatVc(NamedTuple):
+    """A VC after expansion: explicit ones, implicit ones of sources, then two per ATM flow."""
+
+    name: str
+    vc_class: str
+    nodes: list[str]
+    key: str
+    """Where it was defined, for error messages: "vcs.v1", "sources.s" or "flows.tcp{i}"."""
+    abr: Optional[Abr] = None
+    """class "abr": the source end system's parameters."""
+
+
+class FlatSource(NamedTuple):
+    """A source after count expansion."""
+
+    name: str
+    vc: str
+    source: Source
+    key: str
+    """Where it was defined, for error messages: "sources.s"."""
+
+
+class FlatFlow(NamedTuple):
+    """A TCP flow after template expansion, with its paths as link names."""
+
+    name: str
+    flow: Flow
+    key: str
+    """Where it was defined, for error messages: "flows.tcp{i}"."""
+    layer: str
+    """"atm" or "ip": the layer of every link of both paths."""
+    data_links: list[str]
+    ack_links: list[str]
+
+
+def _substituted(entry: Any, i: Optional[int]) -> Any:
+    """A copy of a template's table with {i} replaced by ``i`` in every string value."""
+    if i is None:
+        return entry
+    text = str(i)
+    changes: dict[str, Any] = {}
+    for field in type(entry).model_fields:
+        value = getattr(entry, field)
+        if isinstance(value, str) and TEMPLATE in value:
+            changes[field] = value.replace(TEMPLATE, text)
+        elif isinstance(value, list) and any(isinstance(v, str) and TEMPLATE in v for v in value):
+            changes[field] = [v.replace(TEMPLATE, text) if isinstance(v, str) else v for v in value]
+    return entry.model_copy(update=changes) if changes else entry
+
+
+def _check_name(section: str, name: str, template_ok: bool = True) -> None:
+    plain = name.replace(TEMPLATE, "1") if template_ok else name
+    if not NAME_PATTERN.match(plain):
+        allowed = "letters, digits, _ and -" + (" (and {i} in a template)" if template_ok else "")
+        raise _fail(f"{section}.{name}", f"names may only use {allowed}")
+
+
+def _copies(section: str, name: str, entry: Any) -> list[tuple[str, Optional[int]]]:
+    """The names a table stands for, with the value of {i} (None for a plain table).
+
+    A name with {i} needs ``count``; ``count`` on a plain name is an error, except
+    for sources, where ``count = N > 1`` makes ``<name>1`` .. ``<name>N``.
+    """
+    key = f"{section}.{name}"
+    if TEMPLATE in name:
+        if "count" not in entry.model_fields_set or entry.count is None:
+            raise _fail(
+                f"{key}.count", "required: a name with {i} is a template for count = N copies"
+            )
+        return [(name.replace(TEMPLATE, str(i)), i) for i in range(1, entry.count + 1)]
+    if section == "sources":
+        if entry.count == 1:
+            return [(name, None)]
+        return [(f"{name}{i}", None) for i in range(1, entry.count + 1)]
+    if entry.count is not None:
+        raise _fail(
+            f"{key}.count",
+            f'count makes copies of a template: put {{i}} in the name (e.g. "{name}{{i}}"), '
+            "which is replaced by 1..count",
+        )
+    return [(name, None)]
+
+
+def _in(copy: str, i: Optional[int]) -> str:
+    """`` (in s3)`` for a copy of a template, so errors at the template key name the copy."""
+    return "" if i is None else f" (in {copy})"
+
+
+class Network:
+    """The scenario as the core sees it: templates and duplex links expanded.
+
+    Building it checks every cross reference (names, link endpoints, paths,
+    layers, one source per VC, rates, probe names) and raises the scenario
+    error at the key that causes the problem. Order (= core indices): nodes
+    and links in file order, each template's copies in place and a duplex
+    link's ``-rev`` right after it; VCs of ``[vcs]``, then of sources, then
+    two per ATM flow (``<flow>``, ``<flow>-ack``); sources; flows.
+    """
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.nodes: dict[str, FlatNode] = {}
+        self.links: dict[str, FlatLink] = {}
+        self.vcs: list[FlatVc] = []
+        self.sources: list[FlatSource] = []
+        self.flows: list[FlatFlow] = []
+        self._pairs: dict[tuple[str, str], str] = {}
+        self._made_by: dict[str, dict[str, str]] = {section: {} for section in SECTIONS}
+        self._vc_links: dict[str, list[str]] = {}
+        self._vc_back_links: dict[str, list[str]] = {}
+        self._expand_nodes()
+        self._expand_links()
+        self._expand_vcs_and_sources()
+        self._expand_flows()
+        self._check_sources()
+        self._check_probes()
+
+    # -- names -------------------------------------------------------------------------
+
+    def _claim(self, section: str, name: str, key: str, how: str) -> None:
+        """Record that ``how`` makes ``name``; a name made twice is an error at ``key``."""
+        made = self._made_by[section]
+        if name in made:
+            raise _fail(key, f'the name "{name}" is also made by {made[name]}')
+        made[name] = how
+
+    def _expand_nodes(self) -> None:
+        for name, node in self.scenario.nodes.items():
+            _check_name("nodes", name)
+            key = f"nodes.{name}"
+            for copy, _ in _copies("nodes", name, node):
+                self._claim("nodes", copy, key, key)
+                self.nodes[copy] = FlatNode(copy, node, key)
+
+    def _expand_links(self) -> None:
+        for name, link in self.scenario.links.items():
+            _check_name("links", name)
+            key = f"links.{name}"
+            for copy, i in _copies("links", name, link):
+                here = _substituted(link, i)
+                for end, node in (("from", here.from_), ("to", here.to)):
+                    if node not in self.nodes:
+                        raise _fail(
+                            f"{key}.{end}",
+                            f'no node "{node}"{_in(copy, i)}; nodes: {_quoted(self.nodes)}',
+                        )
+                if here.from_ == here.to:
+                    raise _fail(
+                        f"{key}.to",
+                        f'a link cannot end where it starts ("{here.to}"){_in(copy, i)}',
+                    )
+                self._add_link(FlatLink(copy, here, key, False), key, key)
+                if here.duplex:
+                    back = here.model_copy(update={"from_": here.to, "to": here.from_})
+                    how = f"duplex = true on {key}"
+                    self._add_link(FlatLink(f"{copy}-rev", back, key, True), f"{key}.duplex", how)
+
+    def _add_link(self, flat: FlatLink, key: str, how: str) -> None:
+        self._claim("links", flat.name, key, how)
+        pair = (flat.link.from_, flat.link.to)
+        if pair in self._pairs:
+            other = self.links[self._pairs[pair]]
+            made = f" (duplex = true on {other.key})" if other.reverse else ""
+            what = f'"{flat.name}" would join' if flat.reverse else "joins"
+            raise _fail(
+                key,
+                f'{what} "{pair[0]}" to "{pair[1]}", which link "{other.name}"{made} already '
+                "joins; one link per direction",
+            )
+        self._pairs[pair] = flat.name
+        self.links[flat.name] = flat
+
+    # -- paths -------------------------------------------------------------------------
+
+    def path_links(
+        self,
+        nodes: list[str],
+        key: str,
+        copy: str = "",
+        i: Optional[int] = None,
+        note: str = "",
+        flow: bool = False,
+    ) -> list[str]:
+        """The link names joining consecutive ``nodes``; an error at ``key`` for a gap
+        (suggesting ``duplex = true`` when the link exists the other way)."""
+        links = []
+        for n, node in enumerate(nodes):
+            if node not in self.nodes:
+                raise _fail(key, f'no node "{node}"{_in(copy, i)}; nodes: {_quoted(self.nodes)}')
+            if n == 0:
+                continue
+            here = nodes[n - 1]
+            name = self._pairs.get((here, node))
+            if name is None:
+                leaving = [
+                    f"{flat.link.to} (links.{flat.name})"
+                    for flat in self.links.values()
+                    if flat.link.from_ == here
+                ]
+                back = self._pairs.get((node, here))
+                if back is not None and not self.links[back].reverse:
+                    hint = f"; set duplex = true on {self.links[back].key} to create it"
+                elif flow:
+                    hint = "; add one (duplex = true on a link also makes the way back)"
+                else:
+                    hint = ""
+                raise _fail(
+                    key,
+                    f'no link from "{here}" to "{node}"{_in(copy, i)}{note}; links from "{here}" '
+                    f"go to: {_quoted(leaving)}{hint}",
+                )
+            links.append(name)
+        return links
+
+    def _layer(self, links: list[str], key: str, copy: str, i: Optional[int]) -> str:
+        """The one layer of all ``links``; a mix is an error at ``key``."""
+        first = self.links[links[0]]
+        for name in links[1:]:
+            other = self.links[name]
+            if other.link.layer != first.link.layer:
+                raise _fail(
+                    key,
+                    f'mixes layers{_in(copy, i)}: link "{first.name}" is {first.link.layer} and '
+                    f'"{other.name}" is {other.link.layer}; all links of a path must have the '
+                    "same layer",
+                )
+        return first.link.layer
+
+    # -- VCs, sources, flows -------------------------------------------------------------
+
+    def _add_vc(
+        self,
+        vc: FlatVc,
+        links: list[str],
+        what: str = "",
+        path_key: str = "",
+        copy: str = "",
+        i: Optional[int] = None,
+    ) -> None:
+        """Record a VC; an ABR VC also gets its backward RM path (``path_key``: the
+        key of its path, for errors) and its parameters checked against its first link."""
+        made = self._made_by["vcs"]
+        if vc.name in made:
+            raise _fail(vc.key, f'{what}VC name "{vc.name}" is also used by {made[vc.name]}')
+        made[vc.name] = vc.key
+        self._vc_links[vc.name] = links
+        self.vcs.append(vc)
+        if vc.vc_class != "abr" or vc.abr is None:
+            return
+        self._vc_back_links[vc.name] = self.path_links(
+            list(reversed(vc.nodes)),
+            path_key or f"{vc.key}.path",
+            copy,
+            i,
+            ' for the backward RM cells (class = "abr" sends them back along the path in reverse)',
+        )
+        link_cps = self.links[links[0]].link.cell_rate_cps()
+        problem = vc.abr.rate_problem(link_cps)
+        if problem is not None:
+            key, message = problem
+            named = vc.key.startswith("flows.") or i is not None
+            raise _fail(f"{vc.key}.abr.{key}", message + (f' (VC "{vc.name}")' if named else ""))
+
+    def _vc_path(self, nodes: list[str], key: str, copy: str = "", i: Optional[int] = None):
+        links = self.path_links(nodes, key, copy, i)
+        for name in links:
+            if self.links[name].link.layer != "atm":
+                raise _fail(
+                    key,
+                    f'link "{name}" is an IP link (layer = "ip"){_in(copy, i)}; VCs and cell '
+                    "sources run over ATM links",
+                )
+        return links
+
+    def _expand_vcs_and_sources(self) -> None:
+        for name, vc in self.scenario.vcs.items():
+            _check_name("vcs", name, template_ok=False)
+            key = f"vcs.{name}"
+            links = self._vc_path(vc.path, f"{key}.path")
+            self._add_vc(FlatVc(name, vc.class_, list(vc.path), key, vc.abr), links)
+        for name, source in self.scenario.sources.items():
+            _check_name("sources", name)
+            key = f"sources.{name}"
+            for copy, i in _copies("sources", name, source):
+                here = _substituted(source, i)
+                self._claim("sources", copy, key, key)
+                if here.path is not None:
+                    links = self._vc_path(here.path, f"{key}.path", copy, i)
+                    flat = FlatVc(copy, here.class_ or "ubr", list(here.path), key, here.abr)
+                    self._add_vc(flat, links, "", f"{key}.path", copy, i)
+                    self.sources.append(FlatSource(copy, copy, here, key))
+                else:
+                    self.sources.append(FlatSource(copy, here.vc or "", here, key))
+
+    def _expand_flows(self) -> None:
+        for name, flow in self.scenario.flows.items():
+            _check_name("flows", name)
+            key = f"flows.{name}"
+            for copy, i in _copies("flows", name, flow):
+                here = _substituted(flow, i)
+                self._claim("flows", copy, key, key)
+                note = (
+                    " for the ACKs (ack_path defaults to the reverse of path)"
+                    if flow._ack_path_default
+                    else ""
+                )
+                data = self.path_links(here.path, f"{key}.path", copy, i, flow=True)
+                acks = self.path_links(
+                    here.ack_path or [], f"{key}.ack_path", copy, i, note, flow=True
+                )
+                layer = self._layer(data, f"{key}.path", copy, i)
+                ack_layer = self._layer(acks, f"{key}.ack_path", copy, i)
+                if ack_layer != layer:
+                    raise _fail(
+                        f"{key}.ack_path",
+                        f"the ACKs cross {ack_layer} links but the data {layer} links"
+                        f"{_in(copy, i)}; both paths of a flow must have the same layer",
+                    )
+                if layer == "atm":
+                    vc_class = here.class_ or "ubr"
+                    what = f'flow "{copy}" makes VCs "{copy}" and "{copy}-ack", but '
+                    data_vc = FlatVc(copy, vc_class, list(here.path), key, here.abr)
+                    self._add_vc(data_vc, data, what, f"{key}.path", copy, i)
+                    ack_nodes = list(here.ack_path or [])
+                    ack_vc = FlatVc(f"{copy}-ack", vc_class, ack_nodes, key, here.abr)
+                    self._add_vc(ack_vc, acks, what, f"{key}.ack_path", copy, i)
+                elif here.class_ == "abr":
+                    raise _fail(
+                        f"{key}.class",
+                        f"ABR is an ATM service; {copy} runs over IP links: remove class "
+                        '(and abr), or use ATM links (layer = "atm")',
+                    )
+                elif here.class_ is not None:
+                    raise _fail(
+                        f"{key}.class",
+                        f"is the class of an ATM flow's VCs; {copy} runs over IP links: remove it",
+                    )
+                self.flows.append(FlatFlow(copy, here, key, layer, data, acks))
+
+    def _check_sources(self) -> None:
+        used_by: dict[str, str] = {}
+        flow_vcs = {vc.name for vc in self.vcs if vc.key.startswith("flows.")}
+        for flat in self.sources:
+            if flat.vc not in self._vc_links:
+                raise _fail(
+                    f"{flat.key}.vc", f'no VC "{flat.vc}"; vcs: {_quoted(self.scenario.vcs)}'
+                )
+            if flat.vc in used_by:
+                raise _fail(
+                    f"{flat.key}.vc",
+                    f'VC "{flat.vc}" already has a source ({used_by[flat.vc]}); one source per VC',
+                )
+            if flat.vc in flow_vcs:
+                raise _fail(f"{flat.key}.vc", f'VC "{flat.vc}" belongs to a TCP flow')
+            used_by[flat.vc] = flat.key
+            rate_key = flat.source.offered_rate_key()
+            if rate_key is None:
+                continue
+            rate = getattr(flat.source, rate_key)
+            link_name = self._vc_links[flat.vc][0]
+            link_cps = self.links[link_name].link.cell_rate_cps()
+            if parse_cell_rate_cps(rate) > link_cps * (1 + 1e-12):
+                raise _fail(
+                    f"{flat.key}.{rate_key}",
+                    f'"{rate}" ({parse_cell_rate_cps(rate):.6g} cells/s) exceeds the '
+                    f'cell rate of its first link "{link_name}" ({link_cps:.6g} cells/s)',
+                )
+
+    def _check_probes(self) -> None:
+        probes = self.scenario.probes
+        vcs = [vc.name for vc in self.vcs]
+        for key, names, known in (
+            ("queue", probes.queue, list(self.links)),
+            ("utilization", probes.utilization, list(self.links)),
+            ("vc_rate", probes.vc_rate, vcs),
+            ("flows", probes.flows, [flow.name for flow in self.flows]),
+            ("abr_vcs", probes.abr_vcs, self.abr_vcs()),
+            ("abr_ports", probes.abr_ports, self.abr_ports()),
+        ):
+            if names == "all":
+                continue
+            for name in names:
+                if name in known:
+                    continue
+                if key == "abr_vcs" and name in vcs:
+                    problem = f'"{name}" is not an ABR VC (class = "abr")'
+                elif key == "abr_ports" and name in self.links:
+                    problem = f'link "{name}" has no switch algorithm'
+                else:
+                    problem = f'no "{name}"'
+                raise _fail(f"probes.{key}", f"{problem}; choose from: {_quoted(known)}")
+
+    def vc_links(self, name: str) -> list[str]:
+        """The link names of a VC's path."""
+        return self._vc_links[name]
+
+    def vc_back_links(self, name: str) -> list[str]:
+        """An ABR VC's backward RM path: the links joining its nodes in reverse."""
+        return self._vc_back_links[name]
+
+    def abr_vcs(self) -> list[str]:
+        """Names of the ABR VCs, in core order."""
+        return [vc.name for vc in self.vcs if vc.vc_class == "abr"]
+
+    def abr_ports(self) -> list[str]:
+        """Names of the links whose output port runs a switch algorithm."""
+        return [name for name, flat in self.links.items() if flat.link.algorithm is not None]
+
+
+def flatten(scenario: Scenario) -> tuple[list[FlatVc], list[FlatSource]]:
+    """VCs and sources after expansion, in core order (see ``Network``).
+
+    A source ``s`` with ``count = 3`` becomes ``s1``, ``s2``, ``s3``.
+    """
+    network = Network(scenario)
+    return network.vcs, network.sources
