@@ -350,3 +350,39 @@ fn ip_runs_in_slices_give_the_same_results() {
         serde_json::to_value(&sliced.ports).unwrap()
     );
 }
+
+#[test]
+fn drops_at_an_eager_port_balance_the_ledger_at_any_end() {
+    // The exit links r2 -> d_i are fed by r1 -> r2 alone, so their ports
+    // learn of arrivals early; a small buffer there makes them drop packets
+    // "in the future". Whatever instant the run ends at, the ledgers balance.
+    let mut sc = ip_net(
+        3,
+        50e6,
+        50,
+        json!({"kind": "tail"}),
+        tcp("reno", 1000, 1 << 18, 3),
+        2,
+    );
+    for l in &mut sc.links {
+        if l.name.starts_with("r2-d") {
+            l.bit_rate_bps = 10e6;
+            l.buffer_packets = Some(5);
+        }
+    }
+    for end_ms in [137u64, 501, 999, 1500, 2000] {
+        let mut sim = Simulation::new(&sc).unwrap();
+        sim.advance(end_ms * MS + 123_457);
+        let (s, _) = sim.finish();
+        assert!(s.conservation.ok, "end {end_ms} ms: {:#?}", s.conservation);
+        let exit_drops: u64 = s
+            .ports
+            .iter()
+            .filter(|p| p.name.starts_with("r2-d"))
+            .map(|p| p.packets_dropped)
+            .sum();
+        if end_ms >= 999 {
+            assert!(exit_drops > 0, "no drop at the eager ports by {end_ms} ms");
+        }
+    }
+}

@@ -33,6 +33,11 @@ impl Simulation {
             let data_bytes = if packet.is_data { packet.len as u64 } else { 0 };
             self.byte_losses.dropped_in_network += data_bytes;
             if at > now {
+                // Only drops still in the future at the end matter: forget
+                // the past ones now and then, so the list stays short.
+                if self.future_drops.len() >= 1024 {
+                    self.future_drops.retain(|d| d.at > now);
+                }
                 self.future_drops.push(FutureDrop {
                     at,
                     link: l as u32,
