@@ -29,15 +29,3 @@ pub struct Link {
     /// the end), which gives the same results as draining them one by one.
     pub lazy: bool,
 }
-
-impl Link {
-    /// Cells whose arrival time is after `t`.
-    pub fn cells_after(&self, t: Time) -> usize {
-        // The queue is sorted by arrival time: count from the back.
-        self.in_flight
-            .iter()
-            .rev()
-            .take_while(|(a, _)| *a > t)
-            .count()
-    }
-}

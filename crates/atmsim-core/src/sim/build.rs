@@ -94,7 +94,7 @@ impl Simulation {
             };
             hops.push(hop);
         }
-        let vcs = sc
+        let mut vcs = sc
             .vcs
             .iter()
             .enumerate()
@@ -131,7 +131,6 @@ impl Simulation {
                 des: v.abr.as_ref().map(|_| DestinationEndSystem::default()),
             })
             .collect::<Vec<_>>();
-        let mut vcs = vcs;
         let mut queue = EventQueue::new();
         let mut sources = Vec::with_capacity(sc.sources.len());
         for (i, s) in sc.sources.iter().enumerate() {
