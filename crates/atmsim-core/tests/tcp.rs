@@ -386,3 +386,91 @@ fn drops_at_an_eager_port_balance_the_ledger_at_any_end() {
         }
     }
 }
+
+/// Runs `sc` in slices of `slice` ps; returns the summary and the events.
+fn run_sliced(sc: &Scenario, slice: u64) -> (Summary, u64) {
+    let mut sim = Simulation::new(sc).unwrap();
+    let mut t = 0;
+    while t < sc.duration_ps {
+        t += slice;
+        sim.advance(t);
+    }
+    let events = sim.events();
+    let (s, _) = sim.finish();
+    assert!(s.conservation.ok, "{:#?}", s.conservation);
+    (s, events)
+}
+
+#[test]
+fn eager_receivers_change_nothing_but_the_event_count() {
+    // A receiver that ACKs at once takes each segment when its arrival time
+    // is known, if that is within the current advance. Slices shorter than
+    // the last hop (1 ms) leave no arrival within reach: every segment then
+    // takes the event path. The results must not differ, only the events.
+    let sc = ip_net(
+        4,
+        20e6,
+        30,
+        json!({"kind": "tail"}),
+        tcp("reno", 1000, 1 << 18, 3),
+        3,
+    );
+    let (whole, eager_events) = run_sliced(&sc, sc.duration_ps);
+    let (fine, event_path) = run_sliced(&sc, MS / 2);
+    assert_eq!(
+        serde_json::to_value(&whole.flows).unwrap(),
+        serde_json::to_value(&fine.flows).unwrap()
+    );
+    assert_eq!(
+        serde_json::to_value(&whole.ports).unwrap(),
+        serde_json::to_value(&fine.ports).unwrap()
+    );
+    assert_eq!(
+        serde_json::to_value(&whole.conservation.packets).unwrap(),
+        serde_json::to_value(&fine.conservation.packets).unwrap()
+    );
+    // One arrival event per data segment saved.
+    let segments = whole.flows.iter().map(|f| f.segments_sent).sum::<u64>();
+    assert!(
+        eager_events + segments * 9 / 10 < event_path,
+        "{eager_events} events in one go, {event_path} in slices, {segments} segments"
+    );
+}
+
+#[test]
+fn receivers_that_delay_acks_or_share_their_link_are_not_eager() {
+    // With delayed ACKs a timer touches the receiver: no eager receiver, so
+    // the event count does not depend on the slices.
+    let mut flow = tcp("reno", 1000, 1 << 18, 3);
+    flow["delayed_ack_ps"] = json!(100 * MS);
+    let sc = ip_net(2, 20e6, 30, json!({"kind": "tail"}), flow, 2);
+    let (a, ea) = run_sliced(&sc, sc.duration_ps);
+    let (b, eb) = run_sliced(&sc, MS / 2);
+    assert_eq!(ea, eb);
+    assert_eq!(
+        serde_json::to_value(&a.flows).unwrap(),
+        serde_json::to_value(&b.flows).unwrap()
+    );
+    // A flow back from d0 to s0 sends its data on d0's link, which also
+    // carries f0's ACKs: f0's receiver must not be eager there, but f1's
+    // still is. Results do not depend on the slices either way.
+    let mut sc = ip_net(
+        2,
+        20e6,
+        30,
+        json!({"kind": "tail"}),
+        tcp("reno", 1000, 1 << 18, 3),
+        2,
+    );
+    let mut back = sc.flows[0].clone();
+    back.name = "back".into();
+    std::mem::swap(&mut back.data_links, &mut back.ack_links);
+    sc.flows.push(back);
+    let (a, _) = run_sliced(&sc, sc.duration_ps);
+    let (b, _) = run_sliced(&sc, MS / 2);
+    assert_eq!(
+        serde_json::to_value(&a.flows).unwrap(),
+        serde_json::to_value(&b.flows).unwrap()
+    );
+    assert!(a.flows.iter().all(|f| f.bytes_delivered > 0));
+}

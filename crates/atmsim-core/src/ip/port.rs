@@ -103,11 +103,13 @@ impl IpPort {
     }
 
     /// Forgets the packets whose transmission ended by `now`.
+    #[inline]
     pub fn settle(&mut self, now: Time) {
-        while let Some(h) = self.held.front() {
+        while let Some(&h) = self.held.front() {
             if h.end > now {
                 break;
             }
+            self.held.pop_front();
             self.busy_done_ps += (h.end - h.start) as u128;
             self.held_bytes -= h.bytes as u64;
             if self.ahead > 0 {
@@ -115,7 +117,6 @@ impl IpPort {
                 self.ahead_bytes -= h.bytes as u64;
             }
             self.packets_out += 1;
-            self.held.pop_front();
         }
     }
 
@@ -161,14 +162,17 @@ impl IpPort {
             self.ahead += 1;
             self.ahead_bytes += h.bytes as u64;
         }
-        let (gone, gone_bytes) = (self.ahead, self.ahead_bytes);
-        let busy = self.held.len() > gone;
-        let in_service = match self.held.get(gone) {
-            Some(h) if h.start <= at => Some(h.bytes as u64),
-            _ => None,
+        // Every held packet arrived by `at` (arrivals come in time order), so
+        // the first one still there at `at` is in transmission: the others
+        // wait.
+        let present = self.held.len() - self.ahead;
+        let busy = present > 0;
+        let waiting = present.saturating_sub(1);
+        // Bytes waiting: only a byte limit needs them.
+        let waiting_bytes = match (self.limit, self.held.get(self.ahead)) {
+            (IpLimit::Bytes(_), Some(h)) => self.held_bytes - self.ahead_bytes - h.bytes as u64,
+            _ => 0,
         };
-        let waiting = self.held.len() - gone - in_service.is_some() as usize;
-        let waiting_bytes = self.held_bytes - gone_bytes - in_service.unwrap_or(0);
         let now = at;
         if let Some(red) = &mut self.red {
             let q = match self.limit {

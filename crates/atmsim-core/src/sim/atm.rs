@@ -180,12 +180,12 @@ impl Simulation {
                     None => self.queue.pop(),
                 }
                 packet.hop += 1;
-                match self.ip_next_link(&packet) {
-                    None => {
+                match self.ip_route_entry(&packet) {
+                    ROUTE_END => {
                         self.packets.delivered += 1;
                         self.packet_arrives(packet);
                     }
-                    Some(next) => self.ip_port_arrive(next, packet, self.now),
+                    next => self.ip_port_arrive((next & !EAGER_LINK) as usize, packet, self.now),
                 }
             }
         }

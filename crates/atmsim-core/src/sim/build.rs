@@ -159,6 +159,9 @@ impl Simulation {
             });
         }
         let mut flows = Vec::with_capacity(sc.flows.len());
+        let eager_rx = eager_receivers(sc);
+        let mut ip_route: Vec<u32> = Vec::new();
+        let mut ip_route_base: Vec<[u32; 2]> = Vec::with_capacity(sc.flows.len());
         let mut tick_groups: Vec<(Time, Vec<u32>)> = Vec::new();
         for (f, fl) in sc.flows.iter().enumerate() {
             let route = match fl.layer {
@@ -166,11 +169,20 @@ impl Simulation {
                     data_vc: fl.data_vc.unwrap_or_default(),
                     ack_vc: fl.ack_vc.unwrap_or_default(),
                 },
-                Layer::Ip => FlowRoute::Ip {
-                    data_links: fl.data_links.clone(),
-                    ack_links: fl.ack_links.clone(),
-                },
+                Layer::Ip => FlowRoute::Ip,
             };
+            let mut bases = [0u32; 2];
+            if fl.layer == Layer::Ip {
+                for (slot, path) in [&fl.ack_links, &fl.data_links].into_iter().enumerate() {
+                    bases[slot] = ip_route.len() as u32;
+                    ip_route.extend(path.iter().map(|&l| match eager[l as usize] {
+                        Some(_) => l | EAGER_LINK,
+                        None => l,
+                    }));
+                    ip_route.push(ROUTE_END);
+                }
+            }
+            ip_route_base.push(bases);
             if let TimerMode::Coarse { tick_ps } = fl.tcp.timer {
                 match tick_groups.iter_mut().find(|(g, _)| *g == tick_ps) {
                     Some((_, members)) => members.push(f as u32),
@@ -193,6 +205,7 @@ impl Simulation {
                 rx_queue: VecDeque::new(),
                 timer_at: None,
                 started: false,
+                eager_rx: eager_rx[f],
             });
             queue.push(fl.start_ps, Event::FlowStart(f as u32));
         }
@@ -213,6 +226,7 @@ impl Simulation {
         }
         Ok(Simulation {
             now: 0,
+            until: 0,
             duration: sc.duration_ps,
             seed: sc.seed,
             events: 0,
@@ -225,6 +239,8 @@ impl Simulation {
             byte_losses: ByteLosses::default(),
             packets: PacketCounts::default(),
             future_drops: Vec::new(),
+            ip_route,
+            ip_route_base,
             rm_generated: 0,
             rm_delivered: 0,
             bad_checksums: 0,
@@ -263,5 +279,54 @@ pub(super) fn eager_ip_links(sc: &Scenario) -> Vec<Option<u32>> {
     candidate
         .iter()
         .map(|c| c.filter(|&p| candidate[p as usize].is_none()))
+        .collect()
+}
+
+/// For each flow, whether its receiver can take each data segment as soon
+/// as the segment's arrival time is known, at that time, rather than through
+/// an arrival event: the receiver changes only when segments arrive, and
+/// segments come in order over the path's last link. That holds when
+///
+/// - the flow is over IP, ACKs at once (no delayed ACK) and has no
+///   processing time, so nothing else (a timer, a queue) touches the
+///   receiver;
+/// - its ACKs' first link carries only the ACKs of such receivers fed by
+///   the same last data link, so the ACKs reach that port in time order.
+///
+/// The simulator also needs the arrival to be no later than the end of the
+/// current `advance`, and the last link to have no packet in flight ahead
+/// of it (else the segment takes the event path, in order).
+pub(super) fn eager_receivers(sc: &Scenario) -> Vec<bool> {
+    let capable = |f: &crate::scenario::FlowSpec| {
+        f.layer == Layer::Ip
+            && f.tcp.delayed_ack_ps == 0
+            && f.processing_ps == 0
+            && f.processing_jitter_ps == 0
+            && !f.data_links.is_empty()
+            && !f.ack_links.is_empty()
+    };
+    // Per link used as a first ACK link: the last data link of its users, or
+    // None if anything else uses the link.
+    let mut feeder: Vec<Option<Option<u32>>> = vec![None; sc.links.len()];
+    for f in &sc.flows {
+        for (is_ack, path) in [(false, &f.data_links), (true, &f.ack_links)] {
+            for (k, &l) in path.iter().enumerate() {
+                let mine = if is_ack && k == 0 && capable(f) {
+                    f.data_links.last().copied()
+                } else {
+                    None
+                };
+                let slot = &mut feeder[l as usize];
+                *slot = match *slot {
+                    None => Some(mine),
+                    Some(q) if q == mine => Some(q),
+                    Some(_) => Some(None),
+                };
+            }
+        }
+    }
+    sc.flows
+        .iter()
+        .map(|f| capable(f) && feeder[f.ack_links[0] as usize].flatten().is_some())
         .collect()
 }

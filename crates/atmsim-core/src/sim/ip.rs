@@ -4,66 +4,100 @@
 use super::*;
 
 impl Simulation {
-    /// The IP link `packet` takes from its current hop, None at its end.
+    /// The entry of `ip_route` for `packet` at its current hop: the IP link
+    /// it is on (with EAGER_LINK set if that link's port is eager), or
+    /// ROUTE_END past its last link.
     #[inline]
-    pub(super) fn ip_next_link(&self, packet: &Packet) -> Option<usize> {
-        let FlowRoute::Ip {
-            data_links,
-            ack_links,
-        } = &self.flows[packet.flow as usize].route
-        else {
-            unreachable!("packet of an ATM flow on an IP link")
-        };
-        let path = if packet.is_data {
-            data_links
-        } else {
-            ack_links
-        };
-        path.get(packet.hop as usize).map(|&l| l as usize)
+    pub(super) fn ip_route_entry(&self, packet: &Packet) -> u32 {
+        let base = self.ip_route_base[packet.flow as usize][packet.is_data as usize];
+        self.ip_route[base as usize + packet.hop as usize]
     }
 
     /// `packet` reaches the port of IP link `l` at time `at` (now, or later
-    /// for an eager port fed straight from its upstream port).
-    pub(super) fn ip_port_arrive(&mut self, l: usize, mut packet: Packet, at: Time) {
+    /// for an eager port fed straight from its upstream port), and goes on
+    /// through the eager ports after it.
+    pub(super) fn ip_port_arrive(&mut self, mut l: usize, mut packet: Packet, mut at: Time) {
         let now = self.now;
-        let Hop::Ip(h) = &mut self.hops[l] else {
-            unreachable!("packet on ATM link {l}")
-        };
-        let Some(end) = h.port.arrive(at, now, &packet) else {
-            let data_bytes = if packet.is_data { packet.len as u64 } else { 0 };
-            self.byte_losses.dropped_in_network += data_bytes;
-            if at > now {
-                // Only drops still in the future at the end matter: forget
-                // the past ones now and then, so the list stays short.
-                if self.future_drops.len() >= 1024 {
-                    self.future_drops.retain(|d| d.at > now);
-                }
-                self.future_drops.push(FutureDrop {
-                    at,
-                    link: l as u32,
-                    data_bytes,
-                });
+        loop {
+            let Hop::Ip(h) = &mut self.hops[l] else {
+                unreachable!("packet on ATM link {l}")
+            };
+            let Some(end) = h.port.arrive(at, now, &packet) else {
+                self.ip_drop(l, &packet, at);
+                return;
+            };
+            let far = end + h.delay_ps;
+            let next = {
+                let base = self.ip_route_base[packet.flow as usize][packet.is_data as usize];
+                self.ip_route[base as usize + packet.hop as usize + 1]
+            };
+            if next != ROUTE_END && next & EAGER_LINK != 0 {
+                packet.hop += 1;
+                l = (next & !EAGER_LINK) as usize;
+                at = far;
+                continue;
+            }
+            let Hop::Ip(h) = &mut self.hops[l] else {
+                unreachable!()
+            };
+            if next == ROUTE_END
+                && packet.is_data
+                && far <= self.until
+                && h.in_flight.is_empty()
+                && self.flows[packet.flow as usize].eager_rx
+            {
+                // The receiver takes the segment at `far`, now, and its ACK
+                // goes on from there (see build::eager_receivers).
+                packet = self.eager_receive(packet, far);
+                l = (self.ip_route_entry(&packet) & !EAGER_LINK) as usize;
+                at = far;
+                continue;
+            }
+            let was_empty = h.in_flight.is_empty();
+            h.in_flight.push_back((far, at, packet));
+            if was_empty {
+                self.queue.push(far, Event::LinkArrival(l as u32));
             }
             return;
-        };
-        let far = end + h.delay_ps;
-        packet.hop += 1;
-        if let Some(next) = self.ip_next_link(&packet) {
-            if let Hop::Ip(n) = &self.hops[next] {
-                if n.eager_pred.is_some() {
-                    self.ip_port_arrive(next, packet, far);
-                    return;
-                }
-            }
         }
-        packet.hop -= 1;
-        let Hop::Ip(h) = &mut self.hops[l] else {
-            unreachable!()
-        };
-        let was_empty = h.in_flight.is_empty();
-        h.in_flight.push_back((far, at, packet));
-        if was_empty {
-            self.queue.push(far, Event::LinkArrival(l as u32));
+    }
+
+    /// An eager receiver takes data segment `packet` at `at`; returns the
+    /// ACK it sends at once.
+    fn eager_receive(&mut self, packet: Packet, at: Time) -> Packet {
+        self.packets.delivered += 1;
+        if !packet.checksum_ok() {
+            self.bad_checksums += 1;
+        }
+        let f = packet.flow as usize;
+        let plan = self.flows[f]
+            .receiver
+            .on_segment(at, packet.seq, packet.len);
+        debug_assert!(
+            matches!(plan, AckPlan::Now),
+            "an eager receiver delays an ACK"
+        );
+        self.packets.generated += 1;
+        self.ack_packet(f)
+    }
+
+    /// The port of IP link `l` dropped `packet`, which arrived at `at`.
+    #[cold]
+    fn ip_drop(&mut self, l: usize, packet: &Packet, at: Time) {
+        let now = self.now;
+        let data_bytes = if packet.is_data { packet.len as u64 } else { 0 };
+        self.byte_losses.dropped_in_network += data_bytes;
+        if at > now {
+            // Only drops still in the future at the end matter: forget
+            // the past ones now and then, so the list stays short.
+            if self.future_drops.len() >= 1024 {
+                self.future_drops.retain(|d| d.at > now);
+            }
+            self.future_drops.push(FutureDrop {
+                at,
+                link: l as u32,
+                data_bytes,
+            });
         }
     }
 
@@ -97,7 +131,7 @@ impl Simulation {
         };
         for l in 0..n {
             let Hop::Ip(h) = &self.hops[l] else { continue };
-            for &(far, at, pk) in &h.in_flight {
+            for &(far, at, pk) in h.in_flight.iter() {
                 if pk.is_data {
                     in_path += pk.len as u64;
                 }

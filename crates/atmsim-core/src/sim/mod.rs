@@ -172,11 +172,14 @@ enum FlowRoute {
         data_vc: u32,
         ack_vc: u32,
     },
-    Ip {
-        data_links: Vec<u32>,
-        ack_links: Vec<u32>,
-    },
+    /// The links are in `Simulation::ip_route`.
+    Ip,
 }
+
+/// An `ip_route` entry's flag: the link's port is eager.
+const EAGER_LINK: u32 = 1 << 31;
+/// The `ip_route` entry after a path's last link.
+const ROUTE_END: u32 = u32::MAX;
 
 struct FlowState {
     name: String,
@@ -191,6 +194,9 @@ struct FlowState {
     /// Time of the pending FlowTimer event, if any.
     timer_at: Option<Time>,
     started: bool,
+    /// The receiver may take a data segment as soon as its arrival time is
+    /// known (see `eager_receivers`).
+    eager_rx: bool,
 }
 
 /// Counters of the byte ledger kept during the run.
@@ -210,6 +216,8 @@ struct PacketCounts {
 /// A network ready to run.
 pub struct Simulation {
     now: Time,
+    /// The end of the current `advance`: nothing may happen after it.
+    until: Time,
     duration: Time,
     seed: u64,
     events: u64,
@@ -222,6 +230,11 @@ pub struct Simulation {
     byte_losses: ByteLosses,
     packets: PacketCounts,
     future_drops: Vec<FutureDrop>,
+    /// The IP flows' paths, flat: link indices (with EAGER_LINK when the
+    /// link's port is eager), each path closed by ROUTE_END.
+    ip_route: Vec<u32>,
+    /// Per flow, where its ACK path [0] and data path [1] start in `ip_route`.
+    ip_route_base: Vec<[u32; 2]>,
     rm_generated: u64,
     rm_delivered: u64,
     bad_checksums: u64,
@@ -254,6 +267,7 @@ impl Simulation {
     /// Runs every event with time <= min(until, duration).
     pub fn advance(&mut self, until: Time) {
         let until = until.min(self.duration);
+        self.until = until;
         while let Some((t, ev)) = self.queue.peek_until(until) {
             self.now = t;
             self.events += 1;

@@ -65,10 +65,15 @@ impl Simulation {
     }
 
     pub(super) fn send_ack(&mut self, f: usize) {
+        let packet = self.ack_packet(f);
+        self.send_packet(f, packet);
+    }
+
+    /// The ACK flow `f`'s receiver sends now.
+    pub(super) fn ack_packet(&self, f: usize) -> Packet {
         let fl = &self.flows[f];
         let r = &fl.receiver;
-        let packet = Packet::ack(f as u32, 0, r.rcv_nxt, fl.wnd_field, r.sack_blocks());
-        self.send_packet(f, packet);
+        Packet::ack(f as u32, 0, r.rcv_nxt, fl.wnd_field, r.sack_blocks())
     }
 
     /// Transmits what the sender's window allows, and keeps its timer.
@@ -90,15 +95,8 @@ impl Simulation {
                 let cells = cells_per_datagram(packet.ip_bytes()) as u16;
                 self.send_frame(vc, cells, Some(packet));
             }
-            FlowRoute::Ip {
-                data_links,
-                ack_links,
-            } => {
-                let first = if packet.is_data {
-                    data_links[0]
-                } else {
-                    ack_links[0]
-                };
+            FlowRoute::Ip => {
+                let first = self.ip_route_entry(&packet) & !EAGER_LINK;
                 self.packets.generated += 1;
                 self.ip_port_arrive(first as usize, packet, self.now);
             }
