@@ -17,7 +17,6 @@
 use super::packet::Packet;
 use super::red::{Red, RedVerdict};
 use crate::engine::{RngStream, Time, PS_PER_S};
-use std::collections::VecDeque;
 
 /// What bounds the queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,21 +48,28 @@ pub struct IpPort {
     pub limit: IpLimit,
     red: Option<Red>,
     rng: RngStream,
-    held: VecDeque<Held>,
+    /// The packets accepted and not yet forgotten are `held[head..]`, in
+    /// arrival order (a Vec with a moving head: cheaper than a VecDeque on
+    /// this path, and emptied whenever the port is).
+    held: Vec<Held>,
+    head: usize,
+    /// Bytes of `held[head..]` (kept for a byte limit only).
     held_bytes: u64,
-    /// The first `ahead` held packets (`ahead_bytes` bytes) had ended by the
+    /// The first `ahead` live packets (`ahead_bytes` bytes) had ended by the
     /// last arrival's time: arrivals come in time order, so this prefix
     /// only grows between settles and the queue an arrival finds is O(1).
     ahead: usize,
     ahead_bytes: u64,
     free_at: Time,
     last_tx_ps: Time,
-    busy_done_ps: u128,
+    /// Transmission time of every packet accepted, ps: the busy time once
+    /// they have all ended.
+    tx_total_ps: u64,
     wait_sum_ps: u128,
+    /// Packets accepted.
+    accepted: u64,
     /// Packets offered.
     pub packets_in: u64,
-    /// Packets that finished transmission (up to the last settled time).
-    pub packets_out: u64,
     /// Packets dropped because the buffer was full.
     pub dropped_tail: u64,
     /// Packets dropped by RED (early and forced).
@@ -81,16 +87,17 @@ impl IpPort {
             limit,
             red,
             rng,
-            held: VecDeque::new(),
+            held: Vec::new(),
+            head: 0,
             held_bytes: 0,
             ahead: 0,
             ahead_bytes: 0,
             free_at: 0,
             last_tx_ps: 0,
-            busy_done_ps: 0,
+            tx_total_ps: 0,
             wait_sum_ps: 0,
+            accepted: 0,
             packets_in: 0,
-            packets_out: 0,
             dropped_tail: 0,
             dropped_red: 0,
             max_queue: 0,
@@ -102,27 +109,46 @@ impl IpPort {
         (bytes as u64 * self.ps_per_byte_fp + (1 << 15)) >> 16
     }
 
+    /// The packets the port holds or was told of, in arrival order.
+    fn live(&self) -> &[Held] {
+        &self.held[self.head..]
+    }
+
     /// Forgets the packets whose transmission ended by `now`.
     #[inline]
     pub fn settle(&mut self, now: Time) {
-        while let Some(&h) = self.held.front() {
+        let track_bytes = matches!(self.limit, IpLimit::Bytes(_));
+        while let Some(h) = self.held.get(self.head) {
             if h.end > now {
                 break;
             }
-            self.held.pop_front();
-            self.busy_done_ps += (h.end - h.start) as u128;
-            self.held_bytes -= h.bytes as u64;
-            if self.ahead > 0 {
-                self.ahead -= 1;
-                self.ahead_bytes -= h.bytes as u64;
+            if track_bytes {
+                self.held_bytes -= h.bytes as u64;
+                if self.ahead > 0 {
+                    self.ahead_bytes -= h.bytes as u64;
+                }
             }
-            self.packets_out += 1;
+            self.ahead = self.ahead.saturating_sub(1);
+            self.head += 1;
         }
+        if self.head == self.held.len() {
+            self.held.clear();
+            self.head = 0;
+        } else if self.head >= 4096 && 2 * self.head >= self.held.len() {
+            self.held.drain(..self.head);
+            self.head = 0;
+        }
+    }
+
+    /// Packets that finished transmission by `now` (at least the last
+    /// settled time).
+    pub fn packets_out(&self, now: Time) -> u64 {
+        self.accepted - self.live().iter().filter(|h| h.end > now).count() as u64
     }
 
     /// Packets waiting at `now` (not counting the one in transmission).
     pub fn queue_len(&self, now: Time) -> usize {
-        self.held
+        self.live()
             .iter()
             .rev()
             .take_while(|h| h.start > now)
@@ -132,7 +158,7 @@ impl IpPort {
 
     /// Packets in the port at `now` (waiting or in transmission).
     pub fn packets_held(&self, now: Time) -> usize {
-        self.held
+        self.live()
             .iter()
             .rev()
             .take_while(|h| h.end > now)
@@ -142,7 +168,7 @@ impl IpPort {
 
     /// Packets told of that arrive after `now`.
     pub fn arrivals_after(&self, now: Time) -> usize {
-        self.held
+        self.live()
             .iter()
             .rev()
             .take_while(|h| h.arrival > now)
@@ -155,22 +181,25 @@ impl IpPort {
         self.packets_in += 1;
         self.settle(now);
         // Packets that end between now and `at` have left by `at`.
-        while let Some(h) = self.held.get(self.ahead) {
+        let track_bytes = matches!(self.limit, IpLimit::Bytes(_));
+        while let Some(h) = self.held.get(self.head + self.ahead) {
             if h.end > at {
                 break;
             }
             self.ahead += 1;
-            self.ahead_bytes += h.bytes as u64;
+            if track_bytes {
+                self.ahead_bytes += h.bytes as u64;
+            }
         }
         // Every held packet arrived by `at` (arrivals come in time order), so
         // the first one still there at `at` is in transmission: the others
         // wait.
-        let present = self.held.len() - self.ahead;
+        let present = self.held.len() - self.head - self.ahead;
         let busy = present > 0;
         let waiting = present.saturating_sub(1);
         // Bytes waiting: only a byte limit needs them.
-        let waiting_bytes = match (self.limit, self.held.get(self.ahead)) {
-            (IpLimit::Bytes(_), Some(h)) => self.held_bytes - self.ahead_bytes - h.bytes as u64,
+        let waiting_bytes = match (track_bytes, self.held.get(self.head + self.ahead)) {
+            (true, Some(h)) => self.held_bytes - self.ahead_bytes - h.bytes as u64,
             _ => 0,
         };
         let now = at;
@@ -213,25 +242,31 @@ impl IpPort {
         self.wait_sum_ps += (start - now) as u128;
         self.free_at = end;
         self.last_tx_ps = tx;
-        self.held.push_back(Held {
+        self.tx_total_ps += tx;
+        self.accepted += 1;
+        self.held.push(Held {
             arrival: now,
             start,
             end,
             bytes,
         });
-        self.held_bytes += bytes as u64;
+        if track_bytes {
+            self.held_bytes += bytes as u64;
+        }
         Some(end)
     }
 
-    /// Transmission time spent up to `now`, ps.
+    /// Transmission time spent up to `now` (at least the last settled
+    /// time), ps: all that was accepted, less what the packets still there
+    /// at `now` have yet to send.
     pub fn busy_ps(&self, now: Time) -> u128 {
-        self.busy_done_ps
-            + self
-                .held
-                .iter()
-                .take_while(|h| h.start < now)
-                .map(|h| (h.end.min(now) - h.start) as u128)
-                .sum::<u128>()
+        let to_come: u64 = self
+            .live()
+            .iter()
+            .filter(|h| h.end > now)
+            .map(|h| h.end - h.start.max(now))
+            .sum();
+        (self.tx_total_ps - to_come) as u128
     }
 
     /// Time-average number of waiting packets over [0, now].
@@ -242,7 +277,7 @@ impl IpPort {
         // Packets still waiting at `now` (or yet to arrive) were charged
         // their whole wait: remove the part after `now`.
         let future: u128 = self
-            .held
+            .live()
             .iter()
             .filter(|h| h.start > now)
             .map(|h| (h.start - h.arrival.max(now)) as u128)
@@ -287,7 +322,10 @@ mod tests {
         assert_eq!(p.packets_held(3 * MS / 2), 2);
         assert_eq!(p.arrive(3 * MS / 2, 3 * MS / 2, &pk(4)), Some(4 * MS));
         assert_eq!(p.max_queue, 2);
-        assert_eq!((p.packets_in, p.packets_out, p.dropped()), (5, 1, 1));
+        assert_eq!(
+            (p.packets_in, p.packets_out(3 * MS / 2), p.dropped()),
+            (5, 1, 1)
+        );
         assert_eq!(p.busy_ps(3 * MS / 2), (3 * MS / 2) as u128);
         // Waits: 0, 1, 2 ms and 1.5 ms (3 ms - 1.5 ms) over 4 ms.
         assert!((p.mean_queue(4 * MS) - 4.5 / 4.0).abs() < 1e-12);
@@ -325,5 +363,26 @@ mod tests {
         // the second, even though the simulation is still at 0.
         assert_eq!(p.arrive(5 * MS / 2, 0, &pk), Some(4 * MS));
         assert_eq!(p.max_queue, 1);
+    }
+
+    #[test]
+    fn a_long_backlog_is_compacted_without_losing_count() {
+        // 10,000 packets of 1 ms at time 0, then one arrival every 2 ms:
+        // the port forgets the sent ones (compacting its store) while it
+        // stays busy, and its counts stay exact.
+        let mut p = port(IpLimit::Unlimited);
+        let pk = Packet::data(0, 0, 960);
+        for _ in 0..10_000 {
+            p.arrive(0, 0, &pk);
+        }
+        for k in 1..=8_000u64 {
+            let t = 2 * k * MS;
+            p.arrive(t, t, &pk);
+            let sent = (t / MS).min(10_000 + k);
+            assert_eq!(p.packets_out(t), sent);
+            assert_eq!(p.packets_held(t) as u64, 10_000 + k - sent);
+            assert_eq!(p.busy_ps(t), t as u128);
+        }
+        assert!(p.held.len() < 18_000, "never compacted: {}", p.held.len());
     }
 }

@@ -172,13 +172,13 @@ impl Simulation {
             ledger.packets.on_links += on_link[l];
             ledger.packets.dropped += dropped;
             if p.packets_held(now) as u64 != in_port[l]
-                || arrived != p.packets_out + dropped + in_port[l]
+                || arrived != p.packets_out(now) + dropped + in_port[l]
                 || p.arrivals_after(now) as u64 != future_in[l]
             {
                 ledger.problems.push(format!(
                     "IP port {}: in {arrived} != out {} + dropped {dropped} + held {} (port says {})",
                     h.name,
-                    p.packets_out,
+                    p.packets_out(now),
                     in_port[l],
                     p.packets_held(now)
                 ));
@@ -196,7 +196,7 @@ impl Simulation {
                     0.0
                 },
                 packets_in: arrived,
-                packets_out: p.packets_out,
+                packets_out: p.packets_out(now),
                 packets_dropped: dropped,
                 packets_dropped_red: p.dropped_red,
                 max_queue_packets: p.max_queue,
