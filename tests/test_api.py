@@ -42,7 +42,9 @@ def tiny(tmp_path: Path) -> Path:
 
 def test_run_returns_result(fake, tiny: Path) -> None:
     result = atmsim.run(tiny, seed=7, progress=False)
-    assert fake.Simulation.last.calls == api.SLICES
+    # The fake core is instant, so every slice doubles: 10 ms in 10 slices.
+    assert fake.Simulation.last.calls == 10
+    assert fake.Simulation.last.now_ps == 10 * 10**9
     summary = result.summary
     assert summary["completed"] is True
     assert summary["seed"] == 7
@@ -91,15 +93,25 @@ def test_no_probes_no_series(fake, tmp_path: Path) -> None:
 
 
 def test_ctrl_c_finishes_and_writes(fake, tiny: Path, tmp_path: Path) -> None:
-    fake.Simulation.interrupt_at_slice = 51  # slices 1..50 done: a quarter of 10 ms
+    # Slices double from 10 ms / 1000: slices 1..8 done make 255 x 10 us.
+    fake.Simulation.interrupt_at_slice = 9
     with pytest.raises(RunInterrupted) as info:
         atmsim.run(tiny, out=tmp_path / "out", progress=False)
     summary = info.value.result.summary
     assert summary["completed"] is False
-    assert summary["sim_time_s"] == pytest.approx(0.0025)
+    assert summary["sim_time_s"] == pytest.approx(0.00255)
     saved = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert saved["completed"] is False
     assert isinstance(info.value, KeyboardInterrupt)
+
+
+def test_slices_keep_their_size_while_they_take_between_the_bounds(
+    fake, tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(api, "SLICE_WALL_S", (-1.0, 1e9))
+    atmsim.run(tiny, progress=False)
+    assert fake.Simulation.last.calls == api.FIRST_SLICES
+    assert fake.Simulation.last.now_ps == 10 * 10**9
 
 
 def test_scenario_object_with_overrides(fake, tiny: Path) -> None:
@@ -149,7 +161,7 @@ def test_cli_unbalanced_ledger_exits_1(fake, tiny: Path, tmp_path: Path, capsys)
 
 
 def test_cli_ctrl_c_exits_130(fake, tiny: Path, tmp_path: Path, capsys) -> None:
-    fake.Simulation.interrupt_at_slice = 10
+    fake.Simulation.interrupt_at_slice = 5
     assert cli_main("run", str(tiny), "--out", str(tmp_path / "r")) == 130
     assert "interrupted" in capsys.readouterr().err
     assert json.loads((tmp_path / "r" / "summary.json").read_text())["completed"] is False

@@ -29,8 +29,15 @@ from .scenario import (
     validate_scenario,
 )
 
-SLICES = 200
-"""The run is advanced in this many slices of simulated time."""
+FIRST_SLICES = 1000
+"""The first slice of simulated time is the run's duration over this."""
+
+SLICE_WALL_S = (0.05, 0.2)
+"""Slices of simulated time are doubled while one takes less wall time than
+the first bound and halved when one takes more than the second: the progress
+bar moves and Ctrl-C is heard within a fraction of a second, and long runs
+cross few slice ends (a receiver that could take a segment early waits for
+the slice its arrival falls in, so fewer ends mean fewer events)."""
 
 PROGRESS_AFTER_S = 1.0
 """Show a progress bar only once a run has taken this long (wall seconds)."""
@@ -260,8 +267,17 @@ def run(
     bar = None
     loop_started = time.perf_counter()
     try:
-        for k in range(1, SLICES + 1):
-            sim.advance(duration_ps * k // SLICES)
+        slice_ps = max(1, duration_ps // FIRST_SLICES)
+        t = 0
+        while t < duration_ps:
+            t = min(duration_ps, t + slice_ps)
+            slice_started = time.perf_counter()
+            sim.advance(t)
+            took = time.perf_counter() - slice_started
+            if took < SLICE_WALL_S[0]:
+                slice_ps *= 2
+            elif took > SLICE_WALL_S[1]:
+                slice_ps = max(1, slice_ps // 2)
             if bar is None and _want_progress(progress):
                 if time.perf_counter() - started > PROGRESS_AFTER_S:
                     bar = _ProgressBar(scenario.name, duration_ps, sim.now_ps)
