@@ -1,7 +1,7 @@
 //! TCP over ATM and over IP, end to end through the core: ledgers, goodput
 //! against the analytic limits, loss recovery by every variant, determinism.
 
-use atmsim_core::stats::Summary;
+use atmsim_core::stats::{Series, Summary};
 use atmsim_core::{Scenario, Simulation};
 use serde_json::{json, Value};
 
@@ -387,8 +387,9 @@ fn drops_at_an_eager_port_balance_the_ledger_at_any_end() {
     }
 }
 
-/// Runs `sc` in slices of `slice` ps; returns the summary and the events.
-fn run_sliced(sc: &Scenario, slice: u64) -> (Summary, u64) {
+/// Runs `sc` in slices of `slice` ps; returns the summary, the series and
+/// the events.
+fn run_sliced(sc: &Scenario, slice: u64) -> (Summary, Series, u64) {
     let mut sim = Simulation::new(sc).unwrap();
     let mut t = 0;
     while t < sc.duration_ps {
@@ -396,81 +397,96 @@ fn run_sliced(sc: &Scenario, slice: u64) -> (Summary, u64) {
         sim.advance(t);
     }
     let events = sim.events();
-    let (s, _) = sim.finish();
+    let (s, series) = sim.finish();
     assert!(s.conservation.ok, "{:#?}", s.conservation);
-    (s, events)
+    (s, series, events)
+}
+
+fn assert_same_results(a: &(Summary, Series, u64), b: &(Summary, Series, u64)) {
+    for (x, y) in [
+        (
+            serde_json::to_value(&a.0.flows),
+            serde_json::to_value(&b.0.flows),
+        ),
+        (
+            serde_json::to_value(&a.0.ports),
+            serde_json::to_value(&b.0.ports),
+        ),
+        (
+            serde_json::to_value(&a.0.conservation.packets),
+            serde_json::to_value(&b.0.conservation.packets),
+        ),
+    ] {
+        assert_eq!(x.unwrap(), y.unwrap());
+    }
+    assert_eq!(a.1.time_s, b.1.time_s);
+    assert_eq!(a.1.entity, b.1.entity);
+    assert_eq!(a.1.metric, b.1.metric);
+    assert_eq!(a.1.value, b.1.value);
 }
 
 #[test]
-fn eager_receivers_change_nothing_but_the_event_count() {
+fn eager_ends_change_nothing_but_the_event_count() {
     // A receiver that ACKs at once takes each segment when its arrival time
-    // is known, if that is within the current advance. Slices shorter than
-    // the last hop (1 ms) leave no arrival within reach: every segment then
-    // takes the event path. The results must not differ, only the events.
-    let sc = ip_net(
-        4,
-        20e6,
-        30,
-        json!({"kind": "tail"}),
-        tcp("reno", 1000, 1 << 18, 3),
-        3,
-    );
-    let (whole, eager_events) = run_sliced(&sc, sc.duration_ps);
-    let (fine, event_path) = run_sliced(&sc, MS / 2);
-    assert_eq!(
-        serde_json::to_value(&whole.flows).unwrap(),
-        serde_json::to_value(&fine.flows).unwrap()
-    );
-    assert_eq!(
-        serde_json::to_value(&whole.ports).unwrap(),
-        serde_json::to_value(&fine.ports).unwrap()
-    );
-    assert_eq!(
-        serde_json::to_value(&whole.conservation.packets).unwrap(),
-        serde_json::to_value(&fine.conservation.packets).unwrap()
-    );
-    // One arrival event per data segment saved.
-    let segments = whole.flows.iter().map(|f| f.segments_sent).sum::<u64>();
+    // is known, and a sender with a fine timer each ACK, if that is within
+    // the current advance. Slices shorter than the last hop (1 ms) leave no
+    // arrival within reach: every packet then takes the event path. Results
+    // and series must not differ, only the events. The flows start together
+    // (simultaneous arrivals) and are probed every 0.1 ms (ticks that fall
+    // between an eager step and the time it is about).
+    let mut flow = tcp("reno", 1000, 1 << 18, 3);
+    flow["timer"] = json!({"kind": "fine"});
+    let mut sc = ip_net(4, 20e6, 30, json!({"kind": "tail"}), flow, 3);
+    for f in &mut sc.flows {
+        f.start_ps = 0;
+    }
+    sc.probes.period_ps = MS / 10;
+    sc.probes.flows = vec![0, 1, 2, 3];
+    sc.probes.queue = vec![0];
+    sc.probes.utilization = vec![0];
+    let whole = run_sliced(&sc, sc.duration_ps);
+    let fine = run_sliced(&sc, MS / 2);
+    assert_same_results(&whole, &fine);
+    assert!(whole
+        .0
+        .flows
+        .iter()
+        .all(|f| f.timeouts + f.fast_retransmits > 0));
+    // One arrival event saved per data segment and per ACK.
+    let segments = whole.0.flows.iter().map(|f| f.segments_sent).sum::<u64>();
     assert!(
-        eager_events + segments * 9 / 10 < event_path,
-        "{eager_events} events in one go, {event_path} in slices, {segments} segments"
+        whole.2 + segments * 18 / 10 < fine.2,
+        "{} events in one go, {} in slices, {segments} segments",
+        whole.2,
+        fine.2
     );
 }
 
 #[test]
-fn receivers_that_delay_acks_or_share_their_link_are_not_eager() {
-    // With delayed ACKs a timer touches the receiver: no eager receiver, so
-    // the event count does not depend on the slices.
+fn ends_with_timers_or_shared_links_are_not_eager() {
+    // With delayed ACKs a timer touches the receiver, and with a coarse
+    // timer a global tick touches the sender: neither end is eager, so the
+    // event count does not depend on the slices.
     let mut flow = tcp("reno", 1000, 1 << 18, 3);
     flow["delayed_ack_ps"] = json!(100 * MS);
     let sc = ip_net(2, 20e6, 30, json!({"kind": "tail"}), flow, 2);
-    let (a, ea) = run_sliced(&sc, sc.duration_ps);
-    let (b, eb) = run_sliced(&sc, MS / 2);
-    assert_eq!(ea, eb);
-    assert_eq!(
-        serde_json::to_value(&a.flows).unwrap(),
-        serde_json::to_value(&b.flows).unwrap()
-    );
+    let a = run_sliced(&sc, sc.duration_ps);
+    let b = run_sliced(&sc, MS / 2);
+    assert_eq!(a.2, b.2);
+    assert_same_results(&a, &b);
     // A flow back from d0 to s0 sends its data on d0's link, which also
-    // carries f0's ACKs: f0's receiver must not be eager there, but f1's
-    // still is. Results do not depend on the slices either way.
-    let mut sc = ip_net(
-        2,
-        20e6,
-        30,
-        json!({"kind": "tail"}),
-        tcp("reno", 1000, 1 << 18, 3),
-        2,
-    );
+    // carries f0's ACKs, and takes its ACKs on s0's link, which carries f0's
+    // data: neither end of f0 or of the flow back may be eager, but f1's
+    // are. Results do not depend on the slices either way.
+    let mut flow = tcp("reno", 1000, 1 << 18, 3);
+    flow["timer"] = json!({"kind": "fine"});
+    let mut sc = ip_net(2, 20e6, 30, json!({"kind": "tail"}), flow, 2);
     let mut back = sc.flows[0].clone();
     back.name = "back".into();
     std::mem::swap(&mut back.data_links, &mut back.ack_links);
     sc.flows.push(back);
-    let (a, _) = run_sliced(&sc, sc.duration_ps);
-    let (b, _) = run_sliced(&sc, MS / 2);
-    assert_eq!(
-        serde_json::to_value(&a.flows).unwrap(),
-        serde_json::to_value(&b.flows).unwrap()
-    );
-    assert!(a.flows.iter().all(|f| f.bytes_delivered > 0));
+    let a = run_sliced(&sc, sc.duration_ps);
+    let b = run_sliced(&sc, MS / 2);
+    assert_same_results(&a, &b);
+    assert!(a.0.flows.iter().all(|f| f.bytes_delivered > 0));
 }

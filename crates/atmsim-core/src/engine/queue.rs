@@ -47,6 +47,16 @@ impl Entry {
         }
     }
 
+    /// An entry placed by `order` after the sequenced ones of its time
+    /// (sequence numbers stay far below 2^63).
+    #[inline]
+    fn ordered(time: Time, event: Event, order: u32) -> Self {
+        Entry {
+            key: ((time as u128) << 64) | (1 << 63) | order as u128,
+            event,
+        }
+    }
+
     #[inline]
     fn time(&self) -> Time {
         (self.key >> 64) as Time
@@ -99,6 +109,25 @@ impl EventQueue {
         match self.heap.peek() {
             Some(Reverse(e)) if e.time() <= until => Some((e.time(), e.event)),
             _ => None,
+        }
+    }
+
+    /// Schedules `event` at `time` in a fixed place among the events of the
+    /// same time: after every event scheduled with `push`, and by `order`
+    /// among those scheduled with `push_ordered` (at most one pending per
+    /// `order` and time). Their order then does not depend on when they
+    /// were scheduled, which eager steps change.
+    pub fn push_ordered(&mut self, time: Time, event: Event, order: u32) {
+        self.heap.push(Reverse(Entry::ordered(time, event, order)));
+    }
+
+    /// `replace_top` with the place of `push_ordered`.
+    pub fn replace_top_ordered(&mut self, time: Time, event: Event, order: u32) {
+        let entry = Reverse(Entry::ordered(time, event, order));
+        if self.heap.is_empty() {
+            self.heap.push(entry);
+        } else if let Some(mut top) = self.heap.peek_mut() {
+            *top = entry;
         }
     }
 
@@ -168,5 +197,30 @@ mod tests {
         q.pop();
         assert_eq!(q.peek_until(8), None);
         assert_eq!(q.peek_until(9), Some((9, Event::SourceEmit(0))));
+    }
+
+    #[test]
+    fn ordered_events_follow_the_sequenced_ones_by_their_order() {
+        let mut q = EventQueue::new();
+        q.push_ordered(10, Event::LinkArrival(7), 7);
+        q.push_ordered(10, Event::LinkArrival(2), 2);
+        q.push(10, Event::ProbeTick);
+        q.push_ordered(9, Event::LinkArrival(9), 9);
+        q.push(10, Event::FlowTimer(0));
+        let mut seen = vec![];
+        while let Some((t, e)) = q.peek_until(u64::MAX) {
+            q.pop();
+            seen.push((t, e));
+        }
+        assert_eq!(
+            seen,
+            vec![
+                (9, Event::LinkArrival(9)),
+                (10, Event::ProbeTick),
+                (10, Event::FlowTimer(0)),
+                (10, Event::LinkArrival(2)),
+                (10, Event::LinkArrival(7)),
+            ]
+        );
     }
 }

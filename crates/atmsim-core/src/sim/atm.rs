@@ -176,7 +176,10 @@ impl Simulation {
             Hop::Ip(h) => {
                 let (_, _, mut packet) = h.in_flight.pop_front().expect("arrival on an empty link");
                 match h.in_flight.front() {
-                    Some(&(t, _, _)) => self.queue.replace_top(t, Event::LinkArrival(l as u32)),
+                    Some(&(t, _, _)) => {
+                        self.queue
+                            .replace_top_ordered(t, Event::LinkArrival(l as u32), l as u32)
+                    }
                     None => self.queue.pop(),
                 }
                 packet.hop += 1;

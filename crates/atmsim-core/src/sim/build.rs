@@ -160,6 +160,7 @@ impl Simulation {
         }
         let mut flows = Vec::with_capacity(sc.flows.len());
         let eager_rx = eager_receivers(sc);
+        let eager_tx = eager_senders(sc, &eager);
         let mut ip_route: Vec<u32> = Vec::new();
         let mut ip_route_base: Vec<[u32; 2]> = Vec::with_capacity(sc.flows.len());
         let mut tick_groups: Vec<(Time, Vec<u32>)> = Vec::new();
@@ -206,6 +207,13 @@ impl Simulation {
                 timer_at: None,
                 started: false,
                 eager_rx: eager_rx[f],
+                eager_tx: eager_tx[f],
+                probe_next: if sc.probes.any() && sc.probes.flows.contains(&(f as u32)) {
+                    sc.probes.period_ps
+                } else {
+                    0
+                },
+                probe_held: VecDeque::new(),
             });
             queue.push(fl.start_ps, Event::FlowStart(f as u32));
         }
@@ -328,5 +336,55 @@ pub(super) fn eager_receivers(sc: &Scenario) -> Vec<bool> {
     sc.flows
         .iter()
         .map(|f| capable(f) && feeder[f.ack_links[0] as usize].flatten().is_some())
+        .collect()
+}
+
+/// For each flow, whether its sender can take each ACK as soon as the ACK's
+/// arrival time is known, at that time, rather than through an arrival
+/// event. The sender changes only with its ACKs, its retransmission timer
+/// and the probes, so that holds when
+///
+/// - the flow is over IP with fine timers (a coarse timer is a global tick
+///   that walks the flows);
+/// - its data's first link carries only the data of such senders whose ACKs
+///   come over the same last link, so the data reach that port in time
+///   order;
+/// - its data's second link is not eager, so what the sender sends stops at
+///   an event there (eager steps never chain without end).
+///
+/// The simulator also needs the ACK to arrive within the current
+/// `advance`, before the flow's pending timer event, and not at a probe
+/// tick; a probed flow keeps its samples for the ticks it moves past.
+pub(super) fn eager_senders(sc: &Scenario, eager_links: &[Option<u32>]) -> Vec<bool> {
+    let capable = |f: &crate::scenario::FlowSpec| {
+        f.layer == Layer::Ip
+            && f.tcp.timer == TimerMode::Fine
+            && f.data_links.len() >= 2
+            && eager_links[f.data_links[1] as usize].is_none()
+            && !f.ack_links.is_empty()
+    };
+    // Per link used as a first data link: the last ACK link of its users,
+    // or None if anything else uses the link.
+    let mut feeder: Vec<Option<Option<u32>>> = vec![None; sc.links.len()];
+    for f in &sc.flows {
+        for (is_data, path) in [(true, &f.data_links), (false, &f.ack_links)] {
+            for (k, &l) in path.iter().enumerate() {
+                let mine = if is_data && k == 0 && capable(f) {
+                    f.ack_links.last().copied()
+                } else {
+                    None
+                };
+                let slot = &mut feeder[l as usize];
+                *slot = match *slot {
+                    None => Some(mine),
+                    Some(q) if q == mine => Some(q),
+                    Some(_) => Some(None),
+                };
+            }
+        }
+    }
+    sc.flows
+        .iter()
+        .map(|f| capable(f) && feeder[f.data_links[0] as usize].flatten().is_some())
         .collect()
 }

@@ -40,23 +40,31 @@ impl Simulation {
             let Hop::Ip(h) = &mut self.hops[l] else {
                 unreachable!()
             };
-            if next == ROUTE_END
-                && packet.is_data
-                && far <= self.until
-                && h.in_flight.is_empty()
-                && self.flows[packet.flow as usize].eager_rx
-            {
-                // The receiver takes the segment at `far`, now, and its ACK
-                // goes on from there (see build::eager_receivers).
-                packet = self.eager_receive(packet, far);
-                l = (self.ip_route_entry(&packet) & !EAGER_LINK) as usize;
-                at = far;
-                continue;
+            if next == ROUTE_END && far <= self.until && h.in_flight.is_empty() {
+                let fl = &self.flows[packet.flow as usize];
+                if packet.is_data && fl.eager_rx {
+                    // The receiver takes the segment at `far`, now, and its
+                    // ACK goes on from there (see build::eager_receivers).
+                    packet = self.eager_receive(packet, far);
+                    l = (self.ip_route_entry(&packet) & !EAGER_LINK) as usize;
+                    at = far;
+                    continue;
+                }
+                if !packet.is_data && fl.eager_tx && fl.timer_at.is_none_or(|t| t > far) {
+                    // The sender takes the ACK at `far`, now, and sends what
+                    // it allows from then (see build::eager_senders); its
+                    // data stops at the next event.
+                    self.eager_ack(packet, far);
+                    return;
+                }
             }
             let was_empty = h.in_flight.is_empty();
             h.in_flight.push_back((far, at, packet));
             if was_empty {
-                self.queue.push(far, Event::LinkArrival(l as u32));
+                // Simultaneous packet arrivals go by link, whenever they
+                // were scheduled (eager steps schedule them early).
+                self.queue
+                    .push_ordered(far, Event::LinkArrival(l as u32), l as u32);
             }
             return;
         }
@@ -79,6 +87,31 @@ impl Simulation {
         );
         self.packets.generated += 1;
         self.ack_packet(f)
+    }
+
+    /// An eager sender takes ACK `packet` at `at` and sends what its window
+    /// allows. A probed flow first keeps its samples for the probe ticks up
+    /// to `at` (its state until then), for `on_probe` to record.
+    fn eager_ack(&mut self, packet: Packet, at: Time) {
+        self.packets.delivered += 1;
+        if !packet.checksum_ok() {
+            self.bad_checksums += 1;
+        }
+        let f = packet.flow as usize;
+        let (period, end) = (self.probe_period, self.duration);
+        let fl = &mut self.flows[f];
+        if fl.probe_next != 0 {
+            // A probe tick at `at` itself comes before the ACK (packet
+            // arrivals follow the other events of their time).
+            while fl.probe_next <= at && fl.probe_next <= end {
+                let sample = flow_sample(&fl.sender);
+                fl.probe_held.push_back((fl.probe_next, sample));
+                fl.probe_next += period;
+            }
+        }
+        let (blocks, n) = packet.sack_blocks();
+        fl.sender.on_ack(at, packet.ack, packet.wnd, &blocks[..n]);
+        self.pump_at(f, at);
     }
 
     /// The port of IP link `l` dropped `packet`, which arrived at `at`.

@@ -197,6 +197,21 @@ struct FlowState {
     /// The receiver may take a data segment as soon as its arrival time is
     /// known (see `eager_receivers`).
     eager_rx: bool,
+    /// The sender may take an ACK as soon as its arrival time is known (see
+    /// `eager_senders`).
+    eager_tx: bool,
+    /// For a probed flow, the next probe tick it has no sample for (0 when
+    /// the flow is not probed).
+    probe_next: Time,
+    /// Samples an eager sender kept for probe ticks it moved past: (tick,
+    /// `flow_sample`).
+    probe_held: VecDeque<(Time, [f64; 4])>,
+}
+
+/// What the flow probes record of a sender: cwnd, usable window, highest
+/// byte sent + 1, smoothed RTT.
+fn flow_sample(s: &TcpSender) -> [f64; 4] {
+    [s.s.cwnd, s.window(), s.s.snd_max as f64, s.rtt.srtt_s()]
 }
 
 /// Counters of the byte ledger kept during the run.

@@ -81,12 +81,28 @@ impl Simulation {
         }
         let base = n_links + self.vcs.len() as u32;
         for &f in &self.probe_flows {
-            let s = &self.flows[f as usize].sender;
+            let fl = &mut self.flows[f as usize];
+            // An eager sender that moved past this tick kept its sample.
+            let v = match fl.probe_held.front() {
+                Some(&(tick, v)) if tick == now => {
+                    fl.probe_held.pop_front();
+                    v
+                }
+                _ => flow_sample(&fl.sender),
+            };
+            fl.probe_next = fl.probe_next.max(next);
             let e = base + f;
-            self.series.push(t, e, Metric::CwndBytes, s.s.cwnd);
-            self.series.push(t, e, Metric::WindowBytes, s.window());
-            self.series.push(t, e, Metric::SeqBytes, s.s.snd_max as f64);
-            self.series.push(t, e, Metric::SrttS, s.rtt.srtt_s());
+            for (metric, x) in [
+                Metric::CwndBytes,
+                Metric::WindowBytes,
+                Metric::SeqBytes,
+                Metric::SrttS,
+            ]
+            .into_iter()
+            .zip(v)
+            {
+                self.series.push(t, e, metric, x);
+            }
         }
     }
 

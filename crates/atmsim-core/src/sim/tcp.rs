@@ -78,9 +78,14 @@ impl Simulation {
 
     /// Transmits what the sender's window allows, and keeps its timer.
     pub(super) fn pump(&mut self, f: usize) {
-        let now = self.now;
+        self.pump_at(f, self.now);
+    }
+
+    /// `pump` at time `now` (later than the simulation's for an eager
+    /// sender).
+    pub(super) fn pump_at(&mut self, f: usize, now: Time) {
         while let Some(seg) = self.flows[f].sender.next_segment(now) {
-            self.send_packet(f, Packet::data(f as u32, seg.seq, seg.len));
+            self.send_packet_at(f, Packet::data(f as u32, seg.seq, seg.len), now);
         }
         if let Some(d) = self.flows[f].sender.deadline() {
             self.ensure_timer(f, d);
@@ -89,6 +94,12 @@ impl Simulation {
 
     /// Sends `packet` of flow `f` along its data or ACK path.
     pub(super) fn send_packet(&mut self, f: usize, packet: Packet) {
+        self.send_packet_at(f, packet, self.now);
+    }
+
+    /// `send_packet` at time `at` (later than the simulation's for an eager
+    /// sender; over IP only, which `build::eager_senders` checks).
+    pub(super) fn send_packet_at(&mut self, f: usize, packet: Packet, at: Time) {
         match &self.flows[f].route {
             FlowRoute::Atm { data_vc, ack_vc } => {
                 let vc = if packet.is_data { *data_vc } else { *ack_vc };
@@ -98,7 +109,7 @@ impl Simulation {
             FlowRoute::Ip => {
                 let first = self.ip_route_entry(&packet) & !EAGER_LINK;
                 self.packets.generated += 1;
-                self.ip_port_arrive(first as usize, packet, self.now);
+                self.ip_port_arrive(first as usize, packet, at);
             }
         }
     }
