@@ -177,6 +177,7 @@ impl IpPort {
 
     /// Offers `p`, arriving at `at`, when the simulation is at `now` <= `at`;
     /// returns when its transmission ends, or None if it was dropped.
+    #[inline(always)]
     pub fn arrive(&mut self, at: Time, now: Time, p: &Packet) -> Option<Time> {
         self.packets_in += 1;
         self.settle(now);

@@ -21,16 +21,19 @@ pub struct RttEstimator {
     /// Tick length, ps, in coarse mode.
     tick_ps: Option<Time>,
     /// Smoothed RTT (ticks in coarse mode, ps in fine mode).
-    pub srtt: f64,
+    srtt: f64,
     /// RTT variation (same unit).
-    pub rttvar: f64,
+    rttvar: f64,
     /// True once a sample was taken.
-    pub sampled: bool,
+    sampled: bool,
     initial: f64,
     min: f64,
     max: f64,
     /// Back-off shift: the RTO is doubled this many times.
-    pub backoff: u32,
+    backoff: u32,
+    /// `rto_units`, kept up to date by every change of the above (the
+    /// sender asks for the RTO on every ACK).
+    rto: f64,
     timing: Option<Timing>,
 }
 
@@ -69,8 +72,10 @@ impl RttEstimator {
             min,
             max,
             backoff: 0,
+            rto: 0.0,
             timing: None,
         }
+        .with_rto()
     }
 
     /// True when a segment is being timed.
@@ -129,6 +134,23 @@ impl RttEstimator {
             self.srtt = 0.875 * self.srtt + 0.125 * r;
         }
         self.backoff = 0;
+        self.rto = self.compute_rto();
+    }
+
+    fn with_rto(mut self) -> Self {
+        self.rto = self.compute_rto();
+        self
+    }
+
+    /// Smoothed RTT (ticks in coarse mode, ps in fine mode; 0 before the
+    /// first sample).
+    pub fn srtt(&self) -> f64 {
+        self.srtt
+    }
+
+    /// Back-off shift: the RTO is doubled this many times.
+    pub fn backoff(&self) -> u32 {
+        self.backoff
     }
 
     /// The RTO before back-off, in the estimator's unit, clamped.
@@ -146,9 +168,15 @@ impl RttEstimator {
         raw.clamp(self.min, self.max)
     }
 
-    /// The current RTO with back-off, in the estimator's unit.
-    fn rto_units(&self) -> f64 {
+    /// The RTO with back-off from the current state, in the estimator's unit.
+    fn compute_rto(&self) -> f64 {
         (self.base_rto() * (1u64 << self.backoff.min(30)) as f64).min(self.max)
+    }
+
+    /// The current RTO with back-off, in the estimator's unit.
+    #[inline]
+    fn rto_units(&self) -> f64 {
+        self.rto
     }
 
     /// The RTO in whole ticks (coarse mode).
@@ -176,6 +204,7 @@ impl RttEstimator {
     /// Doubles the RTO (after a timeout).
     pub fn back_off(&mut self) {
         self.backoff += 1;
+        self.rto = self.compute_rto();
     }
 }
 

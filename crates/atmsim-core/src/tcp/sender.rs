@@ -515,7 +515,7 @@ mod tests {
         let again = sc.send();
         assert_eq!(again, vec![Segment { seq: una, len: 512 }]);
         assert_eq!(sc.tx.bytes_retransmitted, 512);
-        assert_eq!(sc.tx.rtt.backoff, 1);
+        assert_eq!(sc.tx.rtt.backoff(), 1);
     }
 
     #[test]
