@@ -50,7 +50,7 @@ impl Simulation {
                     at = far;
                     continue;
                 }
-                if !packet.is_data && fl.eager_tx && fl.timer_at.is_none_or(|t| t > far) {
+                if !packet.is_data && fl.eager_tx && fl.sender.deadline().is_none_or(|d| d > far) {
                     // The sender takes the ACK at `far`, now, and sends what
                     // it allows from then (see build::eager_senders); its
                     // data stops at the next event.
