@@ -183,10 +183,10 @@ impl Simulation {
                     None => self.queue.pop(),
                 }
                 packet.hop += 1;
-                match self.ip_route_entry(&packet) {
+                match self.ip_route_at(&packet, packet.hop) {
                     ROUTE_END => {
                         self.packets.delivered += 1;
-                        self.packet_arrives(packet);
+                        self.packet_arrives(packet, self.now);
                     }
                     next => self.ip_port_arrive((next & !EAGER_LINK) as usize, packet, self.now),
                 }
@@ -224,7 +224,7 @@ impl Simulation {
             }
         }
         if let Some(p) = arrived {
-            self.packet_arrives(p);
+            self.packet_arrives(p, self.now);
         }
     }
 }

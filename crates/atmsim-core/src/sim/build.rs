@@ -1,6 +1,7 @@
 //! Building the network from a scenario.
 
 use super::*;
+use crate::scenario::FlowSpec;
 
 impl Simulation {
     /// Builds the network; fails on an inconsistent scenario.
@@ -264,26 +265,37 @@ impl Simulation {
     }
 }
 
+/// For each link, the one value all its uses name, if they all name the
+/// same `Some`; None for a link unused, or whose uses differ or name None.
+fn sole_value(
+    n_links: usize,
+    uses: impl IntoIterator<Item = (u32, Option<u32>)>,
+) -> Vec<Option<u32>> {
+    // None: unused; Some(None): no single value; Some(Some(v)): always v.
+    let mut seen: Vec<Option<Option<u32>>> = vec![None; n_links];
+    for (l, v) in uses {
+        let slot = &mut seen[l as usize];
+        *slot = match *slot {
+            None => Some(v),
+            Some(q) if q == v => Some(q),
+            Some(_) => Some(None),
+        };
+    }
+    seen.into_iter().map(Option::flatten).collect()
+}
+
 /// For each link, the upstream link of an IP port that can be fed eagerly:
 /// every IP path through it comes from that one link, which is itself not
 /// such a candidate (so eager ports never follow one another).
 pub(super) fn eager_ip_links(sc: &Scenario) -> Vec<Option<u32>> {
-    // None: unused; Some(None): several or a host; Some(Some(p)): always p.
-    let mut pred: Vec<Option<Option<u32>>> = vec![None; sc.links.len()];
-    for f in &sc.flows {
-        for path in [&f.data_links, &f.ack_links] {
-            for (k, &l) in path.iter().enumerate() {
-                let p = if k == 0 { None } else { Some(path[k - 1]) };
-                let slot = &mut pred[l as usize];
-                *slot = match *slot {
-                    None => Some(p),
-                    Some(q) if q == p => Some(q),
-                    Some(_) => Some(None),
-                };
-            }
-        }
-    }
-    let candidate: Vec<Option<u32>> = pred.iter().map(|p| p.flatten()).collect();
+    let uses = sc.flows.iter().flat_map(|f| {
+        [&f.data_links, &f.ack_links].into_iter().flat_map(|path| {
+            path.iter()
+                .enumerate()
+                .map(|(k, &l)| (l, k.checked_sub(1).map(|p| path[p])))
+        })
+    });
+    let candidate = sole_value(sc.links.len(), uses);
     candidate
         .iter()
         .map(|c| c.filter(|&p| candidate[p as usize].is_none()))
@@ -305,38 +317,14 @@ pub(super) fn eager_ip_links(sc: &Scenario) -> Vec<Option<u32>> {
 /// current `advance`, and the last link to have no packet in flight ahead
 /// of it (else the segment takes the event path, in order).
 pub(super) fn eager_receivers(sc: &Scenario) -> Vec<bool> {
-    let capable = |f: &crate::scenario::FlowSpec| {
+    owning_ends(sc, false, |f| {
         f.layer == Layer::Ip
             && f.tcp.delayed_ack_ps == 0
             && f.processing_ps == 0
             && f.processing_jitter_ps == 0
             && !f.data_links.is_empty()
             && !f.ack_links.is_empty()
-    };
-    // Per link used as a first ACK link: the last data link of its users, or
-    // None if anything else uses the link.
-    let mut feeder: Vec<Option<Option<u32>>> = vec![None; sc.links.len()];
-    for f in &sc.flows {
-        for (is_ack, path) in [(false, &f.data_links), (true, &f.ack_links)] {
-            for (k, &l) in path.iter().enumerate() {
-                let mine = if is_ack && k == 0 && capable(f) {
-                    f.data_links.last().copied()
-                } else {
-                    None
-                };
-                let slot = &mut feeder[l as usize];
-                *slot = match *slot {
-                    None => Some(mine),
-                    Some(q) if q == mine => Some(q),
-                    Some(_) => Some(None),
-                };
-            }
-        }
-    }
-    sc.flows
-        .iter()
-        .map(|f| capable(f) && feeder[f.ack_links[0] as usize].flatten().is_some())
-        .collect()
+    })
 }
 
 /// For each flow, whether its sender can take each ACK as soon as the ACK's
@@ -353,38 +341,43 @@ pub(super) fn eager_receivers(sc: &Scenario) -> Vec<bool> {
 ///   an event there (eager steps never chain without end).
 ///
 /// The simulator also needs the ACK to arrive within the current
-/// `advance`, before the flow's pending timer event, and not at a probe
-/// tick; a probed flow keeps its samples for the ticks it moves past.
+/// `advance`, no earlier packet in flight on the last link, and the
+/// sender's own deadline after the ACK; a probed flow keeps its samples for
+/// the ticks it moves past.
 pub(super) fn eager_senders(sc: &Scenario, eager_links: &[Option<u32>]) -> Vec<bool> {
-    let capable = |f: &crate::scenario::FlowSpec| {
+    owning_ends(sc, true, |f| {
         f.layer == Layer::Ip
             && f.tcp.timer == TimerMode::Fine
             && f.data_links.len() >= 2
             && eager_links[f.data_links[1] as usize].is_none()
             && !f.ack_links.is_empty()
-    };
-    // Per link used as a first data link: the last ACK link of its users,
-    // or None if anything else uses the link.
-    let mut feeder: Vec<Option<Option<u32>>> = vec![None; sc.links.len()];
-    for f in &sc.flows {
-        for (is_data, path) in [(true, &f.data_links), (false, &f.ack_links)] {
-            for (k, &l) in path.iter().enumerate() {
-                let mine = if is_data && k == 0 && capable(f) {
-                    f.ack_links.last().copied()
-                } else {
-                    None
-                };
-                let slot = &mut feeder[l as usize];
-                *slot = match *slot {
-                    None => Some(mine),
-                    Some(q) if q == mine => Some(q),
-                    Some(_) => Some(None),
-                };
-            }
+    })
+}
+
+/// For each flow, whether it is `capable` and the first link of its data
+/// path (`sender` true) or ACK path (false) carries nothing but that first
+/// hop of capable flows whose other path ends on one same link: the ends
+/// those links leave from then see their packets in time order.
+fn owning_ends(sc: &Scenario, sender: bool, capable: impl Fn(&FlowSpec) -> bool) -> Vec<bool> {
+    // The path whose first link the end owns, and the other one.
+    fn paths(f: &FlowSpec, sender: bool) -> (&[u32], &[u32]) {
+        if sender {
+            (&f.data_links, &f.ack_links)
+        } else {
+            (&f.ack_links, &f.data_links)
         }
     }
+    let uses = sc.flows.iter().flat_map(|f| {
+        let (own, other) = paths(f, sender);
+        let claim = other.last().copied().filter(|_| capable(f));
+        own.iter()
+            .enumerate()
+            .map(move |(k, &l)| (l, claim.filter(|_| k == 0)))
+            .chain(other.iter().map(|&l| (l, None)))
+    });
+    let feeder = sole_value(sc.links.len(), uses);
     sc.flows
         .iter()
-        .map(|f| capable(f) && feeder[f.data_links[0] as usize].flatten().is_some())
+        .map(|f| capable(f) && feeder[paths(f, sender).0[0] as usize].is_some())
         .collect()
 }

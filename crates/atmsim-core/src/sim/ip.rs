@@ -4,18 +4,18 @@
 use super::*;
 
 impl Simulation {
-    /// The entry of `ip_route` for `packet` at its current hop: the IP link
-    /// it is on (with EAGER_LINK set if that link's port is eager), or
-    /// ROUTE_END past its last link.
+    /// The entry of `ip_route` for `packet` at hop `hop` of its path: the IP
+    /// link (with EAGER_LINK set if that link's port is eager), or ROUTE_END
+    /// past its last link.
     #[inline]
-    pub(super) fn ip_route_entry(&self, packet: &Packet) -> u32 {
+    pub(super) fn ip_route_at(&self, packet: &Packet, hop: u8) -> u32 {
         let base = self.ip_route_base[packet.flow as usize][packet.is_data as usize];
-        self.ip_route[base as usize + packet.hop as usize]
+        self.ip_route[base as usize + hop as usize]
     }
 
     /// `packet` reaches the port of IP link `l` at time `at` (now, or later
     /// for an eager port fed straight from its upstream port), and goes on
-    /// through the eager ports after it.
+    /// through the eager ports after it, to an eager end host if it can.
     pub(super) fn ip_port_arrive(&mut self, mut l: usize, mut packet: Packet, mut at: Time) {
         let now = self.now;
         loop {
@@ -27,10 +27,7 @@ impl Simulation {
                 return;
             };
             let far = end + h.delay_ps;
-            let next = {
-                let base = self.ip_route_base[packet.flow as usize][packet.is_data as usize];
-                self.ip_route[base as usize + packet.hop as usize + 1]
-            };
+            let next = self.ip_route_at(&packet, packet.hop + 1);
             if next != ROUTE_END && next & EAGER_LINK != 0 {
                 packet.hop += 1;
                 l = (next & !EAGER_LINK) as usize;
@@ -42,19 +39,18 @@ impl Simulation {
             };
             if next == ROUTE_END && far <= self.until && h.in_flight.is_empty() {
                 let fl = &self.flows[packet.flow as usize];
-                if packet.is_data && fl.eager_rx {
-                    // The receiver takes the segment at `far`, now, and its
-                    // ACK goes on from there (see build::eager_receivers).
-                    packet = self.eager_receive(packet, far);
-                    l = (self.ip_route_entry(&packet) & !EAGER_LINK) as usize;
-                    at = far;
-                    continue;
-                }
-                if !packet.is_data && fl.eager_tx && fl.sender.deadline().is_none_or(|d| d > far) {
-                    // The sender takes the ACK at `far`, now, and sends what
-                    // it allows from then (see build::eager_senders); its
-                    // data stops at the next event.
-                    self.eager_ack(packet, far);
+                let eager = if packet.is_data {
+                    fl.eager_rx
+                } else {
+                    // The sender's timer must not expire before the ACK.
+                    fl.eager_tx && fl.sender.deadline().is_none_or(|d| d > far)
+                };
+                if eager {
+                    // The end host takes the packet at `far`, now; what it
+                    // sends in answer goes on until it meets an event (the
+                    // build makes sure it does).
+                    self.packets.delivered += 1;
+                    self.packet_arrives(packet, far);
                     return;
                 }
             }
@@ -68,50 +64,6 @@ impl Simulation {
             }
             return;
         }
-    }
-
-    /// An eager receiver takes data segment `packet` at `at`; returns the
-    /// ACK it sends at once.
-    fn eager_receive(&mut self, packet: Packet, at: Time) -> Packet {
-        self.packets.delivered += 1;
-        if !packet.checksum_ok() {
-            self.bad_checksums += 1;
-        }
-        let f = packet.flow as usize;
-        let plan = self.flows[f]
-            .receiver
-            .on_segment(at, packet.seq, packet.len);
-        debug_assert!(
-            matches!(plan, AckPlan::Now),
-            "an eager receiver delays an ACK"
-        );
-        self.packets.generated += 1;
-        self.ack_packet(f)
-    }
-
-    /// An eager sender takes ACK `packet` at `at` and sends what its window
-    /// allows. A probed flow first keeps its samples for the probe ticks up
-    /// to `at` (its state until then), for `on_probe` to record.
-    fn eager_ack(&mut self, packet: Packet, at: Time) {
-        self.packets.delivered += 1;
-        if !packet.checksum_ok() {
-            self.bad_checksums += 1;
-        }
-        let f = packet.flow as usize;
-        let (period, end) = (self.probe_period, self.duration);
-        let fl = &mut self.flows[f];
-        if fl.probe_next != 0 {
-            // A probe tick at `at` itself comes before the ACK (packet
-            // arrivals follow the other events of their time).
-            while fl.probe_next <= at && fl.probe_next <= end {
-                let sample = flow_sample(&fl.sender);
-                fl.probe_held.push_back((fl.probe_next, sample));
-                fl.probe_next += period;
-            }
-        }
-        let (blocks, n) = packet.sack_blocks();
-        fl.sender.on_ack(at, packet.ack, packet.wnd, &blocks[..n]);
-        self.pump_at(f, at);
     }
 
     /// The port of IP link `l` dropped `packet`, which arrived at `at`.

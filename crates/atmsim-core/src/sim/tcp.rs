@@ -3,8 +3,10 @@
 use super::*;
 
 impl Simulation {
-    /// A packet reaches the host at the end of its path.
-    pub(super) fn packet_arrives(&mut self, packet: Packet) {
+    /// A packet reaches the host at the end of its path at `at`: now, or
+    /// later for an eager end (`build::eager_receivers`, `eager_senders`),
+    /// which takes it as soon as its arrival is known.
+    pub(super) fn packet_arrives(&mut self, packet: Packet, at: Time) {
         if !packet.checksum_ok() {
             self.bad_checksums += 1;
         }
@@ -12,8 +14,9 @@ impl Simulation {
         if packet.is_data {
             let fl = &mut self.flows[f];
             if fl.processing_ps == 0 {
-                self.receive_segment(f, packet);
+                self.receive_segment(f, packet, at);
             } else {
+                debug_assert_eq!(at, self.now, "an eager receiver with processing time");
                 fl.rx_queue.push_back(packet);
                 if fl.rx_queue.len() == 1 {
                     let d = self.processing_delay(f);
@@ -21,12 +24,22 @@ impl Simulation {
                 }
             }
         } else {
-            let now = self.now;
+            let (period, end) = (self.probe_period, self.duration);
+            let fl = &mut self.flows[f];
+            if fl.probe_next != 0 {
+                // A probed sender moving past probe ticks keeps its samples
+                // for them (its state until `at`); a tick at `at` itself
+                // comes first (packet arrivals follow the other events of
+                // their time). Only an eager sender can be behind a tick.
+                while fl.probe_next <= at && fl.probe_next <= end {
+                    let sample = flow_sample(&fl.sender);
+                    fl.probe_held.push_back((fl.probe_next, sample));
+                    fl.probe_next += period;
+                }
+            }
             let (blocks, n) = packet.sack_blocks();
-            self.flows[f]
-                .sender
-                .on_ack(now, packet.ack, packet.wnd, &blocks[..n]);
-            self.pump(f);
+            fl.sender.on_ack(at, packet.ack, packet.wnd, &blocks[..n]);
+            self.pump_at(f, at);
         }
     }
 
@@ -50,30 +63,26 @@ impl Simulation {
             let d = self.processing_delay(f);
             self.queue.push(self.now + d, Event::RxDone(f as u32));
         }
-        self.receive_segment(f, packet);
+        self.receive_segment(f, packet, self.now);
     }
 
-    pub(super) fn receive_segment(&mut self, f: usize, packet: Packet) {
-        let now = self.now;
+    /// Flow `f`'s receiver takes data segment `packet` at `at`.
+    pub(super) fn receive_segment(&mut self, f: usize, packet: Packet, at: Time) {
         match self.flows[f]
             .receiver
-            .on_segment(now, packet.seq, packet.len)
+            .on_segment(at, packet.seq, packet.len)
         {
-            AckPlan::Now => self.send_ack(f),
+            AckPlan::Now => self.send_ack(f, at),
             AckPlan::At(t) => self.ensure_timer(f, t),
         }
     }
 
-    pub(super) fn send_ack(&mut self, f: usize) {
-        let packet = self.ack_packet(f);
-        self.send_packet(f, packet);
-    }
-
-    /// The ACK flow `f`'s receiver sends now.
-    pub(super) fn ack_packet(&self, f: usize) -> Packet {
+    /// Flow `f`'s receiver sends an ACK at `at`.
+    pub(super) fn send_ack(&mut self, f: usize, at: Time) {
         let fl = &self.flows[f];
         let r = &fl.receiver;
-        Packet::ack(f as u32, 0, r.rcv_nxt, fl.wnd_field, r.sack_blocks())
+        let packet = Packet::ack(f as u32, 0, r.rcv_nxt, fl.wnd_field, r.sack_blocks());
+        self.send_packet(f, packet, at);
     }
 
     /// Transmits what the sender's window allows, and keeps its timer.
@@ -85,29 +94,25 @@ impl Simulation {
     /// sender).
     pub(super) fn pump_at(&mut self, f: usize, now: Time) {
         while let Some(seg) = self.flows[f].sender.next_segment(now) {
-            self.send_packet_at(f, Packet::data(f as u32, seg.seq, seg.len), now);
+            self.send_packet(f, Packet::data(f as u32, seg.seq, seg.len), now);
         }
         if let Some(d) = self.flows[f].sender.deadline() {
             self.ensure_timer(f, d);
         }
     }
 
-    /// Sends `packet` of flow `f` along its data or ACK path.
-    pub(super) fn send_packet(&mut self, f: usize, packet: Packet) {
-        self.send_packet_at(f, packet, self.now);
-    }
-
-    /// `send_packet` at time `at` (later than the simulation's for an eager
-    /// sender; over IP only, which `build::eager_senders` checks).
-    pub(super) fn send_packet_at(&mut self, f: usize, packet: Packet, at: Time) {
+    /// Sends `packet` of flow `f` along its data or ACK path at `at` (now,
+    /// or later for an eager end, which is over IP).
+    pub(super) fn send_packet(&mut self, f: usize, packet: Packet, at: Time) {
         match &self.flows[f].route {
             FlowRoute::Atm { data_vc, ack_vc } => {
+                debug_assert_eq!(at, self.now, "an eager end over ATM");
                 let vc = if packet.is_data { *data_vc } else { *ack_vc };
                 let cells = cells_per_datagram(packet.ip_bytes()) as u16;
                 self.send_frame(vc, cells, Some(packet));
             }
             FlowRoute::Ip => {
-                let first = self.ip_route_entry(&packet) & !EAGER_LINK;
+                let first = self.ip_route_at(&packet, packet.hop) & !EAGER_LINK;
                 self.packets.generated += 1;
                 self.ip_port_arrive(first as usize, packet, at);
             }
@@ -134,7 +139,7 @@ impl Simulation {
             self.pump(f);
         }
         if self.flows[f].receiver.on_delack_timer(now) {
-            self.send_ack(f);
+            self.send_ack(f, now);
         }
         let fl = &self.flows[f];
         let next = [fl.sender.deadline(), fl.receiver.delack_deadline]
