@@ -123,12 +123,7 @@ impl EventQueue {
 
     /// `replace_top` with the place of `push_ordered`.
     pub fn replace_top_ordered(&mut self, time: Time, event: Event, order: u32) {
-        let entry = Reverse(Entry::ordered(time, event, order));
-        if self.heap.is_empty() {
-            self.heap.push(entry);
-        } else if let Some(mut top) = self.heap.peek_mut() {
-            *top = entry;
-        }
+        self.replace_top_entry(Entry::ordered(time, event, order));
     }
 
     /// Removes the earliest event (the one `peek_until` returned).
@@ -142,12 +137,16 @@ impl EventQueue {
     pub fn replace_top(&mut self, time: Time, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let entry = Reverse(Entry::new(time, seq, event));
+        self.replace_top_entry(Entry::new(time, seq, event));
+    }
+
+    #[inline]
+    fn replace_top_entry(&mut self, entry: Entry) {
         if self.heap.is_empty() {
-            self.heap.push(entry);
+            self.heap.push(Reverse(entry));
         } else if let Some(mut top) = self.heap.peek_mut() {
             // PeekMut sifts the new top down when it is dropped.
-            *top = entry;
+            *top = Reverse(entry);
         }
     }
 

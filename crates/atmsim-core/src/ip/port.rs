@@ -68,8 +68,6 @@ pub struct IpPort {
     wait_sum_ps: u128,
     /// Packets accepted.
     accepted: u64,
-    /// Packets offered.
-    pub packets_in: u64,
     /// Packets dropped because the buffer was full.
     pub dropped_tail: u64,
     /// Packets dropped by RED (early and forced).
@@ -97,7 +95,6 @@ impl IpPort {
             tx_total_ps: 0,
             wait_sum_ps: 0,
             accepted: 0,
-            packets_in: 0,
             dropped_tail: 0,
             dropped_red: 0,
             max_queue: 0,
@@ -179,7 +176,6 @@ impl IpPort {
     /// returns when its transmission ends, or None if it was dropped.
     #[inline(always)]
     pub fn arrive(&mut self, at: Time, now: Time, p: &Packet) -> Option<Time> {
-        self.packets_in += 1;
         self.settle(now);
         // Packets that end between now and `at` have left by `at`.
         let track_bytes = matches!(self.limit, IpLimit::Bytes(_));
@@ -286,6 +282,11 @@ impl IpPort {
         (self.wait_sum_ps - future) as f64 / now as f64
     }
 
+    /// Packets offered (accepted or dropped).
+    pub fn packets_in(&self) -> u64 {
+        self.accepted + self.dropped()
+    }
+
     /// Packets dropped for any reason.
     pub fn dropped(&self) -> u64 {
         self.dropped_tail + self.dropped_red
@@ -324,7 +325,7 @@ mod tests {
         assert_eq!(p.arrive(3 * MS / 2, 3 * MS / 2, &pk(4)), Some(4 * MS));
         assert_eq!(p.max_queue, 2);
         assert_eq!(
-            (p.packets_in, p.packets_out(3 * MS / 2), p.dropped()),
+            (p.packets_in(), p.packets_out(3 * MS / 2), p.dropped()),
             (5, 1, 1)
         );
         assert_eq!(p.busy_ps(3 * MS / 2), (3 * MS / 2) as u128);

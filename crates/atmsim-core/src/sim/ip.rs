@@ -151,7 +151,7 @@ impl Simulation {
             };
             h.port.settle(now);
             let p = &h.port;
-            let arrived = p.packets_in - future_in[l] - future_drops[l];
+            let arrived = p.packets_in() - future_in[l] - future_drops[l];
             let dropped = p.dropped() - future_drops[l];
             ledger.packets.queued += in_port[l];
             ledger.packets.on_links += on_link[l];
