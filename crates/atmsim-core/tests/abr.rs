@@ -6,9 +6,8 @@ use atmsim_core::stats::Summary;
 use atmsim_core::{Scenario, Simulation};
 use serde_json::{json, Value};
 
-const OC3_CPS: f64 = 155.52e6 / 424.0;
-const MS: u64 = 1_000_000_000;
-const S: u64 = 1_000 * MS;
+mod common;
+use common::{merge, run, MS, OC3_CPS, S};
 
 fn abr_params(pcr: f64) -> Value {
     json!({"pcr_cps": pcr, "mcr_cps": 0.0, "icr_cps": 10e6 / 424.0, "rif": 1.0, "rdf": 1.0 / 512.0,
@@ -89,21 +88,10 @@ impl Net {
 
     fn scenario(&self, secs: u64, extra: Value) -> Scenario {
         let nodes: Vec<Value> = self.nodes.iter().map(|n| json!({"name": n})).collect();
-        let mut v = json!({"duration_ps": secs * S, "seed": 1, "nodes": nodes, "links": self.links,
-                           "vcs": self.vcs, "sources": self.sources});
-        for (k, x) in extra.as_object().unwrap() {
-            v[k] = x.clone();
-        }
-        serde_json::from_value(v).unwrap()
+        let v = json!({"duration_ps": secs * S, "seed": 1, "nodes": nodes, "links": self.links,
+                       "vcs": self.vcs, "sources": self.sources});
+        serde_json::from_value(merge(v, extra)).unwrap()
     }
-}
-
-fn run(sc: &Scenario) -> Summary {
-    let mut sim = Simulation::new(sc).unwrap();
-    sim.run();
-    let (s, _) = sim.finish();
-    assert!(s.conservation.ok, "{:#?}", s.conservation);
-    s
 }
 
 fn acrs(s: &Summary) -> Vec<f64> {

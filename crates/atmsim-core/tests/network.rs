@@ -4,8 +4,8 @@
 use atmsim_core::{Scenario, Simulation};
 use serde_json::{json, Value};
 
-const OC3_CPS: f64 = 155.52e6 / 424.0;
-const MS: u64 = 1_000_000_000;
+mod common;
+use common::{run, MS, OC3_CPS};
 
 /// A chain host a -> (b ->) ... with the given links; each VC is
 /// (class, path of link indices, source model).
@@ -41,14 +41,6 @@ fn link(from: u32, cps: f64, delay_ps: u64, buffer: Option<u32>, policy: Value) 
 
 fn tail() -> Value {
     json!({"kind": "tail"})
-}
-
-fn run(sc: &Scenario) -> atmsim_core::stats::Summary {
-    let mut sim = Simulation::new(sc).unwrap();
-    sim.run();
-    let (s, _) = sim.finish();
-    assert!(s.conservation.ok, "{:?}", s.conservation);
-    s
 }
 
 #[test]

@@ -5,10 +5,10 @@ use atmsim_core::stats::{Series, Summary};
 use atmsim_core::{Scenario, Simulation};
 use serde_json::{json, Value};
 
+mod common;
+use common::{merge, run, MS, OC3_CPS, S};
+
 const OC3_BPS: f64 = 155.52e6;
-const OC3_CPS: f64 = OC3_BPS / 424.0;
-const MS: u64 = 1_000_000_000;
-const S: u64 = 1_000 * MS;
 
 fn tcp(variant: &str, mss: u32, window: u64, scale: u8) -> Value {
     json!({"variant": variant, "mss_bytes": mss, "rcv_window_bytes": window, "window_scale": scale,
@@ -16,13 +16,6 @@ fn tcp(variant: &str, mss: u32, window: u64, scale: u8) -> Value {
            "timer": {"kind": "coarse", "tick_ps": 100 * MS},
            "initial_rto_ps": 3 * S, "min_rto_ps": 200 * MS, "max_rto_ps": 64 * S,
            "delayed_ack_ps": 0, "app_bytes": null, "max_sack_blocks": 3})
-}
-
-fn merge(mut a: Value, b: Value) -> Value {
-    for (k, v) in b.as_object().unwrap() {
-        a[k] = v.clone();
-    }
-    a
 }
 
 /// n hosts s_i -> sw1 -> sw2 -> d_i over ATM (duplex, 155.52 Mbps, `km`
@@ -118,15 +111,6 @@ fn ip_net(n: usize, rate: f64, buffer: u32, policy: Value, flow: Value, secs: u6
     let v = json!({"duration_ps": secs * S, "seed": 1, "nodes": nodes, "links": links, "vcs": [],
                    "sources": [], "flows": flows, "probes": {}});
     serde_json::from_value(v).unwrap()
-}
-
-fn run(sc: &Scenario) -> Summary {
-    let mut sim = Simulation::new(sc).unwrap();
-    sim.run();
-    let (s, _) = sim.finish();
-    assert!(s.conservation.ok, "{:#?}", s.conservation);
-    assert!(s.conservation.bytes.ok && s.conservation.packets.ok);
-    s
 }
 
 #[test]
