@@ -1,4 +1,5 @@
-"""Shared helpers: the repository paths, a tiny valid scenario, and the core switch."""
+"""Shared helpers: the repository paths, a tiny valid scenario, the core switch, scenario
+files written for a test, and the stand-in core."""
 
 from __future__ import annotations
 
@@ -18,6 +19,10 @@ try:  # a source checkout without `maturin develop`: test the package in python/
     import atmsim  # noqa: F401
 except ImportError:  # pragma: no cover
     sys.path.insert(0, str(REPO / "python"))
+
+from atmsim import ScenarioError, cli, load_scenario  # noqa: E402 (after the path fallback)
+
+import fake_core  # noqa: E402
 
 CORE_BUILT = importlib.util.find_spec("atmsim._core") is not None
 """True once `maturin develop` has put the Rust core next to the package."""
@@ -151,3 +156,36 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
         env=cli_env(),
         timeout=300,
     )
+
+
+def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def load_text(tmp_path: Path, text: str, overrides: tuple[str, ...] = ()):
+    return load_scenario(write(tmp_path, text), list(overrides))
+
+
+def error_of(tmp_path: Path, text: str, overrides: tuple[str, ...] = ()) -> ScenarioError:
+    with pytest.raises(ScenarioError) as info:
+        load_text(tmp_path, text, overrides)
+    return info.value
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch):
+    """Install the stand-in core as atmsim._core for one test."""
+    monkeypatch.setitem(sys.modules, "atmsim._core", fake_core)
+    monkeypatch.setattr(fake_core.Simulation, "interrupt_at_slice", None)
+    monkeypatch.setattr(fake_core.Simulation, "ledger_ok", True)
+    monkeypatch.setattr(fake_core.Simulation, "bytes_ok", True)
+    return fake_core
+
+
+def cli_main(*args: str) -> int:
+    """Run ``atmsim ARGS`` in this process; its exit code."""
+    with pytest.raises(SystemExit) as info:
+        cli.main(list(args))
+    return info.value.code

@@ -5,18 +5,26 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
 import atmsim
-from atmsim import ScenarioError, cli, load_scenario
+from atmsim import load_scenario
 from atmsim.scenario import Network, resolved_toml, to_core, tomllib, validate_scenario
 from atmsim.templates import GFC2_GROUPS, GFC2_LINKS, GFC2_MAX_MIN_MBPS, merge_tables
 
-import fake_core
-from conftest import CORE_BUILT, SCENARIOS, TINY, balanced, run_cli
+from conftest import (
+    CORE_BUILT,
+    SCENARIOS,
+    TINY,
+    balanced,
+    cli_main,
+    error_of,
+    load_text,
+    run_cli,
+    write,
+)
 
 OC3_CPS = 155.52e6 / 424
 """Cells/s of a 155.52 Mbps link."""
@@ -60,22 +68,6 @@ abr_vcs = "all"
 abr_ports = ["sw-b"]
 """
 """One greedy ABR source a -> sw -> b with ERICA at sw -> b (seed 000's source parameters)."""
-
-
-def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def load_text(tmp_path: Path, text: str, overrides: tuple[str, ...] = ()):
-    return load_scenario(write(tmp_path, text), list(overrides))
-
-
-def error_of(tmp_path: Path, text: str, overrides: tuple[str, ...] = ()) -> ScenarioError:
-    with pytest.raises(ScenarioError) as info:
-        load_text(tmp_path, text, overrides)
-    return info.value
 
 
 # --- parameters and the core JSON ---------------------------------------------------------
@@ -745,21 +737,6 @@ def test_example_abr_2src_vbr_is_seed_000_table_1_row(tmp_path: Path) -> None:
 
 
 # --- the ABR table and figures, with the stand-in core -------------------------------------
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setitem(sys.modules, "atmsim._core", fake_core)
-    monkeypatch.setattr(fake_core.Simulation, "interrupt_at_slice", None)
-    monkeypatch.setattr(fake_core.Simulation, "ledger_ok", True)
-    monkeypatch.setattr(fake_core.Simulation, "bytes_ok", True)
-    return fake_core
-
-
-def cli_main(*args: str) -> int:
-    with pytest.raises(SystemExit) as info:
-        cli.main(list(args))
-    return info.value.code
 
 
 def test_abr_table_result_and_figures(fake, tmp_path: Path, capsys) -> None:

@@ -14,23 +14,13 @@ import pandas as pd
 import pytest
 
 import atmsim
-from atmsim import api, cli
+from atmsim import api
 from atmsim.api import RunInterrupted
 
 import fake_core
-from conftest import FLOW_TINY, TINY
+from conftest import FLOW_TINY, TINY, cli_main
 
 PROBES = '[probes]\nperiod = "1 ms"\nqueue = "all"\nutilization = ["ab"]\nvc_rate = "all"\n'
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch):
-    """Install the stand-in core as atmsim._core for one test."""
-    monkeypatch.setitem(sys.modules, "atmsim._core", fake_core)
-    monkeypatch.setattr(fake_core.Simulation, "interrupt_at_slice", None)
-    monkeypatch.setattr(fake_core.Simulation, "ledger_ok", True)
-    monkeypatch.setattr(fake_core.Simulation, "bytes_ok", True)
-    return fake_core
 
 
 @pytest.fixture
@@ -126,12 +116,6 @@ def test_missing_core_is_reported(monkeypatch, tiny: Path) -> None:
     monkeypatch.setitem(sys.modules, "atmsim._core", None)  # import raises ImportError
     with pytest.raises(api.CoreUnavailable, match="maturin develop"):
         atmsim.run(tiny, progress=False)
-
-
-def cli_main(*args: str) -> int:
-    with pytest.raises(SystemExit) as info:
-        cli.main(list(args))
-    return info.value.code
 
 
 def test_cli_run_and_plot(fake, tiny: Path, tmp_path: Path, capsys) -> None:

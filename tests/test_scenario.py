@@ -10,23 +10,7 @@ import pytest
 from atmsim import ScenarioError, load_scenario
 from atmsim.scenario import flatten, resolved_toml, to_core
 
-from conftest import FLOW_TINY, SCENARIOS, TINY
-
-
-def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def load_text(tmp_path: Path, text: str, overrides: tuple[str, ...] = ()):
-    return load_scenario(write(tmp_path, text), list(overrides))
-
-
-def error_of(tmp_path: Path, text: str, overrides: tuple[str, ...] = ()) -> ScenarioError:
-    with pytest.raises(ScenarioError) as info:
-        load_text(tmp_path, text, overrides)
-    return info.value
+from conftest import FLOW_TINY, SCENARIOS, TINY, error_of, load_text, write
 
 
 def test_tiny_scenario_to_core(tmp_path: Path) -> None:

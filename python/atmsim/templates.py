@@ -236,50 +236,29 @@ def n_source(params: NSource) -> dict:
             "adtf": "500 ms",
             "tcr": "10 cells/s",
         }
-    return _dumbbell(
-        n=params.n,
-        access_km=params.access_km,
-        bottleneck_km=params.bottleneck_km,
-        exit_km=params.exit_km,
-        buffer=params.buffer,
-        policy=params.policy,
-        algorithm=params.algorithm_table(),
-        flow=flow,
-        vbr=params.vbr_source(),
-        duration=params.duration,
-        period=params.period,
-    )
+    return _dumbbell(params, params.bottleneck_km, flow, params.vbr_source())
 
 
 def _dumbbell(
-    *,
-    n: int,
-    access_km: float,
-    bottleneck_km: float,
-    exit_km: float,
-    buffer: Any,
-    policy: Any,
-    algorithm: Optional[dict],
-    flow: dict,
-    vbr: Optional[dict],
-    duration: str,
-    period: str,
+    params: Union[NSource, FmmraLan], bottleneck_km: float, flow: dict, vbr: Optional[dict]
 ) -> dict:
     """s{i} -> sw1 -> sw2 -> d{i} (duplex, 155.52 Mbps), TCP flows tcp{i}, and an optional
-    VBR source "vbr" from host vbr-src through sw1 -> sw2 to host vbr-dst."""
+    VBR source "vbr" from host vbr-src through sw1 -> sw2 to host vbr-dst. ``params``
+    gives n, the access and exit lengths, the bottleneck's buffer, policy and algorithm,
+    the duration and the probe period."""
     nodes: dict[str, Any] = {
-        "s{i}": {"kind": "host", "count": n},
+        "s{i}": {"kind": "host", "count": params.n},
         "sw1": {"kind": "switch"},
         "sw2": {"kind": "switch"},
-        "d{i}": {"kind": "host", "count": n},
+        "d{i}": {"kind": "host", "count": params.n},
     }
     links: dict[str, Any] = {
         "s{i}-sw1": {
-            "count": n,
+            "count": params.n,
             "from": "s{i}",
             "to": "sw1",
             "rate": OC3,
-            "length": _km(access_km),
+            "length": _km(params.access_km),
             "duplex": True,
         },
     }
@@ -288,12 +267,13 @@ def _dumbbell(
         "to": "sw2",
         "rate": OC3,
         "length": _km(bottleneck_km),
-        "buffer": buffer,
-        "policy": copy.deepcopy(policy),
+        "buffer": params.buffer,
+        "policy": copy.deepcopy(params.policy),
         # The reverse direction (sw2 -> sw1, the ACK VCs) gets the same buffer, policy and
         # algorithm: duplex copies them.
         "duplex": True,
     }
+    algorithm = params.algorithm_table()
     if algorithm is not None:
         bottleneck["algorithm"] = algorithm
     sources: dict[str, Any] = {}
@@ -308,11 +288,11 @@ def _dumbbell(
         }
     links["sw1-sw2"] = bottleneck
     links["sw2-d{i}"] = {
-        "count": n,
+        "count": params.n,
         "from": "sw2",
         "to": "d{i}",
         "rate": OC3,
-        "length": _km(exit_km),
+        "length": _km(params.exit_km),
         "duplex": True,
     }
     if vbr is not None:
@@ -333,13 +313,13 @@ def _dumbbell(
             "start": vbr["start"],
         }
     scenario: dict[str, Any] = {
-        "run": {"duration": duration},
+        "run": {"duration": params.duration},
         "nodes": nodes,
         "links": links,
         "sources": sources,
-        "flows": {"tcp{i}": {"count": n, "path": ["s{i}", "sw1", "sw2", "d{i}"], **flow}},
+        "flows": {"tcp{i}": {"count": params.n, "path": ["s{i}", "sw1", "sw2", "d{i}"], **flow}},
         "probes": {
-            "period": period,
+            "period": params.period,
             "queue": ["sw1-sw2"],
             "utilization": ["sw1-sw2"],
             "flows": "all",
@@ -389,6 +369,23 @@ class FmmraLan(_Switch):
         return self
 
 
+def _seed003_abr(params: _Switch) -> dict:
+    """Seed 003's ABR source parameters (fmmra-lan; gfc2 too: SPEC section 7 gives none)."""
+    return {
+        "pcr": OC3,  # seed 003: "155 Mbits"
+        "mcr": "0 Mbps",
+        "icr": "10 Mbps",
+        **params.ses_factors(),  # seed 003 section 4.1, per algorithm
+        "cdf": 0.5,
+        "nrm": 32,
+        "mrm": 2,
+        "trm": "100 ms",
+        "crm": 20,  # seed 003: CRM = TBE / Nrm = 20
+        "adtf": "500 ms",  # seed 003 is silent: TM 4.0's default (SPEC section 3.1)
+        "tcr": "10 cells/s",  # seed 003: 0.00424 Mbit/s = 10 cells/s
+    }
+
+
 def fmmra_lan(params: FmmraLan) -> dict:
     """Seed 003's LAN configuration as a TOML-shaped dict."""
     abr_on = params.algorithm != "none"
@@ -403,19 +400,7 @@ def fmmra_lan(params: FmmraLan) -> dict:
         "processing_jitter": "50 us",  # seed 003: processing time variation 50 us
     }
     if abr_on:
-        flow["abr"] = {
-            "pcr": OC3,  # seed 003: "155 Mbits"
-            "mcr": "0 Mbps",
-            "icr": "10 Mbps",
-            **params.ses_factors(),  # seed 003 section 4.1, per algorithm
-            "cdf": 0.5,
-            "nrm": 32,
-            "mrm": 2,
-            "trm": "100 ms",
-            "crm": 20,  # seed 003: CRM = TBE / Nrm = 20
-            "adtf": "500 ms",  # seed 003 is silent: TM 4.0's default (SPEC section 3.1)
-            "tcr": "10 cells/s",  # seed 003: 0.00424 Mbit/s = 10 cells/s
-        }
+        flow["abr"] = _seed003_abr(params)
     vbr = None
     if params.vbr:
         vbr = {
@@ -426,19 +411,7 @@ def fmmra_lan(params: FmmraLan) -> dict:
             "access_km": params.access_km,
             "exit_km": params.exit_km,
         }
-    return _dumbbell(
-        n=params.n,
-        access_km=params.access_km,
-        bottleneck_km=params.backbone_km,
-        exit_km=params.exit_km,
-        buffer=params.buffer,
-        policy=params.policy,
-        algorithm=params.algorithm_table(),
-        flow=flow,
-        vbr=vbr,
-        duration=params.duration,
-        period=params.period,
-    )
+    return _dumbbell(params, params.backbone_km, flow, vbr)
 
 
 # --- gfc2 (SPEC section 7) ----------------------------------------------------------------
@@ -512,20 +485,7 @@ def gfc2(params: Gfc2) -> dict:
             "duplex": True,  # backward RM cells return over the reverse chain
             "algorithm": copy.deepcopy(algorithm),
         }
-    abr = {
-        # Seed 003's source parameters (the FMMRA seed; SPEC section 7 gives none).
-        "pcr": OC3,
-        "mcr": "0 Mbps",
-        "icr": "10 Mbps",
-        **params.ses_factors(),
-        "cdf": 0.5,
-        "nrm": 32,
-        "mrm": 2,
-        "trm": "100 ms",
-        "crm": 20,
-        "adtf": "500 ms",
-        "tcr": "10 cells/s",
-    }
+    abr = _seed003_abr(params)  # the FMMRA seed's source parameters
     sources: dict[str, Any] = {}
     for group, members in GFC2_GROUPS.items():
         for number, (enter, leave) in enumerate(members, start=1):

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import (
+    CSV_COLUMNS,
     SCENARIO_DIR,
     SEEDS,
     Outcome,
@@ -64,16 +65,9 @@ def list_experiments() -> None:
 
 def results_table(outcomes: list[Outcome]) -> Table:
     table = Table(title="Published and simulated", title_justify="left")
-    for column in (
-        "experiment",
-        "quantity",
-        "unit",
-        "published",
-        "simulated",
-        "tolerance",
-        "verdict",
-        "note",
-    ):
+    for column in CSV_COLUMNS:
+        if column == "tolerance_reason":  # written to table.csv only
+            continue
         right = column in ("published", "simulated", "tolerance")
         table.add_column(column, justify="right" if right else "left", overflow="fold")
     for outcome in outcomes:

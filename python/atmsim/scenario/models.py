@@ -7,7 +7,7 @@ the ``Network`` (network.py), which checks the cross references.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, ClassVar, Literal, Optional
 
 from pydantic import (
     BaseModel,
@@ -56,9 +56,15 @@ class Table(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
+    keys_by_kind: ClassVar[Optional[dict[str, list[str]]]] = None
+    """For a table whose keys depend on its ``kind``: kind -> the keys it accepts."""
+
     @classmethod
     def allowed_keys(cls, data: dict) -> list[str]:
         """Keys this table accepts (given its contents, for tables whose keys depend on kind)."""
+        kind = data.get("kind")
+        if cls.keys_by_kind is not None and isinstance(kind, str) and kind in cls.keys_by_kind:
+            return cls.keys_by_kind[kind]
         return [field.alias or name for name, field in cls.model_fields.items()]
 
     @model_validator(mode="before")
@@ -133,6 +139,8 @@ class Policy(Table):
     ``w_q`` = 0.002, ``max_p`` = 0.02; thresholds in the buffer's unit).
     """
 
+    keys_by_kind = POLICY_KEYS
+
     kind: Literal["tail", "ppd", "epd", "intelligent_tail", "red"]
     threshold: Optional[int] = Field(None, ge=1)
     """Cells (epd, intelligent_tail)."""
@@ -146,13 +154,6 @@ class Policy(Table):
     """red: weight of the queue's moving average."""
     max_p: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
     """red: drop probability when the average reaches max_th."""
-
-    @classmethod
-    def allowed_keys(cls, data: dict) -> list[str]:
-        kind = data.get("kind")
-        if isinstance(kind, str) and kind in POLICY_KEYS:
-            return POLICY_KEYS[kind]
-        return super().allowed_keys(data)
 
     @model_validator(mode="after")
     def _defaults(self) -> Policy:
@@ -216,6 +217,8 @@ class Algorithm(Table):
     - fmmra: interval ("1 ms"), interval_cells (100).
     """
 
+    keys_by_kind = ALGORITHM_KEYS
+
     kind: Literal["erica", "erica_plus", "efci", "fmmra"]
     target_utilization: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
     """ERICA: the fraction U of the link's cell rate offered to ABR and VBR/CBR."""
@@ -240,13 +243,6 @@ class Algorithm(Table):
     """EFCI: ABR queue (cells) above which data cells are marked."""
     low: Optional[int] = Field(None, ge=0)
     """EFCI: ABR queue (cells) below which marking stops (hysteresis)."""
-
-    @classmethod
-    def allowed_keys(cls, data: dict) -> list[str]:
-        kind = data.get("kind")
-        if isinstance(kind, str) and kind in ALGORITHM_KEYS:
-            return ALGORITHM_KEYS[kind]
-        return super().allowed_keys(data)
 
     @model_validator(mode="after")
     def _defaults(self) -> Algorithm:
@@ -663,6 +659,8 @@ class Source(Table):
       ("periodic" | "poisson", default "periodic").
     """
 
+    keys_by_kind = {kind: SOURCE_COMMON_KEYS + keys for kind, keys in SOURCE_KIND_KEYS.items()}
+
     kind: Literal["cbr", "greedy", "poisson", "vbr_onoff", "geometric_onoff", "frames"]
     vc: Optional[str] = None
     path: Optional[list[str]] = Field(None, min_length=2)
@@ -683,13 +681,6 @@ class Source(Table):
     distribution: Optional[Literal["fixed", "exponential"]] = None
     frame_cells: Optional[FrameCells] = None
     arrivals: Optional[Literal["periodic", "poisson"]] = None
-
-    @classmethod
-    def allowed_keys(cls, data: dict) -> list[str]:
-        kind = data.get("kind")
-        if isinstance(kind, str) and kind in SOURCE_KIND_KEYS:
-            return SOURCE_COMMON_KEYS + SOURCE_KIND_KEYS[kind]
-        return super().allowed_keys(data)
 
     @model_validator(mode="after")
     def _resolve(self) -> Source:

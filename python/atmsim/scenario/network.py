@@ -7,6 +7,7 @@ at run time models.py imports this module, not the other way round.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
 from ..units import parse_cell_rate_cps
@@ -162,36 +163,40 @@ class Network:
             raise _fail(key, f'the name "{name}" is also made by {made[name]}')
         made[name] = how
 
+    def _entries(self, section: str) -> Iterator[tuple[str, Any, str, Optional[int]]]:
+        """Each table of ``[section]`` once per name it stands for: (its key, the table
+        as written, the copy's name, the value of {i}); each table's name is checked
+        before its copies come."""
+        for name, entry in getattr(self.scenario, section).items():
+            _check_name(section, name)
+            key = f"{section}.{name}"
+            for copy, i in _copies(section, name, entry):
+                yield key, entry, copy, i
+
     def _expand_nodes(self) -> None:
-        for name, node in self.scenario.nodes.items():
-            _check_name("nodes", name)
-            key = f"nodes.{name}"
-            for copy, _ in _copies("nodes", name, node):
-                self._claim("nodes", copy, key, key)
-                self.nodes[copy] = FlatNode(copy, node, key)
+        for key, node, copy, _ in self._entries("nodes"):
+            self._claim("nodes", copy, key, key)
+            self.nodes[copy] = FlatNode(copy, node, key)
 
     def _expand_links(self) -> None:
-        for name, link in self.scenario.links.items():
-            _check_name("links", name)
-            key = f"links.{name}"
-            for copy, i in _copies("links", name, link):
-                here = _substituted(link, i)
-                for end, node in (("from", here.from_), ("to", here.to)):
-                    if node not in self.nodes:
-                        raise _fail(
-                            f"{key}.{end}",
-                            f'no node "{node}"{_in(copy, i)}; nodes: {_quoted(self.nodes)}',
-                        )
-                if here.from_ == here.to:
+        for key, link, copy, i in self._entries("links"):
+            here = _substituted(link, i)
+            for end, node in (("from", here.from_), ("to", here.to)):
+                if node not in self.nodes:
                     raise _fail(
-                        f"{key}.to",
-                        f'a link cannot end where it starts ("{here.to}"){_in(copy, i)}',
+                        f"{key}.{end}",
+                        f'no node "{node}"{_in(copy, i)}; nodes: {_quoted(self.nodes)}',
                     )
-                self._add_link(FlatLink(copy, here, key, False), key, key)
-                if here.duplex:
-                    back = here.model_copy(update={"from_": here.to, "to": here.from_})
-                    how = f"duplex = true on {key}"
-                    self._add_link(FlatLink(f"{copy}-rev", back, key, True), f"{key}.duplex", how)
+            if here.from_ == here.to:
+                raise _fail(
+                    f"{key}.to",
+                    f'a link cannot end where it starts ("{here.to}"){_in(copy, i)}',
+                )
+            self._add_link(FlatLink(copy, here, key, False), key, key)
+            if here.duplex:
+                back = here.model_copy(update={"from_": here.to, "to": here.from_})
+                how = f"duplex = true on {key}"
+                self._add_link(FlatLink(f"{copy}-rev", back, key, True), f"{key}.duplex", how)
 
     def _add_link(self, flat: FlatLink, key: str, how: str) -> None:
         self._claim("links", flat.name, key, how)
@@ -316,64 +321,56 @@ class Network:
             key = f"vcs.{name}"
             links = self._vc_path(vc.path, f"{key}.path")
             self._add_vc(FlatVc(name, vc.class_, list(vc.path), key, vc.abr), links)
-        for name, source in self.scenario.sources.items():
-            _check_name("sources", name)
-            key = f"sources.{name}"
-            for copy, i in _copies("sources", name, source):
-                here = _substituted(source, i)
-                self._claim("sources", copy, key, key)
-                if here.path is not None:
-                    links = self._vc_path(here.path, f"{key}.path", copy, i)
-                    flat = FlatVc(copy, here.class_ or "ubr", list(here.path), key, here.abr)
-                    self._add_vc(flat, links, "", f"{key}.path", copy, i)
-                    self.sources.append(FlatSource(copy, copy, here, key))
-                else:
-                    self.sources.append(FlatSource(copy, here.vc or "", here, key))
+        for key, source, copy, i in self._entries("sources"):
+            here = _substituted(source, i)
+            self._claim("sources", copy, key, key)
+            if here.path is not None:
+                links = self._vc_path(here.path, f"{key}.path", copy, i)
+                flat = FlatVc(copy, here.class_ or "ubr", list(here.path), key, here.abr)
+                self._add_vc(flat, links, "", f"{key}.path", copy, i)
+                self.sources.append(FlatSource(copy, copy, here, key))
+            else:
+                self.sources.append(FlatSource(copy, here.vc or "", here, key))
 
     def _expand_flows(self) -> None:
-        for name, flow in self.scenario.flows.items():
-            _check_name("flows", name)
-            key = f"flows.{name}"
-            for copy, i in _copies("flows", name, flow):
-                here = _substituted(flow, i)
-                self._claim("flows", copy, key, key)
-                note = (
-                    " for the ACKs (ack_path defaults to the reverse of path)"
-                    if flow._ack_path_default
-                    else ""
+        for key, flow, copy, i in self._entries("flows"):
+            here = _substituted(flow, i)
+            self._claim("flows", copy, key, key)
+            note = (
+                " for the ACKs (ack_path defaults to the reverse of path)"
+                if flow._ack_path_default
+                else ""
+            )
+            data = self.path_links(here.path, f"{key}.path", copy, i, flow=True)
+            acks = self.path_links(here.ack_path or [], f"{key}.ack_path", copy, i, note, flow=True)
+            layer = self._layer(data, f"{key}.path", copy, i)
+            ack_layer = self._layer(acks, f"{key}.ack_path", copy, i)
+            if ack_layer != layer:
+                raise _fail(
+                    f"{key}.ack_path",
+                    f"the ACKs cross {ack_layer} links but the data {layer} links"
+                    f"{_in(copy, i)}; both paths of a flow must have the same layer",
                 )
-                data = self.path_links(here.path, f"{key}.path", copy, i, flow=True)
-                acks = self.path_links(
-                    here.ack_path or [], f"{key}.ack_path", copy, i, note, flow=True
+            if layer == "atm":
+                vc_class = here.class_ or "ubr"
+                what = f'flow "{copy}" makes VCs "{copy}" and "{copy}-ack", but '
+                data_vc = FlatVc(copy, vc_class, list(here.path), key, here.abr)
+                self._add_vc(data_vc, data, what, f"{key}.path", copy, i)
+                ack_nodes = list(here.ack_path or [])
+                ack_vc = FlatVc(f"{copy}-ack", vc_class, ack_nodes, key, here.abr)
+                self._add_vc(ack_vc, acks, what, f"{key}.ack_path", copy, i)
+            elif here.class_ == "abr":
+                raise _fail(
+                    f"{key}.class",
+                    f"ABR is an ATM service; {copy} runs over IP links: remove class "
+                    '(and abr), or use ATM links (layer = "atm")',
                 )
-                layer = self._layer(data, f"{key}.path", copy, i)
-                ack_layer = self._layer(acks, f"{key}.ack_path", copy, i)
-                if ack_layer != layer:
-                    raise _fail(
-                        f"{key}.ack_path",
-                        f"the ACKs cross {ack_layer} links but the data {layer} links"
-                        f"{_in(copy, i)}; both paths of a flow must have the same layer",
-                    )
-                if layer == "atm":
-                    vc_class = here.class_ or "ubr"
-                    what = f'flow "{copy}" makes VCs "{copy}" and "{copy}-ack", but '
-                    data_vc = FlatVc(copy, vc_class, list(here.path), key, here.abr)
-                    self._add_vc(data_vc, data, what, f"{key}.path", copy, i)
-                    ack_nodes = list(here.ack_path or [])
-                    ack_vc = FlatVc(f"{copy}-ack", vc_class, ack_nodes, key, here.abr)
-                    self._add_vc(ack_vc, acks, what, f"{key}.ack_path", copy, i)
-                elif here.class_ == "abr":
-                    raise _fail(
-                        f"{key}.class",
-                        f"ABR is an ATM service; {copy} runs over IP links: remove class "
-                        '(and abr), or use ATM links (layer = "atm")',
-                    )
-                elif here.class_ is not None:
-                    raise _fail(
-                        f"{key}.class",
-                        f"is the class of an ATM flow's VCs; {copy} runs over IP links: remove it",
-                    )
-                self.flows.append(FlatFlow(copy, here, key, layer, data, acks))
+            elif here.class_ is not None:
+                raise _fail(
+                    f"{key}.class",
+                    f"is the class of an ATM flow's VCs; {copy} runs over IP links: remove it",
+                )
+            self.flows.append(FlatFlow(copy, here, key, layer, data, acks))
 
     def _check_sources(self) -> None:
         used_by: dict[str, str] = {}
