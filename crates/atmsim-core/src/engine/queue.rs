@@ -14,6 +14,9 @@ pub enum Event {
     SourceEmit(u32),
     /// The head cell of a link's in-flight queue reaches the far node.
     LinkArrival(u32),
+    /// An IP port fed by several links takes, in time order, every packet
+    /// they bring within its look-ahead (see `sim`).
+    IpBatch(u32),
     /// A priority-scheduled port finishes transmitting a cell.
     PortTxDone(u32),
     /// Sample the probes.

@@ -153,6 +153,27 @@ impl IpPort {
             .count()
     }
 
+    /// Packets waiting at `now` before the arrivals of that instant: what a
+    /// probe at `now` sees (probes come before simultaneous arrivals, see
+    /// docs/model.md, "Time and order"), however early the port was told.
+    pub fn queue_len_before(&self, now: Time) -> usize {
+        self.live()
+            .iter()
+            .rev()
+            .take_while(|h| h.start > now)
+            .filter(|h| h.arrival < now)
+            .count()
+    }
+
+    /// The arrival time of the held packet whose transmission ends at
+    /// `end`, if the port still holds it (it does while `end` is after the
+    /// last settled time).
+    pub fn arrival_ending_at(&self, end: Time) -> Option<Time> {
+        let live = self.live();
+        let k = live.partition_point(|h| h.end < end);
+        live.get(k).filter(|h| h.end == end).map(|h| h.arrival)
+    }
+
     /// Packets in the port at `now` (waiting or in transmission).
     pub fn packets_held(&self, now: Time) -> usize {
         self.live()
@@ -365,6 +386,15 @@ mod tests {
         // the second, even though the simulation is still at 0.
         assert_eq!(p.arrive(5 * MS / 2, 0, &pk), Some(4 * MS));
         assert_eq!(p.max_queue, 1);
+        // A probe at 2.5 ms comes before that instant's arrival; just after,
+        // the packet waits.
+        assert_eq!(p.queue_len_before(5 * MS / 2), 0);
+        assert_eq!(p.queue_len(5 * MS / 2), 1);
+        assert_eq!(p.queue_len_before(5 * MS / 2 + 1), 1);
+        // The ledger finds a held packet by the end of its transmission.
+        assert_eq!(p.arrival_ending_at(3 * MS), Some(3 * MS / 2));
+        assert_eq!(p.arrival_ending_at(4 * MS), Some(5 * MS / 2));
+        assert_eq!(p.arrival_ending_at(4 * MS - 1), None);
     }
 
     #[test]

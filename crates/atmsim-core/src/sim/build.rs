@@ -39,6 +39,13 @@ impl Simulation {
             }
         }
         let eager = eager_ip_links(sc);
+        let feeders = batch_ports(sc, &eager);
+        let mut feeds = vec![NO_BATCH; sc.links.len()];
+        for (b, fs) in feeders.iter().enumerate() {
+            for &k in fs {
+                feeds[k as usize] = b as u32;
+            }
+        }
         let mut hops = Vec::with_capacity(sc.links.len());
         for (i, l) in sc.links.iter().enumerate() {
             let hop = match l.layer {
@@ -89,7 +96,14 @@ impl Simulation {
                         delay_ps: l.delay_ps,
                         port: IpPort::new(l.bit_rate_bps, limit, red, rng),
                         in_flight: VecDeque::new(),
-                        eager_pred: eager[i],
+                        feeds: feeds[i],
+                        lookahead_ps: feeders[i]
+                            .iter()
+                            .map(|&k| sc.links[k as usize].delay_ps)
+                            .min()
+                            .unwrap_or(0),
+                        feeders: feeders[i].clone(),
+                        batch_at: Time::MAX,
                     })
                 }
             };
@@ -248,6 +262,7 @@ impl Simulation {
             byte_losses: ByteLosses::default(),
             packets: PacketCounts::default(),
             future_drops: Vec::new(),
+            batch_heads: Vec::new(),
             ip_route,
             ip_route_base,
             rm_generated: 0,
@@ -300,6 +315,56 @@ pub(super) fn eager_ip_links(sc: &Scenario) -> Vec<Option<u32>> {
         .iter()
         .map(|c| c.filter(|&p| candidate[p as usize].is_none()))
         .collect()
+}
+
+/// For each link, the links that feed its port if it is a *batch port*
+/// (else none): an IP port that is not eager, every packet of which comes
+/// over one of those links, each of which has a delay and leads nowhere
+/// else. The port then takes their packets in batches: at the earliest
+/// arrival E, every arrival before E + the least feeder delay, since a
+/// packet entering a feeder from E on arrives after that.
+pub(super) fn batch_ports(sc: &Scenario, eager_links: &[Option<u32>]) -> Vec<Vec<u32>> {
+    let n = sc.links.len();
+    let paths = || {
+        sc.flows
+            .iter()
+            .filter(|f| f.layer == Layer::Ip)
+            .flat_map(|f| [&f.data_links, &f.ack_links])
+    };
+    // The one link each link leads to (None if several or a path's end).
+    let next = sole_value(
+        n,
+        paths().flat_map(|path| {
+            path.iter()
+                .enumerate()
+                .map(|(k, &l)| (l, path.get(k + 1).copied()))
+        }),
+    );
+    let mut feeders: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut ok: Vec<bool> = (0..n)
+        .map(|l| sc.links[l].layer == Layer::Ip && eager_links[l].is_none())
+        .collect();
+    let mut used = vec![false; n];
+    for path in paths() {
+        for (k, &l) in path.iter().enumerate() {
+            used[l as usize] = true;
+            match k.checked_sub(1).map(|j| path[j]) {
+                Some(p) if next[p as usize] == Some(l) && sc.links[p as usize].delay_ps > 0 => {
+                    feeders[l as usize].push(p)
+                }
+                _ => ok[l as usize] = false,
+            }
+        }
+    }
+    for (l, fs) in feeders.iter_mut().enumerate() {
+        if ok[l] && used[l] {
+            fs.sort_unstable();
+            fs.dedup();
+        } else {
+            fs.clear();
+        }
+    }
+    feeders
 }
 
 /// For each flow, whether its receiver can take each data segment as soon

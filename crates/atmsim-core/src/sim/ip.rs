@@ -57,12 +57,101 @@ impl Simulation {
             let was_empty = h.in_flight.is_empty();
             h.in_flight.push_back((far, at, packet));
             if was_empty {
-                // Simultaneous packet arrivals go by link, whenever they
-                // were scheduled (eager steps schedule them early).
-                self.queue
-                    .push_ordered(far, Event::LinkArrival(l as u32), l as u32);
+                let b = h.feeds;
+                if b == NO_BATCH {
+                    // Simultaneous packet arrivals go by link, whenever they
+                    // were scheduled (eager steps schedule them early).
+                    self.queue
+                        .push_ordered(far, Event::LinkArrival(l as u32), l as u32);
+                } else {
+                    self.schedule_batch(b as usize, far);
+                }
             }
             return;
+        }
+    }
+
+    /// When the head packet of IP link `l` reaches its far end (Time::MAX
+    /// if the link is empty).
+    #[inline]
+    fn link_head(&self, l: usize) -> Time {
+        match &self.hops[l] {
+            Hop::Ip(h) => h.in_flight.front().map_or(Time::MAX, |e| e.0),
+            Hop::Atm(_) => Time::MAX,
+        }
+    }
+
+    /// Makes sure batch port `b` has its IpBatch event at or before `t`.
+    fn schedule_batch(&mut self, b: usize, t: Time) {
+        let order = self.hops.len() as u32 + b as u32;
+        let Hop::Ip(h) = &mut self.hops[b] else {
+            unreachable!()
+        };
+        if t < h.batch_at {
+            h.batch_at = t;
+            self.queue.push_ordered(t, Event::IpBatch(b as u32), order);
+        }
+    }
+
+    /// Batch port `b` takes, in time order (ties by link), every packet its
+    /// feeders bring before now + its look-ahead: a packet that enters a
+    /// feeder from now on arrives later than that, so these are all the
+    /// arrivals of that window, and the port (told of them early, like an
+    /// eager port) sees them in their order.
+    pub(super) fn on_ip_batch(&mut self, b: usize) {
+        self.queue.pop();
+        let now = self.now;
+        let Hop::Ip(h) = &mut self.hops[b] else {
+            unreachable!()
+        };
+        if h.batch_at != now {
+            return; // superseded by an earlier one
+        }
+        // Nothing past the end of the current `advance` (like eager ends),
+        // so a run in slices takes smaller batches with the same results.
+        let horizon = now
+            .saturating_add(h.lookahead_ps)
+            .min(self.until.saturating_add(1));
+        // Arrivals added meanwhile come after the horizon: no event for them
+        // until the batch is done.
+        h.batch_at = horizon;
+        let feeders = std::mem::take(&mut h.feeders);
+        // The feeders' head arrivals (Time::MAX when empty), refreshed as
+        // they are taken: cheaper than looking into every feeder each time.
+        let mut heads = std::mem::take(&mut self.batch_heads);
+        heads.clear();
+        heads.extend(feeders.iter().map(|&k| (self.link_head(k as usize), k)));
+        loop {
+            let mut best = usize::MAX;
+            let mut best_t = horizon;
+            for (i, &(t, _)) in heads.iter().enumerate() {
+                if t < best_t {
+                    best_t = t;
+                    best = i;
+                }
+            }
+            if best == usize::MAX {
+                break;
+            }
+            let k = heads[best].1 as usize;
+            let Hop::Ip(fh) = &mut self.hops[k] else {
+                unreachable!()
+            };
+            let (far, _, mut packet) = fh.in_flight.pop_front().expect("a head");
+            heads[best].0 = fh.in_flight.front().map_or(Time::MAX, |e| e.0);
+            packet.hop += 1;
+            self.ip_port_arrive(b, packet, far);
+        }
+        self.batch_heads = heads;
+        // Feeders may have gained packets meanwhile (after the horizon).
+        let next = feeders.iter().map(|&k| self.link_head(k as usize)).min();
+        let Hop::Ip(h) = &mut self.hops[b] else {
+            unreachable!()
+        };
+        h.feeders = feeders;
+        h.batch_at = Time::MAX;
+        if let Some(t) = next.filter(|&t| t != Time::MAX) {
+            self.schedule_batch(b, t);
         }
     }
 
@@ -78,11 +167,51 @@ impl Simulation {
             if self.future_drops.len() >= 1024 {
                 self.future_drops.retain(|d| d.at > now);
             }
+            let route_pos = self.ip_route_base[packet.flow as usize][packet.is_data as usize]
+                + packet.hop as u32;
             self.future_drops.push(FutureDrop {
                 at,
                 link: l as u32,
+                route_pos,
                 data_bytes,
             });
+        }
+    }
+
+    /// Where a packet is at `now` that reaches the port of the link at
+    /// `ip_route[route_pos]` at `at` > now (a port told of it ahead of
+    /// time): (link, true) in that link's port, (link, false) on the link,
+    /// walking up its path from the recorded times; the ports it passes on
+    /// the way were told of it ahead too (counted in `future_in`). None if
+    /// the path gives out first, which would be a bug.
+    fn place_upstream(
+        &self,
+        route_pos: u32,
+        mut at: Time,
+        now: Time,
+        future_in: &mut [u64],
+    ) -> Option<(usize, bool)> {
+        let mut pos = route_pos as usize;
+        loop {
+            pos = pos.checked_sub(1)?;
+            let p = self.ip_route[pos];
+            if p == ROUTE_END {
+                return None;
+            }
+            let p = (p & !EAGER_LINK) as usize;
+            let Hop::Ip(ph) = &self.hops[p] else {
+                return None;
+            };
+            let end = at.checked_sub(ph.delay_ps)?;
+            if end <= now {
+                return Some((p, false));
+            }
+            let arrival = ph.port.arrival_ending_at(end)?;
+            if arrival <= now {
+                return Some((p, true));
+            }
+            future_in[p] += 1;
+            at = arrival;
         }
     }
 
@@ -102,18 +231,7 @@ impl Simulation {
         let mut future_in = vec![0u64; n];
         let mut future_drops = vec![0u64; n];
         let mut in_path = 0u64;
-        // Where is a packet that reaches eager port `l` at `at` > now?
-        let upstream = |hops: &[Hop], l: usize, at: Time| -> (usize, bool) {
-            let Hop::Ip(h) = &hops[l] else { unreachable!() };
-            let p = h
-                .eager_pred
-                .expect("a future arrival at a port that is not eager")
-                as usize;
-            let Hop::Ip(ph) = &hops[p] else {
-                unreachable!()
-            };
-            (p, at - ph.delay_ps > now)
-        };
+        let mut misplaced = 0u64;
         for l in 0..n {
             let Hop::Ip(h) = &self.hops[l] else { continue };
             for &(far, at, pk) in h.in_flight.iter() {
@@ -122,11 +240,12 @@ impl Simulation {
                 }
                 if at > now {
                     future_in[l] += 1;
-                    let (p, in_p) = upstream(&self.hops, l, at);
-                    if in_p {
-                        in_port[p] += 1;
-                    } else {
-                        on_link[p] += 1;
+                    let pos =
+                        self.ip_route_base[pk.flow as usize][pk.is_data as usize] + pk.hop as u32;
+                    match self.place_upstream(pos, at, now, &mut future_in) {
+                        Some((p, true)) => in_port[p] += 1,
+                        Some((p, false)) => on_link[p] += 1,
+                        None => misplaced += 1,
                     }
                 } else if far - h.delay_ps > now {
                     in_port[l] += 1;
@@ -136,14 +255,17 @@ impl Simulation {
             }
         }
         for d in self.future_drops.iter().filter(|d| d.at > now) {
-            let l = d.link as usize;
-            future_drops[l] += 1;
-            let (p, in_p) = upstream(&self.hops, l, d.at);
-            if in_p {
-                in_port[p] += 1;
-            } else {
-                on_link[p] += 1;
+            future_drops[d.link as usize] += 1;
+            match self.place_upstream(d.route_pos, d.at, now, &mut future_in) {
+                Some((p, true)) => in_port[p] += 1,
+                Some((p, false)) => on_link[p] += 1,
+                None => misplaced += 1,
             }
+        }
+        if misplaced > 0 {
+            ledger.problems.push(format!(
+                "{misplaced} packets told ahead to a port have no place upstream at {now} ps"
+            ));
         }
         for l in 0..n {
             let Hop::Ip(h) = &mut self.hops[l] else {

@@ -85,17 +85,28 @@ struct IpHop {
     /// Packets on the link or still in its port, earliest first: (arrival
     /// at the far end, arrival at this port, packet).
     in_flight: VecDeque<(Time, Time, Packet)>,
-    /// Fed by one upstream link only, which is itself not eager: packets
-    /// are pushed through this port as soon as they leave the upstream port,
-    /// without an event at their arrival here (their order is already
-    /// known). `pred` is that upstream link.
-    eager_pred: Option<u32>,
+    /// The batch port this link feeds (NO_BATCH if none): its packets then
+    /// wait here for that port's IpBatch event, not for a LinkArrival.
+    feeds: u32,
+    /// For a batch port: the links that feed it (by index, ascending), and
+    /// the least of their delays, its look-ahead.
+    feeders: Vec<u32>,
+    lookahead_ps: Time,
+    /// For a batch port: the time of its pending IpBatch event (Time::MAX if
+    /// none; events at other times are stale).
+    batch_at: Time,
 }
 
-/// A packet an eager port will drop at a time the run may not reach.
+/// `IpHop::feeds` of a link that feeds no batch port.
+const NO_BATCH: u32 = u32::MAX;
+
+/// A packet a port will drop at a time the run may not reach (a port told
+/// of arrivals ahead of time).
 struct FutureDrop {
     at: Time,
     link: u32,
+    /// Where the link is in `ip_route`, to place the packet upstream.
+    route_pos: u32,
     data_bytes: u64,
 }
 
@@ -245,6 +256,8 @@ pub struct Simulation {
     byte_losses: ByteLosses,
     packets: PacketCounts,
     future_drops: Vec<FutureDrop>,
+    /// Scratch for `on_ip_batch`: (head arrival, feeder).
+    batch_heads: Vec<(Time, u32)>,
     /// The IP flows' paths, flat: link indices (with EAGER_LINK when the
     /// link's port is eager), each path closed by ROUTE_END.
     ip_route: Vec<u32>,
@@ -289,6 +302,7 @@ impl Simulation {
             match ev {
                 Event::SourceEmit(s) => self.on_source(s as usize),
                 Event::LinkArrival(l) => self.on_link_arrival(l as usize),
+                Event::IpBatch(l) => self.on_ip_batch(l as usize),
                 Event::PortTxDone(l) => self.on_tx_done(l as usize),
                 Event::ProbeTick => self.on_probe(),
                 Event::FlowStart(f) => {

@@ -38,10 +38,12 @@ impl Simulation {
                     self.series
                         .push(t, l, Metric::QueueCells, h.port.occupancy(now) as f64)
                 }
-                Hop::Ip(h) => {
-                    self.series
-                        .push(t, l, Metric::IpQueuePackets, h.port.queue_len(now) as f64)
-                }
+                Hop::Ip(h) => self.series.push(
+                    t,
+                    l,
+                    Metric::IpQueuePackets,
+                    h.port.queue_len_before(now) as f64,
+                ),
             }
         }
         for (l, last) in &mut self.probe_util {
