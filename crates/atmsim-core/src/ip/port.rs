@@ -18,6 +18,9 @@ use super::packet::Packet;
 use super::red::{Red, RedVerdict};
 use crate::engine::{RngStream, Time, PS_PER_S};
 
+/// `arrive` forgets the packets that ended once this many have.
+const SETTLE_EVERY: usize = 32;
+
 /// What bounds the queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IpLimit {
@@ -197,8 +200,7 @@ impl IpPort {
     /// returns when its transmission ends, or None if it was dropped.
     #[inline(always)]
     pub fn arrive(&mut self, at: Time, now: Time, p: &Packet) -> Option<Time> {
-        self.settle(now);
-        // Packets that end between now and `at` have left by `at`.
+        // Packets that end by `at` have left by `at`.
         let track_bytes = matches!(self.limit, IpLimit::Bytes(_));
         while let Some(h) = self.held.get(self.head + self.ahead) {
             if h.end > at {
@@ -208,6 +210,11 @@ impl IpPort {
             if track_bytes {
                 self.ahead_bytes += h.bytes as u64;
             }
+        }
+        // Forget those that ended by `now` (all in that prefix) now and
+        // then, not at every arrival: queries take their time anyway.
+        if self.ahead >= SETTLE_EVERY {
+            self.settle(now);
         }
         // Every held packet arrived by `at` (arrivals come in time order), so
         // the first one still there at `at` is in transmission: the others

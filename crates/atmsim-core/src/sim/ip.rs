@@ -122,25 +122,37 @@ impl Simulation {
         heads.clear();
         heads.extend(feeders.iter().map(|&k| (self.link_head(k as usize), k)));
         loop {
+            // The earliest head (the first feeder on a tie), and the time
+            // before which that feeder's packets come first.
             let mut best = usize::MAX;
             let mut best_t = horizon;
+            let mut bound = horizon;
             for (i, &(t, _)) in heads.iter().enumerate() {
                 if t < best_t {
+                    bound = best_t;
                     best_t = t;
                     best = i;
+                } else if t < bound {
+                    bound = t;
                 }
             }
             if best == usize::MAX {
                 break;
             }
             let k = heads[best].1 as usize;
-            let Hop::Ip(fh) = &mut self.hops[k] else {
-                unreachable!()
-            };
-            let (far, _, mut packet) = fh.in_flight.pop_front().expect("a head");
-            heads[best].0 = fh.in_flight.front().map_or(Time::MAX, |e| e.0);
-            packet.hop += 1;
-            self.ip_port_arrive(b, packet, far);
+            loop {
+                let Hop::Ip(fh) = &mut self.hops[k] else {
+                    unreachable!()
+                };
+                let (far, _, mut packet) = fh.in_flight.pop_front().expect("a head");
+                let next = fh.in_flight.front().map_or(Time::MAX, |e| e.0);
+                packet.hop += 1;
+                self.ip_port_arrive(b, packet, far);
+                if next >= bound {
+                    heads[best].0 = next;
+                    break;
+                }
+            }
         }
         self.batch_heads = heads;
         // Feeders may have gained packets meanwhile (after the horizon).
