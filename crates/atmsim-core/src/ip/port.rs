@@ -63,6 +63,8 @@ pub struct IpPort {
     /// only grows between settles and the queue an arrival finds is O(1).
     ahead: usize,
     ahead_bytes: u64,
+    /// `arrive` forgets ended packets when `ahead` reaches this.
+    settle_mark: usize,
     free_at: Time,
     last_tx_ps: Time,
     /// Transmission time of every packet accepted, ps: the busy time once
@@ -93,6 +95,7 @@ impl IpPort {
             held_bytes: 0,
             ahead: 0,
             ahead_bytes: 0,
+            settle_mark: SETTLE_EVERY,
             free_at: 0,
             last_tx_ps: 0,
             tx_total_ps: 0,
@@ -134,7 +137,7 @@ impl IpPort {
         if self.head == self.held.len() {
             self.held.clear();
             self.head = 0;
-        } else if self.head >= 4096 && 2 * self.head >= self.held.len() {
+        } else if self.head >= 128 && 2 * self.head >= self.held.len() {
             self.held.drain(..self.head);
             self.head = 0;
         }
@@ -212,9 +215,12 @@ impl IpPort {
             }
         }
         // Forget those that ended by `now` (all in that prefix) now and
-        // then, not at every arrival: queries take their time anyway.
-        if self.ahead >= SETTLE_EVERY {
+        // then, not at every arrival: queries take their time anyway. A
+        // port told of arrivals early may have many that ended by `at` but
+        // not by `now`: wait for more.
+        if self.ahead >= self.settle_mark {
             self.settle(now);
+            self.settle_mark = self.ahead + SETTLE_EVERY;
         }
         // Every held packet arrived by `at` (arrivals come in time order), so
         // the first one still there at `at` is in transmission: the others
