@@ -107,7 +107,7 @@ enum RexmtTimer {
 pub struct TcpSender {
     /// Shared state.
     pub s: SenderState,
-    cc: Box<dyn CongestionControl>,
+    cc: cc::Cc,
     /// RTT estimator and RTO.
     pub rtt: RttEstimator,
     timer: RexmtTimer,

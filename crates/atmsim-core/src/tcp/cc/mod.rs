@@ -63,13 +63,76 @@ pub trait CongestionControl: Send + Sync {
     }
 }
 
+/// One of the variants, dispatched statically: the sender calls its
+/// variant a few times per ACK, and a `match` the compiler can inline costs
+/// less than a virtual call (measured: about 2 % of the dumbbell's
+/// instructions).
+pub enum Cc {
+    /// `tahoe-nofr`.
+    TahoeNofr(tahoe_nofr::TahoeNoFr),
+    /// `tahoe`.
+    Tahoe(tahoe::Tahoe),
+    /// `reno`.
+    Reno(reno::Reno),
+    /// `newreno`.
+    NewReno(newreno::NewReno),
+    /// `sack`.
+    Sack(sack::Sack),
+}
+
+/// Calls `$call` on the variant inside `$cc`.
+macro_rules! dispatch {
+    ($cc:expr, $v:ident => $call:expr) => {
+        match $cc {
+            Cc::TahoeNofr($v) => $call,
+            Cc::Tahoe($v) => $call,
+            Cc::Reno($v) => $call,
+            Cc::NewReno($v) => $call,
+            Cc::Sack($v) => $call,
+        }
+    };
+}
+
+impl CongestionControl for Cc {
+    fn name(&self) -> &'static str {
+        dispatch!(self, c => c.name())
+    }
+    #[inline]
+    fn on_new_ack(&mut self, s: &mut SenderState, acked: u64, sack: &[SackBlock]) {
+        dispatch!(self, c => c.on_new_ack(s, acked, sack))
+    }
+    fn on_dupack(&mut self, s: &mut SenderState, sack: &[SackBlock]) {
+        dispatch!(self, c => c.on_dupack(s, sack))
+    }
+    fn on_old_ack(&mut self, s: &mut SenderState, sack: &[SackBlock]) {
+        dispatch!(self, c => c.on_old_ack(s, sack))
+    }
+    fn on_timeout(&mut self, s: &mut SenderState) {
+        dispatch!(self, c => c.on_timeout(s))
+    }
+    #[inline]
+    fn choose(&mut self, s: &SenderState) -> SendChoice {
+        dispatch!(self, c => c.choose(s))
+    }
+    #[inline]
+    fn on_send(&mut self, s: &SenderState, seg: Segment) {
+        dispatch!(self, c => c.on_send(s, seg))
+    }
+    fn in_recovery(&self) -> bool {
+        dispatch!(self, c => c.in_recovery())
+    }
+    fn base_cwnd(&self, s: &SenderState) -> f64 {
+        dispatch!(self, c => c.base_cwnd(s))
+    }
+}
+
 /// The variant a scenario names.
-pub fn build(v: Variant) -> Box<dyn CongestionControl> {
+pub fn build(v: Variant) -> Cc {
     match v {
-        Variant::TahoeNofr => Box::new(tahoe_nofr::TahoeNoFr),
-        Variant::Tahoe => Box::new(tahoe::Tahoe),
-        Variant::Reno => Box::new(reno::Reno::default()),
-        Variant::Newreno => Box::new(newreno::NewReno::default()),
-        Variant::Sack => Box::new(sack::Sack::default()),
+        Variant::TahoeNofr => Cc::TahoeNofr(tahoe_nofr::TahoeNoFr),
+        Variant::Tahoe => Cc::Tahoe(tahoe::Tahoe),
+        Variant::Reno => Cc::Reno(reno::Reno::default()),
+        Variant::Newreno => Cc::NewReno(newreno::NewReno::default()),
+        Variant::Sack => Cc::Sack(sack::Sack::default()),
     }
 }
