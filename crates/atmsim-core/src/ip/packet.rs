@@ -84,7 +84,7 @@ impl Packet {
     /// The SACK blocks carried, most recent first.
     pub fn sack_blocks(&self) -> ([SackBlock; MAX_SACK_BLOCKS], usize) {
         let mut out = [(0, 0); MAX_SACK_BLOCKS];
-        for (o, &(a, b)) in out.iter_mut().zip(&self.sack) {
+        for (o, &(a, b)) in out.iter_mut().zip(&self.sack[..self.n_sack as usize]) {
             *o = (self.ack + a as u64, self.ack + b as u64);
         }
         (out, self.n_sack as usize)

@@ -265,12 +265,15 @@ impl TcpSender {
                 SendChoice::Segment(seg) => seg,
                 SendChoice::Nothing => return None,
                 SendChoice::Normal => {
-                    let limit = self.s.snd_una + self.window() as u64;
                     if self.s.snd_nxt >= end {
                         return None;
                     }
                     let len = self.s.mss.min(end - self.s.snd_nxt);
-                    if self.s.snd_nxt + len > limit {
+                    // Past snd_una + floor(window)? For a whole number of
+                    // bytes that is past the window itself, compared in f64
+                    // (exact below 2^53) to spare a saturating cast.
+                    let beyond = (self.s.snd_nxt + len).saturating_sub(self.s.snd_una);
+                    if beyond as f64 > self.window() {
                         return None;
                     }
                     Segment {
