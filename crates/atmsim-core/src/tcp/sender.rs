@@ -504,6 +504,19 @@ mod tests {
     }
 
     #[test]
+    fn a_segment_goes_only_if_all_of_it_fits_the_window() {
+        // The window is a fractional byte count in congestion avoidance: a
+        // segment goes when its last byte is within snd_una + window.
+        for (cwnd, segments) in [(3.0 * 512.0, 3), (3.0 * 512.0 - 0.5, 2), (2.99 * 512.0, 2)] {
+            let mut cfg = TcpConfig::example(Variant::TahoeNofr);
+            cfg.initial_cwnd_segments = 1;
+            let mut sc = Script::new(cfg);
+            sc.tx.s.cwnd = cwnd;
+            assert_eq!(sc.send().len(), segments, "cwnd {cwnd}");
+        }
+    }
+
+    #[test]
     fn timeout_halves_and_goes_back_n() {
         let mut sc = Script::new(TcpConfig::example(Variant::TahoeNofr));
         sc.open_to(16);
