@@ -174,9 +174,9 @@ impl Simulation {
                 }
             }
             Hop::Ip(h) => {
-                let (_, _, mut packet) = h.in_flight.pop_front().expect("arrival on an empty link");
+                let (_, mut packet) = h.in_flight.pop_front().expect("arrival on an empty link");
                 match h.in_flight.front() {
-                    Some(&(t, _, _)) => {
+                    Some(&(t, _)) => {
                         self.queue
                             .replace_top_ordered(t, Event::LinkArrival(l as u32), l as u32)
                     }

@@ -55,7 +55,7 @@ impl Simulation {
                 }
             }
             let was_empty = h.in_flight.is_empty();
-            h.in_flight.push_back((far, at, packet));
+            h.in_flight.push_back((far, packet));
             if was_empty {
                 let b = h.feeds;
                 if b == NO_BATCH {
@@ -144,7 +144,7 @@ impl Simulation {
                 let Hop::Ip(fh) = &mut self.hops[k] else {
                     unreachable!()
                 };
-                let (far, _, mut packet) = fh.in_flight.pop_front().expect("a head");
+                let (far, mut packet) = fh.in_flight.pop_front().expect("a head");
                 let next = fh.in_flight.front().map_or(Time::MAX, |e| e.0);
                 packet.hop += 1;
                 self.ip_port_arrive(b, packet, far);
@@ -246,11 +246,18 @@ impl Simulation {
         let mut misplaced = 0u64;
         for l in 0..n {
             let Hop::Ip(h) = &self.hops[l] else { continue };
-            for &(far, at, pk) in h.in_flight.iter() {
+            for &(far, pk) in h.in_flight.iter() {
                 if pk.is_data {
                     in_path += pk.len as u64;
                 }
-                if at > now {
+                // Still in the port at `now` (or not yet there, if told
+                // early): it arrived when its port's record says.
+                let end = far - h.delay_ps;
+                let future = (end > now)
+                    .then(|| h.port.arrival_ending_at(end))
+                    .flatten()
+                    .filter(|&at| at > now);
+                if let Some(at) = future {
                     future_in[l] += 1;
                     let pos =
                         self.ip_route_base[pk.flow as usize][pk.is_data as usize] + pk.hop as u32;
@@ -259,7 +266,7 @@ impl Simulation {
                         Some((p, false)) => on_link[p] += 1,
                         None => misplaced += 1,
                     }
-                } else if far - h.delay_ps > now {
+                } else if end > now {
                     in_port[l] += 1;
                 } else {
                     on_link[l] += 1;

@@ -83,8 +83,9 @@ struct IpHop {
     delay_ps: Time,
     port: IpPort,
     /// Packets on the link or still in its port, earliest first: (arrival
-    /// at the far end, arrival at this port, packet).
-    in_flight: VecDeque<(Time, Time, Packet)>,
+    /// at the far end, packet). Their arrival at this port is in the port's
+    /// records while it matters (the ledger).
+    in_flight: VecDeque<(Time, Packet)>,
     /// The batch port this link feeds (NO_BATCH if none): its packets then
     /// wait here for that port's IpBatch event, not for a LinkArrival.
     feeds: u32,
