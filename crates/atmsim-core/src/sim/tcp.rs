@@ -103,6 +103,7 @@ impl Simulation {
 
     /// Sends `packet` of flow `f` along its data or ACK path at `at` (now,
     /// or later for an eager end, which is over IP).
+    #[inline(always)]
     pub(super) fn send_packet(&mut self, f: usize, packet: Packet, at: Time) {
         match &self.flows[f].route {
             FlowRoute::Atm { data_vc, ack_vc } => {
@@ -120,6 +121,7 @@ impl Simulation {
     }
 
     /// Makes sure a FlowTimer event comes at or before `t`.
+    #[inline(always)]
     pub(super) fn ensure_timer(&mut self, f: usize, t: Time) {
         let fl = &mut self.flows[f];
         if fl.timer_at.is_none_or(|at| t < at) {

@@ -76,6 +76,7 @@ impl TcpReceiver {
     }
 
     /// Takes the data segment [seq, seq + len) at `now`.
+    #[inline(always)]
     pub fn on_segment(&mut self, now: Time, seq: u64, len: u32) -> AckPlan {
         self.segments_received += 1;
         let end = seq + len as u64;
