@@ -10,5 +10,5 @@ pub mod packet;
 pub mod port;
 pub mod red;
 
-pub use packet::{Packet, SackBlock};
+pub use packet::{Packet, SackBlock, SackRing};
 pub use port::{IpLimit, IpPort};

@@ -219,6 +219,7 @@ impl Simulation {
                 jitter_ps: fl.processing_jitter_ps,
                 rng: RngStream::new(sc.seed, STREAM_FLOWS + f as u64),
                 rx_queue: VecDeque::new(),
+                sack: SackRing::default(),
                 timer_at: None,
                 started: false,
                 eager_rx: eager_rx[f],

@@ -35,7 +35,7 @@ use crate::buffer::{self, DROP_REASON_NAMES};
 use crate::engine::time::{cell_time_ps, ps_to_s};
 use crate::engine::{Event, EventQueue, RngStream, Time};
 use crate::ip::red::Red;
-use crate::ip::{IpLimit, IpPort, Packet};
+use crate::ip::{IpLimit, IpPort, Packet, SackRing};
 use crate::scenario::{Layer, PolicySpec, Scenario, SourceModel};
 use crate::stats::{
     AbrSummary, FlowSummary, Ledger, Metric, PortSummary, Series, Summary, VcSummary,
@@ -203,6 +203,8 @@ struct FlowState {
     jitter_ps: Time,
     rng: RngStream,
     rx_queue: VecDeque<Packet>,
+    /// The SACK blocks of the flow's ACKs on their way.
+    sack: SackRing,
     /// Time of the pending FlowTimer event, if any.
     timer_at: Option<Time>,
     started: bool,

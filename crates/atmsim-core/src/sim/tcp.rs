@@ -37,7 +37,7 @@ impl Simulation {
                     fl.probe_next += period;
                 }
             }
-            let (blocks, n) = packet.sack_blocks();
+            let (blocks, n) = fl.sack.take(&packet);
             fl.sender.on_ack(at, packet.ack, packet.wnd, &blocks[..n]);
             self.pump_at(f, at);
         }
@@ -79,9 +79,10 @@ impl Simulation {
 
     /// Flow `f`'s receiver sends an ACK at `at`.
     pub(super) fn send_ack(&mut self, f: usize, at: Time) {
-        let fl = &self.flows[f];
+        let fl = &mut self.flows[f];
         let r = &fl.receiver;
-        let packet = Packet::ack(f as u32, 0, r.rcv_nxt, fl.wnd_field, r.sack_blocks());
+        let mut packet = Packet::ack(f as u32, 0, r.rcv_nxt, fl.wnd_field);
+        fl.sack.attach(&mut packet, r.sack_blocks());
         self.send_packet(f, packet, at);
     }
 
