@@ -18,7 +18,7 @@ pub const MAX_SACK_BLOCKS: usize = 4;
 /// blocks of an ACK travel beside it, in its flow's [`SackRing`] under
 /// `sack_id`: they are rare, and every packet is copied several times on
 /// its way (keeping them inline made each packet 64 bytes, and the
-/// dumbbell 3 % slower).
+/// dumbbell about 4 % slower).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Packet {
     /// First payload byte.

@@ -65,7 +65,7 @@ pub trait CongestionControl: Send + Sync {
 
 /// One of the variants, dispatched statically: the sender calls its
 /// variant a few times per ACK, and a `match` the compiler can inline costs
-/// less than a virtual call (measured: about 2 % of the dumbbell's
+/// less than a virtual call (measured: about 3 % of the dumbbell's
 /// instructions).
 pub enum Cc {
     /// `tahoe-nofr`.
