@@ -158,23 +158,24 @@ impl IpPort {
 
     /// Packets waiting at `now` (not counting the one in transmission).
     pub fn queue_len(&self, now: Time) -> usize {
-        self.live()
-            .iter()
-            .rev()
-            .take_while(|h| self.start_of(h) > now)
-            .filter(|h| h.arrival <= now)
-            .count()
+        self.waiting(now, true)
     }
 
     /// Packets waiting at `now` before the arrivals of that instant: what a
     /// probe at `now` sees (probes come before simultaneous arrivals, see
     /// docs/model.md, "Time and order"), however early the port was told.
     pub fn queue_len_before(&self, now: Time) -> usize {
+        self.waiting(now, false)
+    }
+
+    /// Packets waiting at `now`, counting those arriving at `now` itself
+    /// only if `with_now`.
+    fn waiting(&self, now: Time, with_now: bool) -> usize {
         self.live()
             .iter()
             .rev()
             .take_while(|h| self.start_of(h) > now)
-            .filter(|h| h.arrival < now)
+            .filter(|h| h.arrival < now || (with_now && h.arrival == now))
             .count()
     }
 

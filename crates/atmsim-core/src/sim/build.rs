@@ -97,11 +97,6 @@ impl Simulation {
                         port: IpPort::new(l.bit_rate_bps, limit, red, rng),
                         in_flight: VecDeque::new(),
                         feeds: feeds[i],
-                        lookahead_ps: feeders[i]
-                            .iter()
-                            .map(|&k| sc.links[k as usize].delay_ps)
-                            .min()
-                            .unwrap_or(0),
                         feeders: feeders[i].clone(),
                         batch_at: Time::MAX,
                     })

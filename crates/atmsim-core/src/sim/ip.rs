@@ -4,6 +4,11 @@
 use super::*;
 
 impl Simulation {
+    /// Where the link `packet` is on sits in `ip_route`.
+    fn route_pos(&self, packet: &Packet) -> u32 {
+        self.ip_route_base[packet.flow as usize][packet.is_data as usize] + packet.hop as u32
+    }
+
     /// The entry of `ip_route` for `packet` at hop `hop` of its path: the IP
     /// link (with EAGER_LINK set if that link's port is eager), or ROUTE_END
     /// past its last link.
@@ -23,7 +28,7 @@ impl Simulation {
                 unreachable!("packet on ATM link {l}")
             };
             let Some(end) = h.port.arrive(at, now, &packet) else {
-                self.ip_drop(l, &packet, at);
+                self.ip_drop(&packet, at);
                 return;
             };
             let far = end + h.delay_ps;
@@ -81,6 +86,14 @@ impl Simulation {
         }
     }
 
+    /// The propagation delay of IP link `l`.
+    fn link_delay(&self, l: usize) -> Time {
+        match &self.hops[l] {
+            Hop::Ip(h) => h.delay_ps,
+            Hop::Atm(h) => h.link.delay_ps,
+        }
+    }
+
     /// Makes sure batch port `b` has its IpBatch event at or before `t`.
     fn schedule_batch(&mut self, b: usize, t: Time) {
         let order = self.hops.len() as u32 + b as u32;
@@ -109,13 +122,17 @@ impl Simulation {
         }
         // Nothing past the end of the current `advance` (like eager ends),
         // so a run in slices takes smaller batches with the same results.
+        let feeders = std::mem::take(&mut h.feeders);
+        let lookahead = feeders.iter().map(|&k| self.link_delay(k as usize)).min();
         let horizon = now
-            .saturating_add(h.lookahead_ps)
+            .saturating_add(lookahead.unwrap_or(0))
             .min(self.until.saturating_add(1));
+        let Hop::Ip(h) = &mut self.hops[b] else {
+            unreachable!()
+        };
         // Arrivals added meanwhile come after the horizon: no event for them
         // until the batch is done.
         h.batch_at = horizon;
-        let feeders = std::mem::take(&mut h.feeders);
         // The feeders' head arrivals (Time::MAX when empty), refreshed as
         // they are taken: cheaper than looking into every feeder each time.
         let mut heads = std::mem::take(&mut self.batch_heads);
@@ -167,9 +184,9 @@ impl Simulation {
         }
     }
 
-    /// The port of IP link `l` dropped `packet`, which arrived at `at`.
+    /// The port of the link `packet` is on dropped it; it arrived at `at`.
     #[cold]
-    fn ip_drop(&mut self, l: usize, packet: &Packet, at: Time) {
+    fn ip_drop(&mut self, packet: &Packet, at: Time) {
         let now = self.now;
         let data_bytes = if packet.is_data { packet.len as u64 } else { 0 };
         self.byte_losses.dropped_in_network += data_bytes;
@@ -179,23 +196,21 @@ impl Simulation {
             if self.future_drops.len() >= 1024 {
                 self.future_drops.retain(|d| d.at > now);
             }
-            let route_pos = self.ip_route_base[packet.flow as usize][packet.is_data as usize]
-                + packet.hop as u32;
             self.future_drops.push(FutureDrop {
                 at,
-                link: l as u32,
-                route_pos,
+                route_pos: self.route_pos(packet),
                 data_bytes,
             });
         }
     }
 
-    /// Where a packet is at `now` that reaches the port of the link at
-    /// `ip_route[route_pos]` at `at` > now (a port told of it ahead of
-    /// time): (link, true) in that link's port, (link, false) on the link,
-    /// walking up its path from the recorded times; the ports it passes on
-    /// the way were told of it ahead too (counted in `future_in`). None if
-    /// the path gives out first, which would be a bug.
+    /// Where a packet is at `now` that reaches the end of the link before
+    /// `ip_route[route_pos]` at `at` > now (a packet on a link, or one a
+    /// port was told of ahead of time): (link, true) in that link's port,
+    /// (link, false) on the link, walking up its path from the recorded
+    /// times; the ports it has yet to reach were told of it ahead (counted
+    /// in `future_in`). None if the path gives out first, which would be a
+    /// bug.
     fn place_upstream(
         &self,
         route_pos: u32,
@@ -250,31 +265,18 @@ impl Simulation {
                 if pk.is_data {
                     in_path += pk.len as u64;
                 }
-                // Still in the port at `now` (or not yet there, if told
-                // early): it arrived when its port's record says.
-                let end = far - h.delay_ps;
-                let future = (end > now)
-                    .then(|| h.port.arrival_ending_at(end))
-                    .flatten()
-                    .filter(|&at| at > now);
-                if let Some(at) = future {
-                    future_in[l] += 1;
-                    let pos =
-                        self.ip_route_base[pk.flow as usize][pk.is_data as usize] + pk.hop as u32;
-                    match self.place_upstream(pos, at, now, &mut future_in) {
-                        Some((p, true)) => in_port[p] += 1,
-                        Some((p, false)) => on_link[p] += 1,
-                        None => misplaced += 1,
-                    }
-                } else if end > now {
-                    in_port[l] += 1;
-                } else {
-                    on_link[l] += 1;
+                // It reaches the far end of link l at `far`: on l, in l's
+                // port, or (told early) further up its path.
+                let pos = self.route_pos(&pk) + 1;
+                match self.place_upstream(pos, far, now, &mut future_in) {
+                    Some((p, true)) => in_port[p] += 1,
+                    Some((p, false)) => on_link[p] += 1,
+                    None => misplaced += 1,
                 }
             }
         }
         for d in self.future_drops.iter().filter(|d| d.at > now) {
-            future_drops[d.link as usize] += 1;
+            future_drops[(self.ip_route[d.route_pos as usize] & !EAGER_LINK) as usize] += 1;
             match self.place_upstream(d.route_pos, d.at, now, &mut future_in) {
                 Some((p, true)) => in_port[p] += 1,
                 Some((p, false)) => on_link[p] += 1,

@@ -89,10 +89,9 @@ struct IpHop {
     /// The batch port this link feeds (NO_BATCH if none): its packets then
     /// wait here for that port's IpBatch event, not for a LinkArrival.
     feeds: u32,
-    /// For a batch port: the links that feed it (by index, ascending), and
-    /// the least of their delays, its look-ahead.
+    /// For a batch port: the links that feed it (by index, ascending); the
+    /// least of their delays is its look-ahead.
     feeders: Vec<u32>,
-    lookahead_ps: Time,
     /// For a batch port: the time of its pending IpBatch event (Time::MAX if
     /// none; events at other times are stale).
     batch_at: Time,
@@ -105,8 +104,8 @@ const NO_BATCH: u32 = u32::MAX;
 /// of arrivals ahead of time).
 struct FutureDrop {
     at: Time,
-    link: u32,
-    /// Where the link is in `ip_route`, to place the packet upstream.
+    /// Where the dropping port's link is in `ip_route` (the link, and the
+    /// path to place the packet upstream).
     route_pos: u32,
     data_bytes: u64,
 }
