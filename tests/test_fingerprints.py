@@ -1,0 +1,22 @@
+"""Every example and reproduce run gives the golden digests of tests/fingerprints.json.
+
+A refactoring or a speed-up must leave them unchanged. An intended model change
+updates them once (``python -m atmsim.validation.fingerprints --update``) and says
+why in the CHANGELOG.
+"""
+
+from __future__ import annotations
+
+from conftest import needs_core
+
+from atmsim.validation import fingerprints
+
+
+def test_every_run_has_a_golden_digest():
+    assert set(fingerprints.load()) == set(fingerprints.fingerprint_runs())
+
+
+@needs_core
+def test_every_run_gives_its_golden_digest():
+    now = fingerprints.compute()
+    assert fingerprints.differences(fingerprints.load(), now) == []
