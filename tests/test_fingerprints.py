@@ -7,9 +7,9 @@ why in the CHANGELOG.
 
 from __future__ import annotations
 
-from conftest import needs_core
-
 from atmsim.validation import fingerprints
+
+from conftest import needs_core
 
 
 def test_every_run_has_a_golden_digest():
