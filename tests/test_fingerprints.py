@@ -1,4 +1,5 @@
-"""Every example and reproduce run gives the golden digests of tests/fingerprints.json.
+"""Every example and reproduce run gives the golden digests of tests/fingerprints.json,
+with the fast paths on and with them off (every cell and packet on the plain event path).
 
 A refactoring or a speed-up must leave them unchanged. An intended model change
 updates them once (``python -m atmsim.validation.fingerprints --update``) and says
@@ -6,6 +7,8 @@ why in the CHANGELOG.
 """
 
 from __future__ import annotations
+
+import pytest
 
 from atmsim.validation import fingerprints
 
@@ -17,6 +20,7 @@ def test_every_run_has_a_golden_digest():
 
 
 @needs_core
-def test_every_run_gives_its_golden_digest():
-    now = fingerprints.compute()
+@pytest.mark.parametrize("fast_paths", ["true", "false"])
+def test_every_run_gives_its_golden_digest(fast_paths):
+    now = fingerprints.compute(extra=(f"run.fast_paths={fast_paths}",))
     assert fingerprints.differences(fingerprints.load(), now) == []

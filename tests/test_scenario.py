@@ -18,6 +18,7 @@ def test_tiny_scenario_to_core(tmp_path: Path) -> None:
     assert core == {
         "duration_ps": 10 * 10**9,
         "seed": 1,
+        "fast_paths": True,
         "nodes": [{"name": "a", "kind": "host"}, {"name": "b", "kind": "host"}],
         "links": [
             {

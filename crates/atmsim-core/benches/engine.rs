@@ -4,7 +4,8 @@
 //! - an IP dumbbell (5 Reno flows, MSS 1000, through a 155.52 Mb/s, 20 ms,
 //!   100-packet drop-tail bottleneck, 20 s): packets per wall-second.
 //!
-//! `atmsim bench` measures the same through Python.
+//! `atmsim bench` measures the same through Python. Add `plain` to run them
+//! with the fast paths off: `cargo bench -p atmsim-core -- mux plain`.
 
 use atmsim_core::stats::Summary;
 use atmsim_core::{Scenario, Simulation};
@@ -79,22 +80,28 @@ fn dumbbell() -> Scenario {
 }
 
 fn main() {
-    // `cargo bench -p atmsim-core -- mux` or `-- dumbbell` runs one of them.
+    // `cargo bench -p atmsim-core -- mux` or `-- dumbbell` runs one of them;
     let only: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
+    // `plain` runs them with the fast paths off (every cell and packet on
+    // the plain event path).
+    let plain = only.iter().any(|o| o == "plain");
+    let only: Vec<&String> = only.iter().filter(|o| *o != "plain").collect();
     let want = |name: &str| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()));
     if want("dumbbell") {
-        bench_dumbbell();
+        bench_dumbbell(plain);
     }
     if want("mux") {
-        bench_mux();
+        bench_mux(plain);
     }
 }
 
-fn bench_dumbbell() {
-    let (best, summary) = best_of_3(&dumbbell());
+fn bench_dumbbell(plain: bool) {
+    let mut sc = dumbbell();
+    sc.fast_paths = !plain;
+    let (best, summary) = best_of_3(&sc);
     report(
         "ip dumbbell",
         "packets",
@@ -104,8 +111,10 @@ fn bench_dumbbell() {
     );
 }
 
-fn bench_mux() {
-    let (best, summary) = best_of_3(&mux_onoff());
+fn bench_mux(plain: bool) {
+    let mut sc = mux_onoff();
+    sc.fast_paths = !plain;
+    let (best, summary) = best_of_3(&sc);
     report(
         "mux_onoff",
         "cells",

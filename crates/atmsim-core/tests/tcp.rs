@@ -508,3 +508,33 @@ fn ends_with_timers_or_shared_links_are_not_eager() {
     assert_same_results(&a, &b);
     assert!(a.0.flows.iter().all(|f| f.bytes_delivered > 0));
 }
+
+#[test]
+fn the_plain_event_path_gives_the_same_results_as_the_fast_paths() {
+    // Batch core ports, eager access ports and eager ends (fine timers), and
+    // RED with SACK: with the fast paths off every packet arrival is an
+    // event; results and series must not change, only the events.
+    for (policy, variant) in [
+        (json!({"kind": "tail"}), "newreno"),
+        (
+            json!({"kind": "red", "min_th": 5.0, "max_th": 15.0, "w_q": 0.002, "max_p": 0.1}),
+            "sack",
+        ),
+    ] {
+        let mut flow = tcp(variant, 1000, 1 << 18, 3);
+        flow["timer"] = json!({"kind": "fine"});
+        let mut sc = ip_net(4, 20e6, 30, policy, flow, 2);
+        sc.probes.period_ps = MS / 10;
+        sc.probes.flows = vec![0, 1, 2, 3];
+        sc.probes.queue = vec![0, 1];
+        sc.probes.utilization = vec![0];
+        let fast = run_sliced(&sc, sc.duration_ps);
+        sc.fast_paths = false;
+        let plain = run_sliced(&sc, sc.duration_ps);
+        assert_same_results(&fast, &plain);
+        assert!(fast.0.ports[0].packets_dropped > 0);
+        // The plain path: at least one event per packet delivered.
+        assert!(plain.2 >= plain.0.conservation.packets.delivered);
+        assert!(fast.2 < plain.2, "{} vs {} events", fast.2, plain.2);
+    }
+}

@@ -85,6 +85,10 @@ class Run(Table):
     """Simulated time, > 0."""
     seed: int = Field(1, ge=0)
     """Seed of all random streams; same scenario + seed = same results."""
+    fast_paths: bool = True
+    """Take the simulator's fast paths (events skipped because their outcome is already
+    known); false sends every cell and packet through the plain event path, with the
+    same results at a higher cost (docs/model.md, "Fast paths")."""
 
     @field_validator("duration")
     @classmethod

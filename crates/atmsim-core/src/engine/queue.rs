@@ -2,6 +2,13 @@
 //!
 //! The sequence number is assigned at scheduling, so two events at the same
 //! time run in the order they were scheduled: runs are deterministic.
+//!
+//! The run loop *takes* each event it dispatches with [`EventQueue::next_until`]:
+//! a handler never removes its own event, so none can be left behind to
+//! run again. The taken event's slot stays at the top of the heap until the
+//! handler schedules something: the first `push` of a handler replaces it
+//! with one sift (the common case of a component rescheduling itself), and
+//! an event that schedules nothing is removed when the loop takes the next.
 
 use super::time::Time;
 use std::cmp::Reverse;
@@ -12,12 +19,16 @@ use std::collections::BinaryHeap;
 pub enum Event {
     /// A traffic source emits its next cell or frame.
     SourceEmit(u32),
-    /// The head cell of a link's in-flight queue reaches the far node.
-    LinkArrival(u32),
+    /// The head cell of an ATM link's in-flight queue reaches the far node
+    /// (the index is the ATM link's, see `sim::atm`).
+    CellArrival(u32),
+    /// The head packet of an IP link reaches the far node (the index is the
+    /// IP link's, see `sim::ip`).
+    PacketArrival(u32),
     /// An IP port fed by several links takes, in time order, every packet
-    /// they bring within its look-ahead (see `sim`).
+    /// they bring within its look-ahead (a fast path, see `sim::fast_paths`).
     IpBatch(u32),
-    /// A priority-scheduled port finishes transmitting a cell.
+    /// A priority-scheduled ATM port finishes transmitting a cell.
     PortTxDone(u32),
     /// Sample the probes.
     ProbeTick,
@@ -92,6 +103,9 @@ impl Ord for Entry {
 pub struct EventQueue {
     heap: BinaryHeap<Reverse<Entry>>,
     next_seq: u64,
+    /// The top of the heap is the event being dispatched: the next push
+    /// takes its slot, the next `next_until` removes it.
+    taken: bool,
 }
 
 impl EventQueue {
@@ -100,67 +114,63 @@ impl EventQueue {
         Self::default()
     }
 
+    /// Takes the earliest pending event if its time is at most `until`: it
+    /// is no longer pending once this returns (the event dispatched before
+    /// it, if it scheduled nothing, is removed now).
+    #[inline]
+    pub fn next_until(&mut self, until: Time) -> Option<(Time, Event)> {
+        if self.taken {
+            self.heap.pop();
+            self.taken = false;
+        }
+        match self.heap.peek() {
+            Some(Reverse(e)) if e.time() <= until => {
+                self.taken = true;
+                Some((e.time(), e.event))
+            }
+            _ => None,
+        }
+    }
+
     /// Schedules `event` at `time`.
+    #[inline]
     pub fn push(&mut self, time: Time, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Reverse(Entry::new(time, seq, event)));
-    }
-
-    /// The earliest pending event, if its time is at most `until`.
-    pub fn peek_until(&self, until: Time) -> Option<(Time, Event)> {
-        match self.heap.peek() {
-            Some(Reverse(e)) if e.time() <= until => Some((e.time(), e.event)),
-            _ => None,
-        }
+        self.insert(Entry::new(time, seq, event));
     }
 
     /// Schedules `event` at `time` in a fixed place among the events of the
     /// same time: after every event scheduled with `push`, and by `order`
     /// among those scheduled with `push_ordered` (at most one pending per
     /// `order` and time). Their order then does not depend on when they
-    /// were scheduled, which eager steps change.
+    /// were scheduled, which the fast paths change.
+    #[inline]
     pub fn push_ordered(&mut self, time: Time, event: Event, order: u32) {
-        self.heap.push(Reverse(Entry::ordered(time, event, order)));
-    }
-
-    /// `replace_top` with the place of `push_ordered`.
-    pub fn replace_top_ordered(&mut self, time: Time, event: Event, order: u32) {
-        self.replace_top_entry(Entry::ordered(time, event, order));
-    }
-
-    /// Removes the earliest event (the one `peek_until` returned).
-    pub fn pop(&mut self) {
-        self.heap.pop();
-    }
-
-    /// Replaces the earliest event by `event` at `time` with one sift instead
-    /// of a pop and a push: the common case of a component rescheduling
-    /// itself.
-    pub fn replace_top(&mut self, time: Time, event: Event) {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.replace_top_entry(Entry::new(time, seq, event));
+        self.insert(Entry::ordered(time, event, order));
     }
 
     #[inline]
-    fn replace_top_entry(&mut self, entry: Entry) {
-        if self.heap.is_empty() {
-            self.heap.push(Reverse(entry));
-        } else if let Some(mut top) = self.heap.peek_mut() {
-            // PeekMut sifts the new top down when it is dropped.
-            *top = Reverse(entry);
+    fn insert(&mut self, entry: Entry) {
+        if self.taken {
+            self.taken = false;
+            if let Some(mut top) = self.heap.peek_mut() {
+                // PeekMut sifts the new top down when it is dropped.
+                *top = Reverse(entry);
+                return;
+            }
         }
+        self.heap.push(Reverse(entry));
     }
 
-    /// Number of pending events.
+    /// Number of pending events (the one being dispatched excluded).
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - self.taken as usize
     }
 
     /// True when nothing is pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -168,61 +178,87 @@ impl EventQueue {
 mod tests {
     use super::*;
 
+    fn drain(q: &mut EventQueue) -> Vec<(Time, Event)> {
+        let mut seen = vec![];
+        while let Some(x) = q.next_until(u64::MAX) {
+            seen.push(x);
+        }
+        seen
+    }
+
     #[test]
     fn earliest_first_then_fifo_at_equal_times() {
         let mut q = EventQueue::new();
         q.push(20, Event::ProbeTick);
         q.push(10, Event::SourceEmit(1));
         q.push(10, Event::SourceEmit(0));
-        let mut seen = vec![];
-        while let Some((t, e)) = q.peek_until(u64::MAX) {
-            q.pop();
-            seen.push((t, e));
-        }
         assert_eq!(
-            seen,
+            drain(&mut q),
             vec![
                 (10, Event::SourceEmit(1)),
                 (10, Event::SourceEmit(0)),
                 (20, Event::ProbeTick)
             ]
         );
+        assert!(q.is_empty());
     }
 
     #[test]
-    fn replace_top_keeps_order() {
+    fn a_taken_event_is_gone_whether_or_not_its_handler_schedules() {
         let mut q = EventQueue::new();
         q.push(5, Event::SourceEmit(0));
         q.push(7, Event::SourceEmit(1));
-        q.replace_top(9, Event::SourceEmit(0));
-        assert_eq!(q.peek_until(100), Some((7, Event::SourceEmit(1))));
-        q.pop();
-        assert_eq!(q.peek_until(8), None);
-        assert_eq!(q.peek_until(9), Some((9, Event::SourceEmit(0))));
+        assert_eq!(q.next_until(100), Some((5, Event::SourceEmit(0))));
+        assert_eq!(q.len(), 1);
+        // The handler reschedules itself: the new event takes the slot.
+        q.push(9, Event::SourceEmit(0));
+        assert_eq!(q.len(), 2);
+        assert_eq!(q.next_until(8), Some((7, Event::SourceEmit(1))));
+        // This handler schedules nothing: its event is removed all the same.
+        assert_eq!(q.next_until(8), None);
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.next_until(9), Some((9, Event::SourceEmit(0))));
+        assert_eq!(q.next_until(u64::MAX), None);
+        assert!(q.is_empty());
     }
 
     #[test]
     fn ordered_events_follow_the_sequenced_ones_by_their_order() {
         let mut q = EventQueue::new();
-        q.push_ordered(10, Event::LinkArrival(7), 7);
-        q.push_ordered(10, Event::LinkArrival(2), 2);
+        q.push_ordered(10, Event::PacketArrival(7), 7);
+        q.push_ordered(10, Event::PacketArrival(2), 2);
         q.push(10, Event::ProbeTick);
-        q.push_ordered(9, Event::LinkArrival(9), 9);
+        q.push_ordered(9, Event::PacketArrival(9), 9);
         q.push(10, Event::FlowTimer(0));
-        let mut seen = vec![];
-        while let Some((t, e)) = q.peek_until(u64::MAX) {
-            q.pop();
-            seen.push((t, e));
-        }
         assert_eq!(
-            seen,
+            drain(&mut q),
             vec![
-                (9, Event::LinkArrival(9)),
+                (9, Event::PacketArrival(9)),
                 (10, Event::ProbeTick),
                 (10, Event::FlowTimer(0)),
-                (10, Event::LinkArrival(2)),
-                (10, Event::LinkArrival(7)),
+                (10, Event::PacketArrival(2)),
+                (10, Event::PacketArrival(7)),
             ]
         );
+    }
+
+    #[test]
+    fn pushes_after_a_take_give_the_same_order_as_a_fresh_queue() {
+        // Reusing the taken slot must not change what comes out.
+        let later = [
+            (4, Event::FlowTimer(1)),
+            (3, Event::FlowTimer(2)),
+            (4, Event::RxDone(0)),
+            (3, Event::SesSend(5)),
+        ];
+        let mut a = EventQueue::new();
+        a.push(1, Event::ProbeTick);
+        assert_eq!(a.next_until(1), Some((1, Event::ProbeTick)));
+        let mut fresh = EventQueue::new();
+        for (t, e) in later {
+            a.push(t, e);
+            fresh.push(t, e);
+        }
+        assert_eq!(drain(&mut a), drain(&mut fresh));
     }
 }

@@ -32,6 +32,15 @@ pub struct Scenario {
     /// Time-series probes.
     #[serde(default)]
     pub probes: ProbeSpec,
+    /// Take the fast paths (events skipped because their outcome is already
+    /// known, see `sim::fast_paths`); false sends every cell and packet
+    /// through the plain event path, with the same results.
+    #[serde(default = "default_true")]
+    pub fast_paths: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 /// A node.

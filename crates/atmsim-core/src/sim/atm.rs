@@ -1,120 +1,239 @@
-//! Cells: sources, ATM ports and links, delivery at the end of a VC.
+//! The ATM fabric: unidirectional links with their output ports and ABR
+//! switch algorithms, and the paths of the VCs (forward, and backward for
+//! the RM cells of ABR VCs).
+//!
+//! It moves cells between ports: a cell offered to a port is judged by the
+//! port's drop policy; a single-class port computes its departure at once
+//! (Lindley: depart = max(arrive, last depart) + cell time) and puts it on
+//! the link; a port that mixes classes sends one cell per transmit event.
+//! A link schedules only the arrival of its head cell. What reaches the end
+//! of a path is handed back to the caller; the fabric knows nothing of
+//! sources, sinks or hosts.
+//!
+//! A link whose cells all end in passive sinks may be *lazy* (a fast path,
+//! see `fast_paths`): it schedules nothing and hands its arrived cells to a
+//! `deliver` callback when cells are added, at probe ticks and at the end.
 
-use super::*;
+use crate::abr::algorithm::{self, AlgorithmStats, PortState};
+use crate::abr::{is_brm, SwitchAlgorithm};
+use crate::atm::port::PriorityArrival;
+use crate::atm::{Cell, Link, Port, PortMode, ServiceClass};
+use crate::buffer::DROP_REASON_NAMES;
+use crate::engine::time::cell_time_ps;
+use crate::engine::{Event, EventQueue, Time};
+use crate::scenario::{LinkSpec, VcSpec};
+use crate::stats::{Ledger, PortSummary};
+use std::collections::VecDeque;
 
-impl Simulation {
-    pub(super) fn on_source(&mut self, s: usize) {
-        let now = self.now;
-        let st = &mut self.sources[s];
-        let e = st.source.fire(now, &mut st.rng);
-        match e.next {
-            Some(t) if t < st.stop => self.queue.replace_top(t, Event::SourceEmit(s as u32)),
-            _ => self.queue.pop(),
+/// An ATM link with its output port and, for ABR, its switch algorithm.
+struct AtmHop {
+    link: Link,
+    port: Port,
+    algorithm: Option<Box<dyn SwitchAlgorithm>>,
+}
+
+impl AtmHop {
+    fn port_state(&self, now: Time) -> PortState {
+        PortState {
+            link_cps: self.link.cell_rate_cps,
+            abr_queue: self.port.abr_waiting(now),
         }
-        let vc = st.vc;
-        self.send_frame(vc, e.cells, None);
     }
+}
 
-    /// Segments a frame of `cells` cells on `vc` into its first port; a TCP
-    /// frame's packet is kept in the VC's frame store.
-    pub(super) fn send_frame(&mut self, vc: u32, cells: u16, packet: Option<Packet>) {
-        let v = &mut self.vcs[vc as usize];
-        let frame = v.frames_sent as u32;
-        v.frames_sent += 1;
-        v.cells_sent += cells as u64;
-        if let (Some(store), Some(packet)) = (&mut v.store, packet) {
-            store.push(
-                frame,
-                FrameEntry {
-                    packet,
-                    cells,
-                    dropped: 0,
-                },
-            );
-        }
-        let first_link = v.links[0] as usize;
-        if let Some(ses) = v.ses.as_mut() {
-            for k in 0..cells {
-                ses.queue
-                    .push_back(Cell::data(vc, frame, cells, k + 1 == cells));
+/// A VC's way through the fabric (link indices are the fabric's).
+struct VcPath {
+    links: Vec<u32>,
+    priority: usize,
+    is_abr: bool,
+    /// ABR: the backward path of the RM cells.
+    back_links: Vec<u32>,
+    /// ABR: for a backward RM cell that arrived over back_links[h], the
+    /// forward port at that switch whose algorithm marks it.
+    brm_mark: Vec<Option<u32>>,
+}
+
+/// What reached the far end of a link.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Arrived {
+    /// A backward RM cell, still at the hop it crossed (see [`AtmFabric::brm_onward`]).
+    Brm(Cell),
+    /// A cell going on into the port of this link.
+    Onward(u32, Cell),
+    /// A cell at the end of its VC's forward path.
+    End(Cell),
+}
+
+/// Where a backward RM cell goes after crossing a switch.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum BrmStep {
+    /// It is back at its source end system.
+    AtSource(Cell),
+    /// Into the port of this link (marked by the switch's algorithm).
+    Onward(u32, Cell),
+}
+
+/// The ATM links, ports and VC paths of a network.
+pub(super) struct AtmFabric {
+    hops: Vec<AtmHop>,
+    paths: Vec<VcPath>,
+}
+
+impl AtmFabric {
+    /// The fabric of the scenario's ATM links `specs` (given with their
+    /// lazy flag), in order, and of its VCs; `local` maps a scenario link
+    /// index to the fabric's (only ATM links are looked up).
+    pub(super) fn new(specs: Vec<(&LinkSpec, bool)>, vcs: &[VcSpec], local: &[u32]) -> Self {
+        let n_vcs = vcs.len();
+        // Which priorities use each link: a port with one class needs no
+        // transmit events.
+        let mut classes = vec![[false; 3]; specs.len()];
+        for v in vcs {
+            for &l in &v.links {
+                classes[local[l as usize] as usize][v.class.priority()] = true;
             }
-            self.wake_ses(vc as usize);
-            return;
         }
-        for k in 0..cells {
-            self.port_arrive(first_link, Cell::data(vc, frame, cells, k + 1 == cells));
-        }
+        let hops = specs
+            .into_iter()
+            .enumerate()
+            .map(|(i, (l, lazy))| {
+                let n_classes = classes[i].iter().filter(|&&c| c).count();
+                let mode = if n_classes <= 1 {
+                    PortMode::Fifo
+                } else {
+                    PortMode::Priority
+                };
+                AtmHop {
+                    link: Link {
+                        name: l.name.clone(),
+                        from: l.from,
+                        to: l.to,
+                        cell_rate_cps: l.cell_rate_cps,
+                        delay_ps: l.delay_ps,
+                        in_flight: VecDeque::new(),
+                        lazy,
+                    },
+                    port: Port::new(
+                        cell_time_ps(l.cell_rate_cps),
+                        l.buffer_cells.unwrap_or(u32::MAX),
+                        mode,
+                        crate::buffer::build(&l.policy, n_vcs),
+                    ),
+                    algorithm: l.algorithm.as_ref().map(|a| algorithm::build(a, n_vcs)),
+                }
+            })
+            .collect::<Vec<_>>();
+        let paths = vcs
+            .iter()
+            .map(|v| {
+                let to_local = |ls: &[u32]| ls.iter().map(|&l| local[l as usize]).collect();
+                let links: Vec<u32> = to_local(&v.links);
+                let brm_mark = v.back_links[..v.back_links.len().saturating_sub(1)]
+                    .iter()
+                    .map(|&b| {
+                        // The forward link leaving the node this backward link reaches.
+                        let node = hops[local[b as usize] as usize].link.to;
+                        links
+                            .iter()
+                            .copied()
+                            .find(|&l| hops[l as usize].link.from == node)
+                    })
+                    .collect();
+                VcPath {
+                    priority: v.class.priority(),
+                    is_abr: v.class == ServiceClass::Abr,
+                    back_links: to_local(&v.back_links),
+                    brm_mark,
+                    links,
+                }
+            })
+            .collect();
+        AtmFabric { hops, paths }
     }
 
-    pub(super) fn atm(&mut self, l: usize) -> &mut AtmHop {
-        match &mut self.hops[l] {
-            Hop::Atm(h) => h,
-            Hop::Ip(_) => unreachable!("cell on IP link {l}"),
-        }
+    /// Number of links.
+    pub(super) fn len(&self) -> usize {
+        self.hops.len()
     }
 
-    /// A cell reaches the output port of link `l`.
+    /// The first link of VC `vc`'s path.
     #[inline]
-    pub(super) fn port_arrive(&mut self, l: usize, mut cell: Cell) {
-        let now = self.now;
-        let vc = &self.vcs[cell.vc as usize];
-        let (prio, abr) = (vc.priority, vc.is_abr);
-        let hop = self.atm(l);
+    pub(super) fn first_link(&self, vc: u32) -> u32 {
+        self.paths[vc as usize].links[0]
+    }
+
+    /// The first link of ABR VC `vc`'s backward path.
+    pub(super) fn first_back_link(&self, vc: u32) -> u32 {
+        self.paths[vc as usize].back_links[0]
+    }
+
+    /// `cell` reaches the output port of link `l` at `now`; returns false if
+    /// the port dropped it. Arrived cells of a lazy link go to `deliver`.
+    #[inline]
+    pub(super) fn port_arrive(
+        &mut self,
+        l: u32,
+        mut cell: Cell,
+        now: Time,
+        agenda: &mut EventQueue,
+        deliver: &mut impl FnMut(&Cell),
+    ) -> bool {
+        let path = &self.paths[cell.vc as usize];
+        let (prio, abr) = (path.priority, path.is_abr);
+        let hop = &mut self.hops[l as usize];
         if hop.algorithm.is_some() && !is_brm(&cell) {
             let ps = hop.port_state(now);
             if let Some(a) = hop.algorithm.as_mut() {
                 a.on_cell(now, &mut cell, abr, prio, &ps);
             }
         }
-        let accepted = match hop.port.mode {
+        match hop.port.mode {
             PortMode::Fifo => match hop.port.fifo_arrive(now, &cell) {
                 Some(depart) => {
-                    self.link_push(l, depart, cell);
+                    self.link_push(l, depart, cell, now, agenda, deliver);
                     true
                 }
                 None => false,
             },
             PortMode::Priority => match hop.port.prio_arrive(now, cell, prio) {
                 PriorityArrival::Started(end) => {
-                    self.queue.push(end, Event::PortTxDone(l as u32));
+                    agenda.push(end, Event::PortTxDone(l));
                     true
                 }
                 PriorityArrival::Queued => true,
                 PriorityArrival::Dropped => false,
             },
-        };
-        if !accepted && !is_rm(&cell) {
-            if let Some(store) = &mut self.vcs[cell.vc as usize].store {
-                if let Some(e) = store.get_mut(cell.frame) {
-                    e.dropped += 1;
-                }
-            }
         }
     }
 
-    pub(super) fn on_tx_done(&mut self, l: usize) {
-        let now = self.now;
-        match &mut self.hops[l] {
-            Hop::Atm(h) => {
-                let (cell, next) = h.port.prio_tx_done(now);
-                match next {
-                    Some(end) => self.queue.replace_top(end, Event::PortTxDone(l as u32)),
-                    None => self.queue.pop(),
-                }
-                self.link_push(l, now, cell);
-            }
-            Hop::Ip(_) => unreachable!("IP ports need no transmit events"),
+    /// The priority port of link `l` finished the cell it was sending at
+    /// `now`: it goes on the link and the next one starts.
+    pub(super) fn tx_done(
+        &mut self,
+        l: u32,
+        now: Time,
+        agenda: &mut EventQueue,
+        deliver: &mut impl FnMut(&Cell),
+    ) {
+        let (cell, next) = self.hops[l as usize].port.prio_tx_done(now);
+        if let Some(end) = next {
+            agenda.push(end, Event::PortTxDone(l));
         }
+        self.link_push(l, now, cell, now, agenda, deliver);
     }
 
     /// Puts `cell`, whose transmission on link `l` ends at `tx_end`, on the link.
     #[inline]
-    pub(super) fn link_push(&mut self, l: usize, tx_end: Time, cell: Cell) {
-        let now = self.now;
-        let Hop::Atm(hop) = &mut self.hops[l] else {
-            unreachable!("cell on IP link {l}")
-        };
-        let link = &mut hop.link;
+    fn link_push(
+        &mut self,
+        l: u32,
+        tx_end: Time,
+        cell: Cell,
+        now: Time,
+        agenda: &mut EventQueue,
+        deliver: &mut impl FnMut(&Cell),
+    ) {
+        let link = &mut self.hops[l as usize].link;
         let arrival = tx_end + link.delay_ps;
         if link.lazy {
             // Deliver what has arrived by now, so the queue holds only the
@@ -124,7 +243,7 @@ impl Simulation {
                     break;
                 }
                 link.in_flight.pop_front();
-                deliver_passive(&mut self.vcs, &done);
+                deliver(&done);
             }
             link.in_flight.push_back((arrival, cell));
             return;
@@ -132,107 +251,301 @@ impl Simulation {
         let was_empty = link.in_flight.is_empty();
         link.in_flight.push_back((arrival, cell));
         if was_empty {
-            self.queue.push(arrival, Event::LinkArrival(l as u32));
+            agenda.push(arrival, Event::CellArrival(l));
         }
     }
 
-    pub(super) fn on_link_arrival(&mut self, l: usize) {
-        match &mut self.hops[l] {
-            Hop::Atm(h) => {
-                let (_, mut cell) = h
-                    .link
-                    .in_flight
-                    .pop_front()
-                    .expect("arrival on an empty link");
-                match h.link.in_flight.front() {
-                    Some(&(t, _)) => self.queue.replace_top(t, Event::LinkArrival(l as u32)),
-                    None => self.queue.pop(),
-                }
-                if is_brm(&cell) {
-                    self.on_brm_arrival(cell);
-                    return;
-                }
-                cell.hop += 1;
-                let v = &self.vcs[cell.vc as usize];
-                if cell.hop as usize == v.links.len() {
-                    let cell = if v.des.is_some() {
-                        match self.abr_destination(cell) {
-                            Some(c) => c,
-                            None => return,
-                        }
-                    } else {
-                        cell
-                    };
-                    if self.vcs[cell.vc as usize].store.is_some() {
-                        self.deliver_tcp_cell(cell);
-                    } else {
-                        deliver_passive(&mut self.vcs, &cell);
-                    }
-                } else {
-                    let next = v.links[cell.hop as usize] as usize;
-                    self.port_arrive(next, cell);
-                }
+    /// The head cell of link `l` reaches its far end at `now`; the next
+    /// one's arrival is scheduled.
+    pub(super) fn link_arrival(&mut self, l: u32, agenda: &mut EventQueue) -> Arrived {
+        let link = &mut self.hops[l as usize].link;
+        let (_, mut cell) = link
+            .in_flight
+            .pop_front()
+            .expect("arrival on an empty link");
+        if let Some(&(t, _)) = link.in_flight.front() {
+            agenda.push(t, Event::CellArrival(l));
+        }
+        if is_brm(&cell) {
+            return Arrived::Brm(cell);
+        }
+        cell.hop += 1;
+        let path = &self.paths[cell.vc as usize];
+        match path.links.get(cell.hop as usize) {
+            Some(&next) => Arrived::Onward(next, cell),
+            None => Arrived::End(cell),
+        }
+    }
+
+    /// A backward RM cell arrived over hop `cell.hop` of its backward path at
+    /// `now`: back at its source, or marked by the switch's algorithm and on
+    /// into the next backward link.
+    pub(super) fn brm_onward(&mut self, mut cell: Cell, now: Time) -> BrmStep {
+        let path = &self.paths[cell.vc as usize];
+        let h = cell.hop as usize;
+        if h + 1 == path.back_links.len() {
+            return BrmStep::AtSource(cell);
+        }
+        if let Some(k) = path.brm_mark[h] {
+            let hop = &mut self.hops[k as usize];
+            let ps = hop.port_state(now);
+            if let Some(a) = hop.algorithm.as_mut() {
+                a.on_brm(now, &mut cell, &ps);
             }
-            Hop::Ip(h) => {
-                let (_, mut packet) = h.in_flight.pop_front().expect("arrival on an empty link");
-                match h.in_flight.front() {
-                    Some(&(t, _)) => {
-                        self.queue
-                            .replace_top_ordered(t, Event::LinkArrival(l as u32), l as u32)
-                    }
-                    None => self.queue.pop(),
+        }
+        cell.hop += 1;
+        BrmStep::Onward(path.back_links[cell.hop as usize], cell)
+    }
+
+    /// Hands the cells of lazy links that have arrived by `t` to `deliver`.
+    pub(super) fn drain_lazy(&mut self, t: Time, deliver: &mut impl FnMut(&Cell)) {
+        for h in self.hops.iter_mut().filter(|h| h.link.lazy) {
+            while let Some(&(a, cell)) = h.link.in_flight.front() {
+                if a > t {
+                    break;
                 }
-                packet.hop += 1;
-                match self.ip_route_at(&packet, packet.hop) {
-                    ROUTE_END => {
-                        self.packets.delivered += 1;
-                        self.packet_arrives(packet, self.now);
-                    }
-                    next => self.ip_port_arrive((next & !EAGER_LINK) as usize, packet, self.now),
-                }
+                h.link.in_flight.pop_front();
+                deliver(&cell);
             }
         }
     }
 
-    /// A cell of a TCP VC reaches the end host: reassemble, and resolve the
-    /// fate of every frame the unit closes.
-    pub(super) fn deliver_tcp_cell(&mut self, cell: Cell) {
-        let v = &mut self.vcs[cell.vc as usize];
-        v.cells_delivered += 1;
-        let (eom_frame, intact) = match v.reassembly.receive(&cell) {
-            Outcome::Pending => return,
-            Outcome::Delivered { frame, .. } => (frame, true),
-            Outcome::Corrupted { frame, .. } | Outcome::Merged { frame, .. } => (frame, false),
+    /// Cells waiting at the port of link `l` at `now`.
+    pub(super) fn queue_cells(&self, l: u32, now: Time) -> u32 {
+        self.hops[l as usize].port.occupancy(now)
+    }
+
+    /// Cells waiting in the ABR queue of the port of link `l` at `now`.
+    pub(super) fn abr_queue_cells(&self, l: u32, now: Time) -> u32 {
+        self.hops[l as usize].port.abr_waiting(now)
+    }
+
+    /// Transmission time the port of link `l` spent up to `now`, ps.
+    pub(super) fn busy_ps(&self, l: u32, now: Time) -> u128 {
+        self.hops[l as usize].port.busy_ps(now)
+    }
+
+    /// What the switch algorithm of link `l`'s port shows the probes.
+    pub(super) fn algorithm_stats(&self, l: u32) -> AlgorithmStats {
+        let h = &self.hops[l as usize];
+        h.algorithm.as_ref().map(|a| a.stats()).unwrap_or_default()
+    }
+
+    /// The summary of link `l`'s port at `now`, adding its cells to the ledger.
+    pub(super) fn port_summary(&self, l: u32, now: Time, ledger: &mut Ledger) -> PortSummary {
+        let h = &self.hops[l as usize];
+        let (port, link) = (&h.port, &h.link);
+        // Cells still on the link's queue: behind a FIFO port those whose
+        // transmission has not ended are still in the port.
+        let mut in_port_listed = 0u64;
+        let mut on_wire = 0u64;
+        for &(a, _) in &link.in_flight {
+            if port.mode == PortMode::Fifo && a - link.delay_ps > now {
+                in_port_listed += 1;
+            } else {
+                on_wire += 1;
+            }
+        }
+        let in_port = match port.mode {
+            PortMode::Fifo => in_port_listed,
+            PortMode::Priority => port.cells_in_port(now),
         };
-        let store = v.store.as_mut().expect("TCP VC without a frame store");
-        let mut arrived = None;
-        while let Some((id, e)) = store.pop_front() {
-            if id == eom_frame && intact {
-                arrived = Some(e.packet);
-            } else if e.packet.is_data {
-                // Every cell of an earlier frame either was dropped or arrived
-                // into this failed unit.
-                let lost = e.packet.len as u64;
-                if id != eom_frame && e.dropped == e.cells {
-                    self.byte_losses.dropped_in_network += lost;
-                } else {
-                    self.byte_losses.dropped_aal5 += lost;
-                }
-            }
-            if id == eom_frame {
-                break;
-            }
+        if port.cells_in_port(now) != in_port {
+            ledger.problems.push(format!(
+                "port {}: {} cells in the port by its clock, {} by its list",
+                link.name,
+                port.cells_in_port(now),
+                in_port
+            ));
         }
-        if let Some(p) = arrived {
-            self.packet_arrives(p, self.now);
+        let dropped = port.cells_dropped();
+        if port.cells_in != port.cells_accepted + dropped {
+            ledger.problems.push(format!(
+                "port {}: cells in {} != accepted {} + dropped {dropped}",
+                link.name, port.cells_in, port.cells_accepted
+            ));
+        }
+        ledger.cells_dropped += dropped;
+        ledger.cells_queued += in_port;
+        ledger.cells_on_links += on_wire;
+        PortSummary {
+            name: link.name.clone(),
+            layer: "atm",
+            cells_in: port.cells_in,
+            cells_out: port.cells_out(now),
+            cells_dropped: dropped,
+            drops: DROP_REASON_NAMES
+                .iter()
+                .zip(port.drops)
+                .map(|(n, c)| (n.to_string(), c))
+                .collect(),
+            clr: if port.cells_in > 0 {
+                dropped as f64 / port.cells_in as f64
+            } else {
+                0.0
+            },
+            max_queue_cells: port.max_queue,
+            mean_queue_cells: port.mean_queue(now),
+            utilization: if now > 0 {
+                port.busy_ps(now) as f64 / now as f64
+            } else {
+                0.0
+            },
+            ..Default::default()
         }
     }
 }
 
-/// A cell reaches the passive sink of its VC.
-#[inline]
-pub(super) fn deliver_passive(vcs: &mut [VcState], cell: &Cell) {
-    let v = &mut vcs[cell.vc as usize];
-    v.cells_delivered += 1;
-    v.reassembly.receive(cell);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{Layer, PolicySpec};
+
+    const CPS: f64 = 1e6; // 1 us per cell
+
+    fn link(name: &str, from: u32, to: u32, buffer: Option<u32>, delay_ps: Time) -> LinkSpec {
+        LinkSpec {
+            layer: Layer::Atm,
+            name: name.into(),
+            from,
+            to,
+            bit_rate_bps: CPS * 424.0,
+            cell_rate_cps: CPS,
+            delay_ps,
+            buffer_cells: buffer,
+            buffer_packets: None,
+            buffer_bytes: None,
+            policy: PolicySpec::Tail,
+            algorithm: None,
+        }
+    }
+
+    fn vc(class: ServiceClass, links: Vec<u32>) -> VcSpec {
+        VcSpec {
+            name: "v".into(),
+            class,
+            links,
+            back_links: vec![],
+            abr: None,
+        }
+    }
+
+    const US: Time = 1_000_000;
+
+    #[test]
+    fn a_fifo_port_sends_cells_back_to_back_and_the_link_hands_them_on() {
+        // a -> b -> c, 2 us each way; two cells at time 0 into the first port.
+        let specs = [
+            link("ab", 0, 1, None, 2 * US),
+            link("bc", 1, 2, None, 2 * US),
+        ];
+        let mut fabric = AtmFabric::new(
+            specs.iter().map(|l| (l, false)).collect(),
+            &[vc(ServiceClass::Ubr, vec![0, 1])],
+            &[0, 1],
+        );
+        let mut agenda = EventQueue::new();
+        let mut nothing = |_: &Cell| panic!("no lazy link here");
+        for k in 0..2 {
+            let cell = Cell::data(0, 0, 2, k == 1);
+            assert!(fabric.port_arrive(0, cell, 0, &mut agenda, &mut nothing));
+        }
+        // The first cell leaves at 1 us and arrives at 3 us: one event for
+        // the head of the link.
+        assert_eq!(agenda.len(), 1);
+        assert_eq!(fabric.queue_cells(0, 0), 1);
+        assert_eq!(
+            agenda.next_until(Time::MAX),
+            Some((3 * US, Event::CellArrival(0)))
+        );
+        match fabric.link_arrival(0, &mut agenda) {
+            Arrived::Onward(1, c) => assert_eq!((c.hop, c.is_eom()), (1, false)),
+            other => panic!("{other:?}"),
+        }
+        // The second one is next, 1 us later.
+        assert_eq!(
+            agenda.next_until(Time::MAX),
+            Some((4 * US, Event::CellArrival(0)))
+        );
+        assert!(matches!(
+            fabric.link_arrival(0, &mut agenda),
+            Arrived::Onward(1, _)
+        ));
+        assert_eq!(agenda.next_until(Time::MAX), None);
+    }
+
+    #[test]
+    fn a_full_buffer_drops_and_the_ledger_counts_every_cell() {
+        let specs = [link("ab", 0, 1, Some(1), 0)];
+        let mut fabric = AtmFabric::new(
+            specs.iter().map(|l| (l, false)).collect(),
+            &[vc(ServiceClass::Ubr, vec![0])],
+            &[0],
+        );
+        let mut agenda = EventQueue::new();
+        let mut nothing = |_: &Cell| {};
+        let accepted: Vec<bool> = (0..3)
+            .map(|_| fabric.port_arrive(0, Cell::data(0, 0, 1, true), 0, &mut agenda, &mut nothing))
+            .collect();
+        // One in transmission, one waiting, the third finds the buffer full.
+        assert_eq!(accepted, vec![true, true, false]);
+        let mut ledger = Ledger::default();
+        let s = fabric.port_summary(0, US / 2, &mut ledger);
+        assert_eq!((s.cells_in, s.cells_dropped, s.max_queue_cells), (3, 1, 1));
+        assert_eq!((ledger.cells_dropped, ledger.cells_queued), (1, 2));
+        assert!(ledger.problems.is_empty());
+    }
+
+    #[test]
+    fn a_lazy_link_schedules_nothing_and_delivers_when_drained() {
+        let specs = [link("ab", 0, 1, None, 5 * US)];
+        let mut fabric = AtmFabric::new(
+            specs.iter().map(|l| (l, true)).collect(),
+            &[vc(ServiceClass::Ubr, vec![0])],
+            &[0],
+        );
+        let mut agenda = EventQueue::new();
+        let mut got = 0;
+        for _ in 0..3 {
+            fabric.port_arrive(0, Cell::data(0, 0, 1, true), 0, &mut agenda, &mut |_| {
+                got += 1
+            });
+        }
+        assert!(agenda.is_empty());
+        // Arrivals at 6, 7 and 8 us.
+        fabric.drain_lazy(7 * US, &mut |_| got += 1);
+        assert_eq!(got, 2);
+        fabric.drain_lazy(Time::MAX, &mut |_| got += 1);
+        assert_eq!(got, 3);
+    }
+
+    #[test]
+    fn a_port_with_two_classes_serves_the_higher_first() {
+        // CBR (priority 0) and UBR share the port: one transmit event per cell.
+        let specs = [link("ab", 0, 1, None, 0)];
+        let vcs = [
+            vc(ServiceClass::Ubr, vec![0]),
+            vc(ServiceClass::Cbr, vec![0]),
+        ];
+        let mut fabric = AtmFabric::new(specs.iter().map(|l| (l, false)).collect(), &vcs, &[0]);
+        let mut agenda = EventQueue::new();
+        let mut nothing = |_: &Cell| {};
+        fabric.port_arrive(0, Cell::data(0, 0, 1, true), 0, &mut agenda, &mut nothing);
+        fabric.port_arrive(0, Cell::data(0, 1, 1, true), 0, &mut agenda, &mut nothing);
+        fabric.port_arrive(0, Cell::data(1, 0, 1, true), 0, &mut agenda, &mut nothing);
+        let mut order = vec![];
+        while let Some((t, ev)) = agenda.next_until(Time::MAX) {
+            match ev {
+                Event::PortTxDone(l) => fabric.tx_done(l, t, &mut agenda, &mut nothing),
+                Event::CellArrival(l) => match fabric.link_arrival(l, &mut agenda) {
+                    Arrived::End(c) => order.push((t, c.vc)),
+                    other => panic!("{other:?}"),
+                },
+                other => panic!("{other:?}"),
+            }
+        }
+        // The first UBR cell was already in service; the CBR cell overtakes
+        // the second.
+        assert_eq!(order, vec![(US, 0), (2 * US, 1), (3 * US, 0)]);
+    }
 }

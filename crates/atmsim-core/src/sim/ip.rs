@@ -1,195 +1,301 @@
-//! Packets: router ports (eager ones too) and links, and the IP part of the
-//! ledger.
+//! The IP fabric: packet links with their router output ports, the IP
+//! paths of the flows, and the IP part of the conservation ledger.
+//!
+//! On the plain path a packet reaching a port at `now` is queued or dropped
+//! there; the port computes when its transmission ends (Lindley's
+//! recursion, see [`crate::ip::port`]) and the packet goes on the link with
+//! its arrival time at the far end; a link schedules only its head's
+//! arrival. Simultaneous packet arrivals go by link index, whenever they
+//! were scheduled.
+//!
+//! The fast paths (see `fast_paths`) let some ports learn of arrivals before
+//! they happen: a port fed by one upstream port takes its packets at once
+//! (an *eager* port), a port fed by delayed links takes every arrival within
+//! its look-ahead in one event (a *batch* port), and an eager end host takes
+//! a packet as soon as its arrival is known. The ledger then places each
+//! packet where it is at the end of the run from the recorded times.
 
-use super::*;
+use super::fast_paths::IpFastPaths;
+use crate::buffer::DROP_REASON_NAMES;
+use crate::engine::{Event, EventQueue, RngStream, Time};
+use crate::ip::red::Red;
+use crate::ip::{IpLimit, IpPort, Packet};
+use crate::scenario::{LinkSpec, PolicySpec, Scenario};
+use crate::stats::{Ledger, PortSummary};
+use std::collections::VecDeque;
 
-impl Simulation {
-    /// Where the link `packet` is on sits in `ip_route`.
+/// An IP link with its router output port and the packets on the wire.
+struct IpHop {
+    name: String,
+    delay_ps: Time,
+    port: IpPort,
+    /// Packets on the link or still in its port, earliest first: (arrival
+    /// at the far end, packet). Their arrival at this port is in the port's
+    /// records while it matters (the ledger).
+    in_flight: VecDeque<(Time, Packet)>,
+}
+
+/// A packet a port will drop at a time the run may not reach (a port told
+/// of arrivals ahead of time).
+struct FutureDrop {
+    at: Time,
+    /// Where the dropping port's link is in `route` (the link, and the path
+    /// to place the packet upstream).
+    route_pos: u32,
+    data_bytes: u64,
+}
+
+/// The `route` entry after a path's last link.
+pub(super) const ROUTE_END: u32 = u32::MAX;
+
+/// Schedules the arrival of the packet that has just become the head of
+/// the empty link `l`, at `far`: its own event, or its batch port's.
+#[inline(always)]
+fn schedule_arrival(
+    fast: &mut IpFastPaths,
+    l: u32,
+    far: Time,
+    n_links: u32,
+    agenda: &mut EventQueue,
+) {
+    match fast.batch_port_fed(l) {
+        // Simultaneous packet arrivals go by link, whenever they were
+        // scheduled (the fast paths schedule them early).
+        None => agenda.push_ordered(far, Event::PacketArrival(l), l),
+        Some(b) => fast.schedule_batch(b, far, n_links, agenda),
+    }
+}
+
+/// What reached the far end of an IP link.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Arrived {
+    /// The packet goes on into the port of this link.
+    Onward(u32, Packet),
+    /// The packet reached its end host.
+    End(Packet),
+}
+
+/// The IP links, router ports and IP paths of a network.
+pub(super) struct IpFabric {
+    hops: Vec<IpHop>,
+    /// The IP flows' paths, flat: link indices, each path closed by ROUTE_END.
+    route: Vec<u32>,
+    /// Per flow, where its ACK path [0] and data path [1] start in `route`.
+    route_base: Vec<[u32; 2]>,
+    fast: IpFastPaths,
+    future_drops: Vec<FutureDrop>,
+    /// Packets handed to the first port of their path.
+    generated: u64,
+    /// Packets that reached their end host.
+    delivered: u64,
+    /// TCP payload bytes of the packets dropped at router ports.
+    bytes_dropped: u64,
+}
+
+impl IpFabric {
+    /// The fabric of the scenario's IP links `specs` (in order), with `local`
+    /// mapping a scenario link index to the fabric's, and the fast paths'
+    /// plan for its links.
+    pub(super) fn new(
+        sc: &Scenario,
+        specs: Vec<(usize, &LinkSpec)>,
+        local: &[u32],
+        fast: IpFastPaths,
+    ) -> Self {
+        let hops = specs
+            .into_iter()
+            .map(|(i, l)| {
+                let limit = match (l.buffer_packets, l.buffer_bytes) {
+                    (Some(n), _) => IpLimit::Packets(n),
+                    (None, Some(b)) => IpLimit::Bytes(b),
+                    (None, None) => IpLimit::Unlimited,
+                };
+                let red = match l.policy {
+                    PolicySpec::Red {
+                        min_th,
+                        max_th,
+                        w_q,
+                        max_p,
+                    } => Some(Red::new(min_th, max_th, w_q, max_p)),
+                    _ => None,
+                };
+                // Stream id by scenario link index: adding an ATM link
+                // elsewhere never changes an IP port's randomness.
+                let rng = RngStream::new(sc.seed, super::STREAM_IP_PORTS + i as u64);
+                IpHop {
+                    name: l.name.clone(),
+                    delay_ps: l.delay_ps,
+                    port: IpPort::new(l.bit_rate_bps, limit, red, rng),
+                    in_flight: VecDeque::new(),
+                }
+            })
+            .collect();
+        let mut route = Vec::new();
+        let mut route_base = Vec::with_capacity(sc.flows.len());
+        for fl in &sc.flows {
+            let mut bases = [0u32; 2];
+            if fl.layer == crate::scenario::Layer::Ip {
+                for (slot, path) in [&fl.ack_links, &fl.data_links].into_iter().enumerate() {
+                    bases[slot] = route.len() as u32;
+                    route.extend(path.iter().map(|&l| local[l as usize]));
+                    route.push(ROUTE_END);
+                }
+            }
+            route_base.push(bases);
+        }
+        IpFabric {
+            hops,
+            route,
+            route_base,
+            fast,
+            future_drops: Vec::new(),
+            generated: 0,
+            delivered: 0,
+            bytes_dropped: 0,
+        }
+    }
+
+    /// Number of links.
+    pub(super) fn len(&self) -> usize {
+        self.hops.len()
+    }
+
+    /// The fast paths' state.
+    pub(super) fn fast_mut(&mut self) -> &mut IpFastPaths {
+        &mut self.fast
+    }
+
+    /// Where the link `packet` is on sits in `route`.
     fn route_pos(&self, packet: &Packet) -> u32 {
-        self.ip_route_base[packet.flow as usize][packet.is_data as usize] + packet.hop as u32
+        self.route_base[packet.flow as usize][packet.is_data as usize] + packet.hop as u32
     }
 
-    /// The entry of `ip_route` for `packet` at hop `hop` of its path: the IP
-    /// link (with EAGER_LINK set if that link's port is eager), or ROUTE_END
-    /// past its last link.
+    /// The link at hop `hop` of `packet`'s path, or ROUTE_END past its last.
     #[inline]
-    pub(super) fn ip_route_at(&self, packet: &Packet, hop: u8) -> u32 {
-        let base = self.ip_route_base[packet.flow as usize][packet.is_data as usize];
-        self.ip_route[base as usize + hop as usize]
+    fn route_at(&self, packet: &Packet, hop: u8) -> u32 {
+        let base = self.route_base[packet.flow as usize][packet.is_data as usize];
+        self.route[base as usize + hop as usize]
     }
 
-    /// `packet` reaches the port of IP link `l` at time `at` (now, or later
-    /// for an eager port fed straight from its upstream port), and goes on
-    /// through the eager ports after it, to an eager end host if it can.
-    pub(super) fn ip_port_arrive(&mut self, mut l: usize, mut packet: Packet, mut at: Time) {
-        let now = self.now;
+    /// A host hands `packet` to the first port of its path: the link.
+    #[inline]
+    pub(super) fn send(&mut self, packet: &Packet) -> u32 {
+        self.generated += 1;
+        self.route_at(packet, packet.hop)
+    }
+
+    /// Counts a packet that reached its end host.
+    #[inline]
+    pub(super) fn note_delivered(&mut self) {
+        self.delivered += 1;
+    }
+
+    /// `packet` reaches the port of link `l` at `at` (now, or later for a
+    /// port told early), and goes on through the eager ports after it.
+    /// Through its path's last port, a packet whose end host `takes_early`
+    /// (given the arrival) is returned to be handed to it now, counted as
+    /// delivered; any other goes on the link.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn forward(
+        &mut self,
+        mut l: u32,
+        mut packet: Packet,
+        mut at: Time,
+        now: Time,
+        until: Time,
+        agenda: &mut EventQueue,
+        takes_early: impl FnOnce(&Packet, Time) -> bool,
+    ) -> Option<(Packet, Time)> {
+        let n_links = self.hops.len() as u32;
+        let IpFabric {
+            hops,
+            route,
+            route_base,
+            fast,
+            delivered,
+            ..
+        } = self;
+        let base = route_base[packet.flow as usize][packet.is_data as usize] as usize;
         loop {
-            let Hop::Ip(h) = &mut self.hops[l] else {
-                unreachable!("packet on ATM link {l}")
-            };
+            let h = &mut hops[l as usize];
             let Some(end) = h.port.arrive(at, now, &packet) else {
-                self.ip_drop(&packet, at);
-                return;
+                self.drop(&packet, at, now);
+                return None;
             };
             let far = end + h.delay_ps;
-            let next = self.ip_route_at(&packet, packet.hop + 1);
-            if next != ROUTE_END && next & EAGER_LINK != 0 {
+            let next = route[base + packet.hop as usize + 1];
+            if next != ROUTE_END && fast.eager(next) {
                 packet.hop += 1;
-                l = (next & !EAGER_LINK) as usize;
+                l = next;
                 at = far;
                 continue;
             }
-            let Hop::Ip(h) = &mut self.hops[l] else {
-                unreachable!()
-            };
-            if next == ROUTE_END && far <= self.until && h.in_flight.is_empty() {
-                let fl = &self.flows[packet.flow as usize];
-                let eager = if packet.is_data {
-                    fl.eager_rx
-                } else {
-                    // The sender's timer must not expire before the ACK.
-                    fl.eager_tx && fl.sender.deadline().is_none_or(|d| d > far)
-                };
-                if eager {
-                    // The end host takes the packet at `far`, now; what it
-                    // sends in answer goes on until it meets an event (the
-                    // build makes sure it does).
-                    self.packets.delivered += 1;
-                    self.packet_arrives(packet, far);
-                    return;
-                }
-            }
             let was_empty = h.in_flight.is_empty();
+            if next == ROUTE_END
+                && was_empty
+                && fast.early_ends()
+                && far <= until
+                && takes_early(&packet, far)
+            {
+                *delivered += 1;
+                return Some((packet, far));
+            }
             h.in_flight.push_back((far, packet));
             if was_empty {
-                let b = h.feeds;
-                if b == NO_BATCH {
-                    // Simultaneous packet arrivals go by link, whenever they
-                    // were scheduled (eager steps schedule them early).
-                    self.queue
-                        .push_ordered(far, Event::LinkArrival(l as u32), l as u32);
-                } else {
-                    self.schedule_batch(b as usize, far);
-                }
+                schedule_arrival(fast, l, far, n_links, agenda);
             }
-            return;
+            return None;
         }
     }
 
-    /// When the head packet of IP link `l` reaches its far end (Time::MAX
-    /// if the link is empty).
+    /// The head packet of link `l` reaches its far end; the next one's
+    /// arrival is scheduled.
+    pub(super) fn link_arrival(&mut self, l: u32, agenda: &mut EventQueue) -> Arrived {
+        let h = &mut self.hops[l as usize];
+        let (_, mut packet) = h.in_flight.pop_front().expect("arrival on an empty link");
+        if let Some(&(t, _)) = h.in_flight.front() {
+            agenda.push_ordered(t, Event::PacketArrival(l), l);
+        }
+        packet.hop += 1;
+        match self.route_at(&packet, packet.hop) {
+            ROUTE_END => Arrived::End(packet),
+            next => Arrived::Onward(next, packet),
+        }
+    }
+
+    /// When the head packet of link `l` reaches its far end (Time::MAX if
+    /// the link is empty).
     #[inline]
-    fn link_head(&self, l: usize) -> Time {
-        match &self.hops[l] {
-            Hop::Ip(h) => h.in_flight.front().map_or(Time::MAX, |e| e.0),
-            Hop::Atm(_) => Time::MAX,
-        }
+    pub(super) fn link_head(&self, l: u32) -> Time {
+        self.hops[l as usize]
+            .in_flight
+            .front()
+            .map_or(Time::MAX, |e| e.0)
     }
 
-    /// The propagation delay of IP link `l`.
-    fn link_delay(&self, l: usize) -> Time {
-        match &self.hops[l] {
-            Hop::Ip(h) => h.delay_ps,
-            Hop::Atm(h) => h.link.delay_ps,
-        }
+    /// Takes the head packet of link `l` off the link (it has arrived, or a
+    /// batch port takes it ahead): its arrival time, the packet at its next
+    /// hop, and when the next head arrives.
+    #[inline]
+    pub(super) fn take_head(&mut self, l: u32) -> (Time, Packet, Time) {
+        let h = &mut self.hops[l as usize];
+        let (far, mut packet) = h.in_flight.pop_front().expect("a head");
+        let next = h.in_flight.front().map_or(Time::MAX, |e| e.0);
+        packet.hop += 1;
+        (far, packet, next)
     }
 
-    /// Makes sure batch port `b` has its IpBatch event at or before `t`.
-    fn schedule_batch(&mut self, b: usize, t: Time) {
-        let order = self.hops.len() as u32 + b as u32;
-        let Hop::Ip(h) = &mut self.hops[b] else {
-            unreachable!()
-        };
-        if t < h.batch_at {
-            h.batch_at = t;
-            self.queue.push_ordered(t, Event::IpBatch(b as u32), order);
-        }
-    }
-
-    /// Batch port `b` takes, in time order (ties by link), every packet its
-    /// feeders bring before now + its look-ahead: a packet that enters a
-    /// feeder from now on arrives later than that, so these are all the
-    /// arrivals of that window, and the port (told of them early, like an
-    /// eager port) sees them in their order.
-    pub(super) fn on_ip_batch(&mut self, b: usize) {
-        self.queue.pop();
-        let now = self.now;
-        let Hop::Ip(h) = &mut self.hops[b] else {
-            unreachable!()
-        };
-        if h.batch_at != now {
-            return; // superseded by an earlier one
-        }
-        // Nothing past the end of the current `advance` (like eager ends),
-        // so a run in slices takes smaller batches with the same results.
-        let feeders = std::mem::take(&mut h.feeders);
-        let lookahead = feeders.iter().map(|&k| self.link_delay(k as usize)).min();
-        let horizon = now
-            .saturating_add(lookahead.unwrap_or(0))
-            .min(self.until.saturating_add(1));
-        let Hop::Ip(h) = &mut self.hops[b] else {
-            unreachable!()
-        };
-        // Arrivals added meanwhile come after the horizon: no event for them
-        // until the batch is done.
-        h.batch_at = horizon;
-        // The feeders' head arrivals (Time::MAX when empty), refreshed as
-        // they are taken: cheaper than looking into every feeder each time.
-        let mut heads = std::mem::take(&mut self.batch_heads);
-        heads.clear();
-        heads.extend(feeders.iter().map(|&k| (self.link_head(k as usize), k)));
-        loop {
-            // The earliest head (the first feeder on a tie), and the time
-            // before which that feeder's packets come first.
-            let mut best = usize::MAX;
-            let mut best_t = horizon;
-            let mut bound = horizon;
-            for (i, &(t, _)) in heads.iter().enumerate() {
-                if t < best_t {
-                    bound = best_t;
-                    best_t = t;
-                    best = i;
-                } else if t < bound {
-                    bound = t;
-                }
-            }
-            if best == usize::MAX {
-                break;
-            }
-            let k = heads[best].1 as usize;
-            loop {
-                let Hop::Ip(fh) = &mut self.hops[k] else {
-                    unreachable!()
-                };
-                let (far, mut packet) = fh.in_flight.pop_front().expect("a head");
-                let next = fh.in_flight.front().map_or(Time::MAX, |e| e.0);
-                packet.hop += 1;
-                self.ip_port_arrive(b, packet, far);
-                if next >= bound {
-                    heads[best].0 = next;
-                    break;
-                }
-            }
-        }
-        self.batch_heads = heads;
-        // Feeders may have gained packets meanwhile (after the horizon).
-        let next = feeders.iter().map(|&k| self.link_head(k as usize)).min();
-        let Hop::Ip(h) = &mut self.hops[b] else {
-            unreachable!()
-        };
-        h.feeders = feeders;
-        h.batch_at = Time::MAX;
-        if let Some(t) = next.filter(|&t| t != Time::MAX) {
-            self.schedule_batch(b, t);
-        }
+    /// The propagation delay of link `l`.
+    pub(super) fn delay(&self, l: u32) -> Time {
+        self.hops[l as usize].delay_ps
     }
 
     /// The port of the link `packet` is on dropped it; it arrived at `at`.
     #[cold]
-    fn ip_drop(&mut self, packet: &Packet, at: Time) {
-        let now = self.now;
+    fn drop(&mut self, packet: &Packet, at: Time, now: Time) {
         let data_bytes = if packet.is_data { packet.len as u64 } else { 0 };
-        self.byte_losses.dropped_in_network += data_bytes;
+        self.bytes_dropped += data_bytes;
         if at > now {
             // Only drops still in the future at the end matter: forget
             // the past ones now and then, so the list stays short.
@@ -204,9 +310,20 @@ impl Simulation {
         }
     }
 
+    /// Packets waiting at the port of link `l` at `now`, before the arrivals
+    /// of that instant (what a probe at `now` sees).
+    pub(super) fn queue_packets(&self, l: u32, now: Time) -> usize {
+        self.hops[l as usize].port.queue_len_before(now)
+    }
+
+    /// Transmission time the port of link `l` spent up to `now`, ps.
+    pub(super) fn busy_ps(&self, l: u32, now: Time) -> u128 {
+        self.hops[l as usize].port.busy_ps(now)
+    }
+
     /// Where a packet is at `now` that reaches the end of the link before
-    /// `ip_route[route_pos]` at `at` > now (a packet on a link, or one a
-    /// port was told of ahead of time): (link, true) in that link's port,
+    /// `route[route_pos]` at `at` > now (a packet on a link, or one a port
+    /// was told of ahead of time): (link, true) in that link's port,
     /// (link, false) on the link, walking up its path from the recorded
     /// times; the ports it has yet to reach were told of it ahead (counted
     /// in `future_in`). None if the path gives out first, which would be a
@@ -221,14 +338,12 @@ impl Simulation {
         let mut pos = route_pos as usize;
         loop {
             pos = pos.checked_sub(1)?;
-            let p = self.ip_route[pos];
+            let p = self.route[pos];
             if p == ROUTE_END {
                 return None;
             }
-            let p = (p & !EAGER_LINK) as usize;
-            let Hop::Ip(ph) = &self.hops[p] else {
-                return None;
-            };
+            let p = p as usize;
+            let ph = &self.hops[p];
             let end = at.checked_sub(ph.delay_ps)?;
             if end <= now {
                 return Some((p, false));
@@ -242,16 +357,16 @@ impl Simulation {
         }
     }
 
-    /// The IP ports' summaries (into `ports`, by link index) and their part
-    /// of the ledger at `now`; returns the TCP payload bytes in the IP path.
-    /// Packets pushed ahead through eager ports are placed where they are at
-    /// `now`, from their recorded times.
-    pub(super) fn ip_ledger(
+    /// The IP ports' summaries (by the fabric's link index) and the IP part
+    /// of the ledger at `now`: the packet ledger's terms, and (returned) the
+    /// TCP payload bytes dropped at routers and those in the IP path.
+    /// Packets learned of ahead of time are placed where they are at `now`,
+    /// from their recorded times.
+    pub(super) fn report(
         &mut self,
         now: Time,
         ledger: &mut Ledger,
-        ports: &mut [PortSummary],
-    ) -> u64 {
+    ) -> (Vec<PortSummary>, u64, u64) {
         let n = self.hops.len();
         let mut in_port = vec![0u64; n];
         let mut on_link = vec![0u64; n];
@@ -259,14 +374,13 @@ impl Simulation {
         let mut future_drops = vec![0u64; n];
         let mut in_path = 0u64;
         let mut misplaced = 0u64;
-        for l in 0..n {
-            let Hop::Ip(h) = &self.hops[l] else { continue };
+        for h in &self.hops {
             for &(far, pk) in h.in_flight.iter() {
                 if pk.is_data {
                     in_path += pk.len as u64;
                 }
-                // It reaches the far end of link l at `far`: on l, in l's
-                // port, or (told early) further up its path.
+                // It reaches the far end of its link at `far`: on the link,
+                // in its port, or (told early) further up its path.
                 let pos = self.route_pos(&pk) + 1;
                 match self.place_upstream(pos, far, now, &mut future_in) {
                     Some((p, true)) => in_port[p] += 1,
@@ -275,8 +389,10 @@ impl Simulation {
                 }
             }
         }
+        let mut future_drop_bytes = 0u64;
         for d in self.future_drops.iter().filter(|d| d.at > now) {
-            future_drops[(self.ip_route[d.route_pos as usize] & !EAGER_LINK) as usize] += 1;
+            future_drop_bytes += d.data_bytes;
+            future_drops[self.route[d.route_pos as usize] as usize] += 1;
             match self.place_upstream(d.route_pos, d.at, now, &mut future_in) {
                 Some((p, true)) => in_port[p] += 1,
                 Some((p, false)) => on_link[p] += 1,
@@ -288,10 +404,8 @@ impl Simulation {
                 "{misplaced} packets told ahead to a port have no place upstream at {now} ps"
             ));
         }
-        for l in 0..n {
-            let Hop::Ip(h) = &mut self.hops[l] else {
-                continue;
-            };
+        let mut ports = Vec::with_capacity(n);
+        for (l, h) in self.hops.iter_mut().enumerate() {
             h.port.settle(now);
             let p = &h.port;
             let arrived = p.packets_in() - future_in[l] - future_drops[l];
@@ -311,7 +425,7 @@ impl Simulation {
                     p.packets_held(now)
                 ));
             }
-            ports[l] = PortSummary {
+            ports.push(PortSummary {
                 name: h.name.clone(),
                 layer: "ip",
                 drops: DROP_REASON_NAMES
@@ -330,8 +444,127 @@ impl Simulation {
                 max_queue_packets: p.max_queue,
                 mean_queue_packets: p.mean_queue(now),
                 ..Default::default()
-            };
+            });
         }
-        in_path
+        ledger.packets.generated = self.generated;
+        ledger.packets.delivered = self.delivered;
+        // Drops still to come at the end are packets in the path.
+        let dropped_bytes = self.bytes_dropped - future_drop_bytes;
+        (ports, dropped_bytes, in_path + future_drop_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::fast_paths::Plan;
+    use crate::sim::testing::ip_line;
+
+    const MS: Time = 1_000_000_000;
+
+    fn fabric(sc: &Scenario) -> IpFabric {
+        let plan = Plan::new(sc);
+        let all: Vec<usize> = (0..sc.links.len()).collect();
+        let local: Vec<u32> = (0..sc.links.len() as u32).collect();
+        let fast = IpFastPaths::new(&plan, &all, &local);
+        IpFabric::new(sc, sc.links.iter().enumerate().collect(), &local, fast)
+    }
+
+    #[test]
+    fn the_plain_path_queues_forwards_and_drops() {
+        let sc = ip_line(1, false, "");
+        let mut ip = fabric(&sc);
+        let mut agenda = EventQueue::new();
+        // Three segments of 1000 IP bytes at time 0 into a port holding one
+        // waiting packet: two go (ending at 1 and 2 ms), the third is dropped.
+        for k in 0..3u64 {
+            let p = Packet::data(0, k * 960, 960);
+            let first = ip.send(&p);
+            assert_eq!(first, 0);
+            assert_eq!(
+                ip.forward(first, p, 0, 0, Time::MAX, &mut agenda, |_, _| true),
+                None
+            );
+        }
+        // One event: the head of link 0, at 1 ms + 1 ms of delay.
+        assert_eq!(agenda.len(), 1);
+        assert_eq!(
+            agenda.next_until(Time::MAX),
+            Some((2 * MS, Event::PacketArrival(0)))
+        );
+        match ip.link_arrival(0, &mut agenda) {
+            Arrived::Onward(1, p) => {
+                assert_eq!((p.seq, p.hop), (0, 1));
+                assert_eq!(
+                    ip.forward(1, p, 2 * MS, 2 * MS, Time::MAX, &mut agenda, |_, _| true),
+                    None
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut ledger = Ledger::default();
+        let (ports, dropped, in_path) = ip.report(2 * MS, &mut ledger);
+        assert_eq!((ports[0].packets_in, ports[0].packets_dropped), (3, 1));
+        assert_eq!(dropped, 960);
+        // The second segment is still in the first port (in transmission
+        // until 2 ms... it ended: on the link), the first in the second port.
+        assert_eq!(in_path, 2 * 960);
+        assert_eq!((ledger.packets.generated, ledger.packets.dropped), (3, 1));
+        assert_eq!(ledger.packets.queued + ledger.packets.on_links, 2);
+        assert!(ledger.problems.is_empty(), "{:?}", ledger.problems);
+    }
+
+    #[test]
+    fn an_eager_port_and_an_eager_end_take_a_packet_ahead_and_the_ledger_places_it() {
+        // With the fast paths, r's port towards b is fed only by a -> r: it
+        // is eager, and b's receiver takes segments early.
+        let sc = ip_line(10, true, "");
+        let plan = Plan::new(&sc);
+        assert!(plan.eager_ip[1].is_some() && plan.eager_rx[0]);
+        let mut ip = fabric(&sc);
+        let mut agenda = EventQueue::new();
+        let p = Packet::data(0, 0, 960);
+        ip.send(&p);
+        // It crosses both ports at once and reaches b at 4 ms (two
+        // transmissions and two delays), handed back to be delivered now
+        // (the run must then reach 4 ms before it ends: `until`).
+        let early = ip.forward(0, p, 0, 0, 4 * MS, &mut agenda, |_, _| true);
+        assert_eq!(early.map(|(p, far)| (p.hop, far)), Some((1, 4 * MS)));
+        assert!(agenda.is_empty());
+        let mut ledger = Ledger::default();
+        ip.report(4 * MS, &mut ledger);
+        assert!(ledger.problems.is_empty(), "{:?}", ledger.problems);
+        assert_eq!((ledger.packets.generated, ledger.packets.delivered), (1, 1));
+    }
+
+    #[test]
+    fn a_packet_told_ahead_is_placed_upstream_by_the_ledger() {
+        let sc = ip_line(10, true, "");
+        let mut ip = fabric(&sc);
+        let mut agenda = EventQueue::new();
+        // One the end host does not take goes on the last link with its own
+        // arrival event (two transmissions and two delays: 4 ms).
+        let q = Packet::data(0, 0, 960);
+        ip.send(&q);
+        assert_eq!(
+            ip.forward(0, q, 0, 0, 4 * MS, &mut agenda, |_, _| false),
+            None
+        );
+        assert_eq!(
+            agenda.next_until(Time::MAX),
+            Some((4 * MS, Event::PacketArrival(1)))
+        );
+        // At 0.5 ms the ledger finds it in the first port, the second port
+        // told of it ahead; at 1.5 ms on the first link.
+        for (at, queued, on_links) in [(MS / 2, 1, 0), (3 * MS / 2, 0, 1), (5 * MS / 2, 1, 0)] {
+            let mut ledger = Ledger::default();
+            ip.report(at, &mut ledger);
+            assert!(ledger.problems.is_empty(), "{:?}", ledger.problems);
+            assert_eq!(
+                (ledger.packets.queued, ledger.packets.on_links),
+                (queued, on_links),
+                "at {at} ps"
+            );
+        }
     }
 }

@@ -1,168 +1,501 @@
-//! TCP flows: segments and ACKs in and out of the hosts, timers.
+//! The hosts of the TCP connections: each flow's sender and receiver, their
+//! timers (one global tick per coarse granularity, walking its flows as
+//! BSD's slow timer does; one lazy event per flow for fine timers and
+//! delayed ACKs) and the receiver's processing queue.
+//!
+//! Packets leave through the caller, which knows the flow's route (two VCs
+//! or two IP paths); this part only says what to send and when.
 
-use super::*;
+use crate::engine::{Event, EventQueue, RngStream, Time};
+use crate::ip::{Packet, SackRing};
+use crate::scenario::{Layer, Scenario};
+use crate::stats::{ByteLedger, FlowSummary};
+use crate::tcp::receiver::AckPlan;
+use crate::tcp::{TcpReceiver, TcpSender, TimerMode, Variant};
+use std::collections::VecDeque;
 
-impl Simulation {
-    /// A packet reaches the host at the end of its path at `at`: now, or
-    /// later for an eager end (`build::eager_receivers`, `eager_senders`),
-    /// which takes it as soon as its arrival is known.
-    pub(super) fn packet_arrives(&mut self, packet: Packet, at: Time) {
+/// How a flow's packets travel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum FlowRoute {
+    /// Over ATM: data and ACKs each on their own VC.
+    Atm {
+        /// The VC carrying data.
+        data_vc: u32,
+        /// The VC carrying ACKs.
+        ack_vc: u32,
+    },
+    /// Over IP: along the flow's paths in the IP fabric.
+    Ip,
+}
+
+struct FlowState {
+    name: String,
+    sender: TcpSender,
+    receiver: TcpReceiver,
+    route: FlowRoute,
+    wnd_field: u16,
+    processing_ps: Time,
+    jitter_ps: Time,
+    rng: RngStream,
+    rx_queue: VecDeque<Packet>,
+    /// The SACK blocks of the flow's ACKs on their way.
+    sack: SackRing,
+    /// Time of the pending FlowTimer event, if any.
+    timer_at: Option<Time>,
+    started: bool,
+    /// The receiver may take a data segment as soon as its arrival time is
+    /// known (a fast path, see `fast_paths`).
+    eager_rx: bool,
+    /// The sender may take an ACK as soon as its arrival time is known (a
+    /// fast path, see `fast_paths`).
+    eager_tx: bool,
+    /// For a probed flow, the next probe tick it has no sample for (0 when
+    /// the flow is not probed).
+    probe_next: Time,
+    /// Samples a sender kept for probe ticks it moved past: (tick,
+    /// `flow_sample`).
+    probe_held: VecDeque<(Time, [f64; 4])>,
+}
+
+/// What the flow probes record of a sender: cwnd, usable window, highest
+/// byte sent + 1, smoothed RTT.
+fn flow_sample(s: &TcpSender) -> [f64; 4] {
+    [s.s.cwnd, s.window(), s.s.snd_max as f64, s.rtt.srtt_s()]
+}
+
+impl FlowState {
+    /// The receiver's processing time for the next segment.
+    fn processing_delay(&mut self) -> Time {
+        if self.jitter_ps == 0 {
+            return self.processing_ps;
+        }
+        let lo = self.processing_ps - self.jitter_ps;
+        let hi = self.processing_ps + self.jitter_ps;
+        self.rng.int_between(lo, hi)
+    }
+
+    /// The receiver (of flow `f`) takes data segment `packet` at `at`: the
+    /// ACK to send at once, if any.
+    #[inline]
+    fn receive_segment(
+        &mut self,
+        f: u32,
+        packet: Packet,
+        at: Time,
+        agenda: &mut EventQueue,
+    ) -> Option<Packet> {
+        match self.receiver.on_segment(at, packet.seq, packet.len) {
+            AckPlan::Now => Some(self.ack(f)),
+            AckPlan::At(t) => {
+                self.ensure_timer(f, t, agenda);
+                None
+            }
+        }
+    }
+
+    /// The ACK the receiver (of flow `f`) sends now.
+    #[inline]
+    fn ack(&mut self, f: u32) -> Packet {
+        let r = &self.receiver;
+        let mut packet = Packet::ack(f, 0, r.rcv_nxt, self.wnd_field);
+        self.sack.attach(&mut packet, r.sack_blocks());
+        packet
+    }
+
+    /// Makes sure a FlowTimer event of this flow (`f`) comes at or before `t`.
+    #[inline(always)]
+    fn ensure_timer(&mut self, f: u32, t: Time, agenda: &mut EventQueue) {
+        if self.timer_at.is_none_or(|at| t < at) {
+            self.timer_at = Some(t);
+            agenda.push(t, Event::FlowTimer(f));
+        }
+    }
+}
+
+/// The TCP connections of a network.
+pub(super) struct TcpHosts {
+    flows: Vec<FlowState>,
+    /// Coarse timers: (tick, the flows on it), one global event per tick.
+    tick_groups: Vec<(Time, Vec<u32>)>,
+    /// Packets whose TCP checksum failed at the receiving host (must stay 0).
+    bad_checksums: u64,
+    probe_period: Time,
+    duration: Time,
+}
+
+impl TcpHosts {
+    /// The scenario's flows, their start and tick events scheduled on
+    /// `agenda`; `eager_rx` / `eager_tx` are the fast-path plan's ends.
+    pub(super) fn new(
+        sc: &Scenario,
+        eager_rx: &[bool],
+        eager_tx: &[bool],
+        agenda: &mut EventQueue,
+    ) -> Self {
+        let mut flows = Vec::with_capacity(sc.flows.len());
+        let mut tick_groups: Vec<(Time, Vec<u32>)> = Vec::new();
+        let probe_period = sc.probes.period_ps;
+        for (f, fl) in sc.flows.iter().enumerate() {
+            let route = match fl.layer {
+                Layer::Atm => FlowRoute::Atm {
+                    data_vc: fl.data_vc.unwrap_or_default(),
+                    ack_vc: fl.ack_vc.unwrap_or_default(),
+                },
+                Layer::Ip => FlowRoute::Ip,
+            };
+            if let TimerMode::Coarse { tick_ps } = fl.tcp.timer {
+                match tick_groups.iter_mut().find(|(g, _)| *g == tick_ps) {
+                    Some((_, members)) => members.push(f as u32),
+                    None => tick_groups.push((tick_ps, vec![f as u32])),
+                }
+            }
+            flows.push(FlowState {
+                name: fl.name.clone(),
+                sender: TcpSender::new(&fl.tcp),
+                receiver: TcpReceiver::new(
+                    fl.tcp.variant == Variant::Sack,
+                    fl.tcp.max_sack_blocks,
+                    fl.tcp.delayed_ack_ps,
+                ),
+                route,
+                wnd_field: fl.tcp.window_field(),
+                processing_ps: fl.processing_ps,
+                jitter_ps: fl.processing_jitter_ps,
+                rng: RngStream::new(sc.seed, super::STREAM_FLOWS + f as u64),
+                rx_queue: VecDeque::new(),
+                sack: SackRing::default(),
+                timer_at: None,
+                started: false,
+                eager_rx: eager_rx[f],
+                eager_tx: eager_tx[f],
+                probe_next: if sc.probes.any() && sc.probes.flows.contains(&(f as u32)) {
+                    probe_period
+                } else {
+                    0
+                },
+                probe_held: VecDeque::new(),
+            });
+            agenda.push(fl.start_ps, Event::FlowStart(f as u32));
+        }
+        for (g, (tick, _)) in tick_groups.iter().enumerate() {
+            agenda.push(*tick, Event::TcpTick(g as u32));
+        }
+        TcpHosts {
+            flows,
+            tick_groups,
+            bad_checksums: 0,
+            probe_period,
+            duration: sc.duration_ps,
+        }
+    }
+
+    /// Flow `f`'s route.
+    #[inline]
+    pub(super) fn route(&self, f: u32) -> FlowRoute {
+        self.flows[f as usize].route
+    }
+
+    /// Flow `f` starts sending.
+    pub(super) fn start(&mut self, f: u32) {
+        self.flows[f as usize].started = true;
+    }
+
+    /// Counts a packet whose checksum fails at the host it reaches.
+    #[inline]
+    pub(super) fn check_checksum(&mut self, packet: &Packet) {
         if !packet.checksum_ok() {
             self.bad_checksums += 1;
         }
-        let f = packet.flow as usize;
+    }
+
+    /// Whether the end host of `packet`'s path takes it at `far`, as soon as
+    /// its arrival is known (the fast paths' eager ends): a data segment if
+    /// the flow's receiver is eager; an ACK if its sender is and its timer
+    /// does not expire before `far`.
+    #[inline]
+    pub(super) fn takes_early(&self, packet: &Packet, far: Time) -> bool {
+        let fl = &self.flows[packet.flow as usize];
         if packet.is_data {
-            let fl = &mut self.flows[f];
-            if fl.processing_ps == 0 {
-                self.receive_segment(f, packet, at);
-            } else {
-                debug_assert_eq!(at, self.now, "an eager receiver with processing time");
-                fl.rx_queue.push_back(packet);
-                if fl.rx_queue.len() == 1 {
-                    let d = self.processing_delay(f);
-                    self.queue.push(self.now + d, Event::RxDone(f as u32));
-                }
-            }
+            fl.eager_rx
         } else {
-            let (period, end) = (self.probe_period, self.duration);
-            let fl = &mut self.flows[f];
-            if fl.probe_next != 0 {
-                // A probed sender moving past probe ticks keeps its samples
-                // for them (its state until `at`); a tick at `at` itself
-                // comes first (packet arrivals follow the other events of
-                // their time). Only an eager sender can be behind a tick.
-                while fl.probe_next <= at && fl.probe_next <= end {
-                    let sample = flow_sample(&fl.sender);
-                    fl.probe_held.push_back((fl.probe_next, sample));
-                    fl.probe_next += period;
-                }
-            }
-            let (blocks, n) = fl.sack.take(&packet);
-            fl.sender.on_ack(at, packet.ack, packet.wnd, &blocks[..n]);
-            self.pump_at(f, at);
+            fl.eager_tx && fl.sender.deadline().is_none_or(|d| d > far)
         }
     }
 
-    pub(super) fn processing_delay(&mut self, f: usize) -> Time {
-        let fl = &mut self.flows[f];
-        if fl.jitter_ps == 0 {
-            return fl.processing_ps;
+    /// Data segment `packet` reaches flow `f`'s receiving host at `at` (now,
+    /// or later for an eager receiver); returns the ACK to send at `at`, if
+    /// one goes at once.
+    #[inline]
+    pub(super) fn data_arrives(
+        &mut self,
+        f: u32,
+        packet: Packet,
+        at: Time,
+        now: Time,
+        agenda: &mut EventQueue,
+    ) -> Option<Packet> {
+        let fl = &mut self.flows[f as usize];
+        if fl.processing_ps == 0 {
+            return fl.receive_segment(f, packet, at, agenda);
         }
-        let lo = fl.processing_ps - fl.jitter_ps;
-        let hi = fl.processing_ps + fl.jitter_ps;
-        fl.rng.int_between(lo, hi)
-    }
-
-    pub(super) fn on_rx_done(&mut self, f: usize) {
-        self.queue.pop();
-        let packet = self.flows[f]
-            .rx_queue
-            .pop_front()
-            .expect("processing with no packet");
-        if !self.flows[f].rx_queue.is_empty() {
-            let d = self.processing_delay(f);
-            self.queue.push(self.now + d, Event::RxDone(f as u32));
+        debug_assert_eq!(at, now, "an eager receiver with processing time");
+        fl.rx_queue.push_back(packet);
+        if fl.rx_queue.len() == 1 {
+            let d = fl.processing_delay();
+            agenda.push(now + d, Event::RxDone(f));
         }
-        self.receive_segment(f, packet, self.now);
+        None
     }
 
-    /// Flow `f`'s receiver takes data segment `packet` at `at`.
-    pub(super) fn receive_segment(&mut self, f: usize, packet: Packet, at: Time) {
-        match self.flows[f]
-            .receiver
-            .on_segment(at, packet.seq, packet.len)
-        {
-            AckPlan::Now => self.send_ack(f, at),
-            AckPlan::At(t) => self.ensure_timer(f, t),
+    /// Flow `f`'s receiver finished processing a segment at `now`: it takes
+    /// the segment; returns the ACK to send now, if any.
+    pub(super) fn rx_done(&mut self, f: u32, now: Time, agenda: &mut EventQueue) -> Option<Packet> {
+        let fl = &mut self.flows[f as usize];
+        let packet = fl.rx_queue.pop_front().expect("processing with no packet");
+        if !fl.rx_queue.is_empty() {
+            let d = fl.processing_delay();
+            agenda.push(now + d, Event::RxDone(f));
         }
+        fl.receive_segment(f, packet, now, agenda)
     }
 
-    /// Flow `f`'s receiver sends an ACK at `at`.
-    pub(super) fn send_ack(&mut self, f: usize, at: Time) {
-        let fl = &mut self.flows[f];
-        let r = &fl.receiver;
-        let mut packet = Packet::ack(f as u32, 0, r.rcv_nxt, fl.wnd_field);
-        fl.sack.attach(&mut packet, r.sack_blocks());
-        self.send_packet(f, packet, at);
-    }
-
-    /// Transmits what the sender's window allows, and keeps its timer.
-    pub(super) fn pump(&mut self, f: usize) {
-        self.pump_at(f, self.now);
-    }
-
-    /// `pump` at time `now` (later than the simulation's for an eager
-    /// sender).
-    pub(super) fn pump_at(&mut self, f: usize, now: Time) {
-        while let Some(seg) = self.flows[f].sender.next_segment(now) {
-            self.send_packet(f, Packet::data(f as u32, seg.seq, seg.len), now);
-        }
-        if let Some(d) = self.flows[f].sender.deadline() {
-            self.ensure_timer(f, d);
-        }
-    }
-
-    /// Sends `packet` of flow `f` along its data or ACK path at `at` (now,
-    /// or later for an eager end, which is over IP).
-    #[inline(always)]
-    pub(super) fn send_packet(&mut self, f: usize, packet: Packet, at: Time) {
-        match &self.flows[f].route {
-            FlowRoute::Atm { data_vc, ack_vc } => {
-                debug_assert_eq!(at, self.now, "an eager end over ATM");
-                let vc = if packet.is_data { *data_vc } else { *ack_vc };
-                let cells = cells_per_datagram(packet.ip_bytes()) as u16;
-                self.send_frame(vc, cells, Some(packet));
-            }
-            FlowRoute::Ip => {
-                let first = self.ip_route_at(&packet, packet.hop) & !EAGER_LINK;
-                self.packets.generated += 1;
-                self.ip_port_arrive(first as usize, packet, at);
+    /// ACK `packet` reaches flow `f`'s sender at `at` (now, or later for an
+    /// eager sender). The caller then lets the sender send (`next_segment`).
+    #[inline]
+    pub(super) fn ack_arrives(&mut self, f: u32, packet: Packet, at: Time) {
+        let (period, end) = (self.probe_period, self.duration);
+        let fl = &mut self.flows[f as usize];
+        if fl.probe_next != 0 {
+            // A probed sender moving past probe ticks keeps its samples for
+            // them (its state until `at`); a tick at `at` itself comes first
+            // (packet arrivals follow the other events of their time). Only
+            // an eager sender can be more than one instant behind a tick.
+            while fl.probe_next <= at && fl.probe_next <= end {
+                let sample = flow_sample(&fl.sender);
+                fl.probe_held.push_back((fl.probe_next, sample));
+                fl.probe_next += period;
             }
         }
+        let (blocks, n) = fl.sack.take(&packet);
+        fl.sender.on_ack(at, packet.ack, packet.wnd, &blocks[..n]);
     }
 
-    /// Makes sure a FlowTimer event comes at or before `t`.
-    #[inline(always)]
-    pub(super) fn ensure_timer(&mut self, f: usize, t: Time) {
-        let fl = &mut self.flows[f];
-        if fl.timer_at.is_none_or(|at| t < at) {
-            fl.timer_at = Some(t);
-            self.queue.push(t, Event::FlowTimer(f as u32));
+    /// The next segment flow `f`'s sender may transmit at `now`, as a packet.
+    #[inline]
+    pub(super) fn next_segment(&mut self, f: u32, now: Time) -> Option<Packet> {
+        let seg = self.flows[f as usize].sender.next_segment(now)?;
+        Some(Packet::data(f, seg.seq, seg.len))
+    }
+
+    /// Makes sure flow `f`'s sender has its timer event, after it sent.
+    #[inline]
+    pub(super) fn arm_sender(&mut self, f: u32, agenda: &mut EventQueue) {
+        let fl = &mut self.flows[f as usize];
+        if let Some(d) = fl.sender.deadline() {
+            fl.ensure_timer(f, d, agenda);
         }
     }
 
-    pub(super) fn on_flow_timer(&mut self, f: usize) {
-        self.queue.pop();
-        let now = self.now;
-        if self.flows[f].timer_at != Some(now) {
-            return; // superseded by an earlier one
+    /// Flow `f`'s timer event at `now`: false for a superseded one (an
+    /// earlier event took its place), else it is consumed.
+    pub(super) fn timer_due(&mut self, f: u32, now: Time) -> bool {
+        let fl = &mut self.flows[f as usize];
+        if fl.timer_at != Some(now) {
+            return false;
         }
-        self.flows[f].timer_at = None;
-        if self.flows[f].sender.on_deadline(now) {
-            self.pump(f);
-        }
-        if self.flows[f].receiver.on_delack_timer(now) {
-            self.send_ack(f, now);
-        }
-        let fl = &self.flows[f];
+        fl.timer_at = None;
+        true
+    }
+
+    /// Flow `f`'s fine retransmission deadline at `now`: true if the sender
+    /// timed out and may send.
+    pub(super) fn sender_deadline(&mut self, f: u32, now: Time) -> bool {
+        self.flows[f as usize].sender.on_deadline(now)
+    }
+
+    /// Flow `f`'s delayed-ACK deadline at `now`: the ACK to send, if due.
+    pub(super) fn delayed_ack(&mut self, f: u32, now: Time) -> Option<Packet> {
+        let fl = &mut self.flows[f as usize];
+        fl.receiver.on_delack_timer(now).then(|| fl.ack(f))
+    }
+
+    /// Re-arms flow `f`'s timer for the earlier of its deadlines.
+    pub(super) fn rearm(&mut self, f: u32, agenda: &mut EventQueue) {
+        let fl = &mut self.flows[f as usize];
         let next = [fl.sender.deadline(), fl.receiver.delack_deadline]
             .into_iter()
             .flatten()
             .min();
         if let Some(t) = next {
-            self.ensure_timer(f, t);
+            fl.ensure_timer(f, t, agenda);
         }
     }
 
-    pub(super) fn on_tcp_tick(&mut self, g: usize) {
-        let now = self.now;
-        let (tick, _) = self.tick_groups[g];
-        self.queue.replace_top(now + tick, Event::TcpTick(g as u32));
-        for k in 0..self.tick_groups[g].1.len() {
-            let f = self.tick_groups[g].1[k] as usize;
-            if self.flows[f].started && self.flows[f].sender.on_tick(now) {
-                self.pump(f);
+    /// Coarse tick group `g` ticks at `now`: its next tick is scheduled;
+    /// returns the number of flows to walk (`tick_member`).
+    pub(super) fn tick(&mut self, g: u32, now: Time, agenda: &mut EventQueue) -> usize {
+        let (tick, ref members) = self.tick_groups[g as usize];
+        agenda.push(now + tick, Event::TcpTick(g));
+        members.len()
+    }
+
+    /// The `k`-th flow of tick group `g` takes the tick at `now`: its flow
+    /// index if its sender timed out and may send.
+    pub(super) fn tick_member(&mut self, g: u32, k: usize, now: Time) -> Option<u32> {
+        let f = self.tick_groups[g as usize].1[k];
+        let fl = &mut self.flows[f as usize];
+        (fl.started && fl.sender.on_tick(now)).then_some(f)
+    }
+
+    /// What a probe at `now` records of flow `f`'s sender: the sample it
+    /// kept for this tick if it moved past it, else its state now.
+    pub(super) fn probe_sample(&mut self, f: u32, now: Time, next_tick: Time) -> [f64; 4] {
+        let fl = &mut self.flows[f as usize];
+        let v = match fl.probe_held.front() {
+            Some(&(tick, v)) if tick == now => {
+                fl.probe_held.pop_front();
+                v
             }
+            _ => flow_sample(&fl.sender),
+        };
+        fl.probe_next = fl.probe_next.max(next_tick);
+        v
+    }
+
+    /// Payload bytes in the receivers' processing queues.
+    pub(super) fn bytes_in_processing(&self) -> u64 {
+        self.flows
+            .iter()
+            .flat_map(|fl| fl.rx_queue.iter())
+            .map(|p| p.len as u64)
+            .sum()
+    }
+
+    /// Packets whose TCP checksum failed at the receiving host.
+    pub(super) fn bad_checksums(&self) -> u64 {
+        self.bad_checksums
+    }
+
+    /// The flows' summaries over `t_s` seconds, adding the senders' and
+    /// receivers' terms to the byte ledger.
+    pub(super) fn report(&self, t_s: f64, b: &mut ByteLedger) -> Vec<FlowSummary> {
+        let mut flows = Vec::with_capacity(self.flows.len());
+        for fl in &self.flows {
+            let s = &fl.sender;
+            let r = &fl.receiver;
+            b.sent += s.bytes_sent;
+            b.sent_once += s.bytes_sent_once;
+            b.retransmitted += s.bytes_retransmitted;
+            b.delivered += r.bytes_delivered;
+            b.duplicates += r.bytes_duplicate;
+            b.held_out_of_order += r.held_bytes();
+            flows.push(FlowSummary {
+                name: fl.name.clone(),
+                variant: s.variant(),
+                goodput_mbps: if t_s > 0.0 {
+                    r.bytes_delivered as f64 * 8.0 / t_s / 1e6
+                } else {
+                    0.0
+                },
+                bytes_delivered: r.bytes_delivered,
+                bytes_sent: s.bytes_sent,
+                bytes_sent_once: s.bytes_sent_once,
+                bytes_retransmitted: s.bytes_retransmitted,
+                bytes_duplicate: r.bytes_duplicate,
+                segments_sent: s.segments_sent,
+                timeouts: s.timeouts,
+                fast_retransmits: s.s.fast_retransmits,
+                final_cwnd_bytes: s.s.cwnd,
+                final_ssthresh_bytes: s.s.ssthresh,
+                srtt_s: s.rtt.srtt_s(),
+                rto_s: crate::engine::time::ps_to_s(s.rtt.rto_ps()),
+                completed_at_s: s.completed_at.map(crate::engine::time::ps_to_s),
+            });
         }
+        flows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::testing::ip_line;
+
+    const MS: Time = 1_000_000_000;
+
+    fn hosts(extra: &str, agenda: &mut EventQueue) -> TcpHosts {
+        let sc = ip_line(10, false, extra);
+        TcpHosts::new(&sc, &[false], &[false], agenda)
+    }
+
+    #[test]
+    fn a_flow_starts_sends_its_first_window_and_arms_its_timer() {
+        let mut agenda = EventQueue::new();
+        let mut tcp = hosts("", &mut agenda);
+        assert_eq!(agenda.next_until(Time::MAX), Some((0, Event::FlowStart(0))));
+        tcp.start(0);
+        // Initial window: one segment.
+        let first = tcp.next_segment(0, 0).expect("a segment");
+        assert_eq!((first.seq, first.len, first.is_data), (0, 960, true));
+        assert_eq!(tcp.next_segment(0, 0), None);
+        tcp.arm_sender(0, &mut agenda);
+        // The retransmission timer: the initial RTO, 3 s.
+        assert_eq!(
+            agenda.next_until(Time::MAX),
+            Some((3000 * MS, Event::FlowTimer(0)))
+        );
+        assert!(tcp.timer_due(0, 3000 * MS));
+        // A second event at the same time would be stale.
+        assert!(!tcp.timer_due(0, 3000 * MS));
+    }
+
+    #[test]
+    fn a_receiver_acks_at_once_or_after_its_processing_time() {
+        let mut agenda = EventQueue::new();
+        let mut tcp = hosts("", &mut agenda);
+        let ack = tcp.data_arrives(0, Packet::data(0, 0, 960), MS, MS, &mut agenda);
+        assert_eq!(ack.map(|a| (a.ack, a.is_data)), Some((960, false)));
+
+        let mut agenda = EventQueue::new();
+        let mut tcp = hosts(r#","processing_ps":5000000"#, &mut agenda);
+        let _ = agenda.next_until(Time::MAX); // FlowStart
+        assert_eq!(
+            tcp.data_arrives(0, Packet::data(0, 0, 960), MS, MS, &mut agenda),
+            None
+        );
+        assert_eq!(
+            tcp.data_arrives(0, Packet::data(0, 960, 960), MS, MS, &mut agenda),
+            None
+        );
+        // One processing event at a time: 5 us after the arrival.
+        assert_eq!(
+            agenda.next_until(Time::MAX),
+            Some((MS + 5_000_000, Event::RxDone(0)))
+        );
+        let ack = tcp.rx_done(0, MS + 5_000_000, &mut agenda);
+        assert_eq!(ack.map(|a| a.ack), Some(960));
+        assert_eq!(tcp.bytes_in_processing(), 960);
+        assert_eq!(
+            agenda.next_until(Time::MAX),
+            Some((MS + 10_000_000, Event::RxDone(0)))
+        );
+        assert_eq!(
+            tcp.rx_done(0, MS + 10_000_000, &mut agenda).map(|a| a.ack),
+            Some(1920)
+        );
+    }
+
+    #[test]
+    fn an_ack_opens_the_window() {
+        let mut agenda = EventQueue::new();
+        let mut tcp = hosts("", &mut agenda);
+        tcp.start(0);
+        let first = tcp.next_segment(0, 0).unwrap();
+        let ack = Packet::ack(0, 0, first.seq + first.len as u64, 65535);
+        tcp.ack_arrives(0, ack, 4 * MS);
+        // Slow start: two segments now.
+        assert!(tcp.next_segment(0, 4 * MS).is_some());
+        assert!(tcp.next_segment(0, 4 * MS).is_some());
+        assert_eq!(tcp.next_segment(0, 4 * MS), None);
     }
 }

@@ -1,0 +1,544 @@
+//! What sits at the ends of the VCs: the open-loop traffic sources, AAL5
+//! segmentation (with the frames of TCP-carrying VCs kept until their fate
+//! is known) and reassembly, and the ABR source and destination end systems
+//! (ATM Forum Traffic Management Specification 4.0).
+//!
+//! Cells leave through the caller (the first port of the VC's path) and
+//! arrive from it; this part never touches a port or a link.
+
+use crate::abr::ses::Emit;
+use crate::abr::{is_frm, DestinationEndSystem, SourceEndSystem};
+use crate::atm::aal5::Outcome;
+use crate::atm::{Cell, Reassembly, ServiceClass};
+use crate::engine::{Event, EventQueue, RngStream, Time};
+use crate::ip::Packet;
+use crate::scenario::{Scenario, SourceModel};
+use crate::stats::{AbrSummary, Ledger, VcSummary};
+use crate::traffic::{self, TrafficSource};
+use std::collections::VecDeque;
+
+/// The ABR source end system of a VC with the cells it holds.
+struct SesState {
+    ses: SourceEndSystem,
+    /// Data cells waiting for an in-rate opportunity (the ABR source queue).
+    queue: VecDeque<Cell>,
+    /// An infinite backlog of one-cell frames (until `greedy_stop`).
+    greedy: bool,
+    greedy_stop: Time,
+    /// Time of the pending SesSend event.
+    scheduled: Option<Time>,
+}
+
+/// The frames of a TCP-carrying VC that have not been resolved yet, by
+/// frame id: the packet each carries and how many of its cells were dropped.
+#[derive(Default)]
+struct FrameStore {
+    base: u32,
+    entries: VecDeque<FrameEntry>,
+}
+
+struct FrameEntry {
+    packet: Packet,
+    cells: u16,
+    dropped: u16,
+}
+
+impl FrameStore {
+    fn push(&mut self, frame: u32, entry: FrameEntry) {
+        if self.entries.is_empty() {
+            self.base = frame;
+        }
+        debug_assert_eq!(frame, self.base + self.entries.len() as u32);
+        self.entries.push_back(entry);
+    }
+
+    fn get_mut(&mut self, frame: u32) -> Option<&mut FrameEntry> {
+        let k = frame.checked_sub(self.base)?;
+        self.entries.get_mut(k as usize)
+    }
+
+    fn pop_front(&mut self) -> Option<(u32, FrameEntry)> {
+        let e = self.entries.pop_front()?;
+        let id = self.base;
+        self.base += 1;
+        Some((id, e))
+    }
+}
+
+/// The two ends of one VC.
+struct VcEnd {
+    name: String,
+    cells_sent: u64,
+    frames_sent: u64,
+    cells_delivered: u64,
+    reassembly: Reassembly,
+    /// Frames in flight, for a VC of a TCP flow.
+    store: Option<FrameStore>,
+    ses: Option<Box<SesState>>,
+    des: Option<DestinationEndSystem>,
+}
+
+struct SourceState {
+    source: Box<dyn TrafficSource>,
+    rng: RngStream,
+    vc: u32,
+    stop: Time,
+}
+
+/// What a cell at the end of its VC's forward path turned out to be.
+pub(super) enum AtEnd {
+    /// A forward RM cell, turned around by the destination end system: this
+    /// backward RM cell goes back along the VC's backward path.
+    TurnedAround(Cell),
+    /// A cell for a TCP host's AAL5 reassembly.
+    Tcp(Cell),
+    /// A cell for a passive sink (delivered already).
+    Delivered,
+}
+
+/// Bytes of TCP payload the ends account for in the byte ledger.
+#[derive(Default)]
+pub(super) struct ByteTerms {
+    /// In packets whose cells were all dropped in the network.
+    pub dropped_in_network: u64,
+    /// In packets discarded by AAL5 reassembly.
+    pub dropped_aal5: u64,
+    /// In frames still on their way (sent, not yet resolved).
+    pub in_path: u64,
+}
+
+/// The ends of every VC and the sources that feed them.
+pub(super) struct Endpoints {
+    vcs: Vec<VcEnd>,
+    sources: Vec<SourceState>,
+    /// RM cells generated (forward by sources, backward by destinations).
+    rm_generated: u64,
+    /// RM cells absorbed (forward at destinations, backward at sources).
+    rm_delivered: u64,
+    /// TCP payload bytes of frames whose cells were all dropped.
+    bytes_dropped_in_network: u64,
+    /// TCP payload bytes of frames AAL5 discarded.
+    bytes_dropped_aal5: u64,
+}
+
+impl Endpoints {
+    /// The ends of the scenario's VCs, its sources with their first events
+    /// scheduled on `agenda`; `tcp_vc[v]` tells whether VC v carries a TCP
+    /// flow; `first_link_cps[v]` is the cell rate of VC v's first link.
+    pub(super) fn new(
+        sc: &Scenario,
+        tcp_vc: &[bool],
+        first_link_cps: &[f64],
+        agenda: &mut EventQueue,
+    ) -> Self {
+        let mut vcs: Vec<VcEnd> = sc
+            .vcs
+            .iter()
+            .enumerate()
+            .map(|(i, v)| VcEnd {
+                name: v.name.clone(),
+                cells_sent: 0,
+                frames_sent: 0,
+                cells_delivered: 0,
+                reassembly: Reassembly::default(),
+                store: tcp_vc[i].then(FrameStore::default),
+                ses: v.abr.as_ref().map(|p| {
+                    Box::new(SesState {
+                        ses: SourceEndSystem::new(i as u32, p.clone()),
+                        queue: VecDeque::new(),
+                        greedy: false,
+                        greedy_stop: Time::MAX,
+                        scheduled: None,
+                    })
+                }),
+                des: v.abr.as_ref().map(|_| DestinationEndSystem::default()),
+            })
+            .collect();
+        debug_assert!(sc
+            .vcs
+            .iter()
+            .all(|v| (v.class == ServiceClass::Abr) == v.abr.is_some()));
+        let mut sources = Vec::with_capacity(sc.sources.len());
+        for (i, s) in sc.sources.iter().enumerate() {
+            // A greedy source on an ABR VC is an infinite backlog at its SES.
+            if let (SourceModel::Greedy, Some(ses)) = (&s.model, vcs[s.vc as usize].ses.as_mut()) {
+                ses.greedy = true;
+                ses.greedy_stop = s.stop_ps.unwrap_or(Time::MAX);
+                ses.scheduled = Some(s.start_ps);
+                agenda.push(s.start_ps, Event::SesSend(s.vc));
+                continue;
+            }
+            let mut source = traffic::build(&s.model, first_link_cps[s.vc as usize]);
+            // Stream id = source index: adding a source never changes the others.
+            let mut rng = RngStream::new(sc.seed, i as u64);
+            let stop = s.stop_ps.unwrap_or(Time::MAX);
+            let t = source.first(s.start_ps, &mut rng);
+            if t < stop {
+                agenda.push(t, Event::SourceEmit(sources.len() as u32));
+            }
+            sources.push(SourceState {
+                source,
+                rng,
+                vc: s.vc,
+                stop,
+            });
+        }
+        Endpoints {
+            vcs,
+            sources,
+            rm_generated: 0,
+            rm_delivered: 0,
+            bytes_dropped_in_network: 0,
+            bytes_dropped_aal5: 0,
+        }
+    }
+
+    /// Source `s` fires at `now` (and schedules its next emission): the VC
+    /// and the cells of the frame it sends.
+    #[inline]
+    pub(super) fn fire_source(&mut self, s: u32, now: Time, agenda: &mut EventQueue) -> (u32, u16) {
+        let st = &mut self.sources[s as usize];
+        let e = st.source.fire(now, &mut st.rng);
+        if let Some(t) = e.next.filter(|&t| t < st.stop) {
+            agenda.push(t, Event::SourceEmit(s));
+        }
+        (st.vc, e.cells)
+    }
+
+    /// Opens frame `cells` cells long on `vc` (a TCP frame keeps its packet
+    /// until its fate is known); returns its id.
+    #[inline]
+    pub(super) fn open_frame(&mut self, vc: u32, cells: u16, packet: Option<Packet>) -> u32 {
+        let v = &mut self.vcs[vc as usize];
+        let frame = v.frames_sent as u32;
+        v.frames_sent += 1;
+        v.cells_sent += cells as u64;
+        if let (Some(store), Some(packet)) = (&mut v.store, packet) {
+            store.push(
+                frame,
+                FrameEntry {
+                    packet,
+                    cells,
+                    dropped: 0,
+                },
+            );
+        }
+        frame
+    }
+
+    /// True when `vc` has an ABR source end system (its cells wait there
+    /// for in-rate opportunities).
+    #[inline]
+    pub(super) fn has_ses(&self, vc: u32) -> bool {
+        self.vcs[vc as usize].ses.is_some()
+    }
+
+    /// Queues the cells of frame `frame` at `vc`'s source end system.
+    pub(super) fn ses_enqueue(&mut self, vc: u32, frame: u32, cells: u16) {
+        let st = self.vcs[vc as usize].ses.as_mut().expect("an ABR VC");
+        for k in 0..cells {
+            st.queue
+                .push_back(Cell::data(vc, frame, cells, k + 1 == cells));
+        }
+    }
+
+    /// Makes sure the SES of VC `v` has an opportunity scheduled if it has
+    /// something to send, at the earliest time its ACR allows.
+    pub(super) fn wake_ses(&mut self, v: u32, now: Time, agenda: &mut EventQueue) {
+        let Some(st) = self.vcs[v as usize].ses.as_mut() else {
+            return;
+        };
+        if st.queue.is_empty() && !st.greedy {
+            return;
+        }
+        let t = st.ses.next_opportunity(now);
+        if st.scheduled.is_none_or(|s| t < s) {
+            st.scheduled = Some(t);
+            agenda.push(t, Event::SesSend(v));
+        }
+    }
+
+    /// The SES of VC `v` has an in-rate opportunity at `now`: the cell it
+    /// sends (a forward RM cell or data), or None (a superseded
+    /// opportunity, or nothing to send).
+    pub(super) fn ses_send(&mut self, v: u32, now: Time) -> Option<Cell> {
+        let vc = &mut self.vcs[v as usize];
+        let st = vc.ses.as_mut().expect("SesSend on a VC without an SES");
+        if st.scheduled != Some(now) {
+            return None; // superseded by an earlier opportunity
+        }
+        st.scheduled = None;
+        if st.greedy && now >= st.greedy_stop {
+            st.greedy = false;
+        }
+        if st.queue.is_empty() && !st.greedy {
+            return None;
+        }
+        Some(match st.ses.emit(now) {
+            Emit::Frm(c) => {
+                self.rm_generated += 1;
+                c
+            }
+            Emit::Data => match st.queue.pop_front() {
+                Some(c) => c,
+                None => {
+                    // Greedy: a new one-cell frame.
+                    let frame = vc.frames_sent as u32;
+                    vc.frames_sent += 1;
+                    vc.cells_sent += 1;
+                    Cell::data(v, frame, 1, true)
+                }
+            },
+        })
+    }
+
+    /// A backward RM cell is back at its source end system.
+    pub(super) fn brm_at_source(&mut self, cell: &Cell) {
+        self.rm_delivered += 1;
+        if let Some(st) = self.vcs[cell.vc as usize].ses.as_mut() {
+            st.ses.on_brm(cell);
+        }
+    }
+
+    /// A port dropped `cell` (not an RM cell): the frame it belongs to
+    /// counts it.
+    #[inline]
+    pub(super) fn cell_dropped(&mut self, cell: &Cell) {
+        if let Some(store) = &mut self.vcs[cell.vc as usize].store {
+            if let Some(e) = store.get_mut(cell.frame) {
+                e.dropped += 1;
+            }
+        }
+    }
+
+    /// `cell` reached the end of its VC's forward path.
+    #[inline]
+    pub(super) fn at_end(&mut self, cell: Cell) -> AtEnd {
+        let v = &mut self.vcs[cell.vc as usize];
+        if let Some(des) = v.des.as_mut() {
+            if is_frm(&cell) {
+                let brm = des.on_frm(&cell);
+                self.rm_delivered += 1;
+                self.rm_generated += 1;
+                return AtEnd::TurnedAround(brm);
+            }
+            des.on_data(&cell);
+        }
+        if v.store.is_some() {
+            AtEnd::Tcp(cell)
+        } else {
+            self.deliver_passive(&cell);
+            AtEnd::Delivered
+        }
+    }
+
+    /// A cell reaches the passive sink of its VC.
+    #[inline]
+    pub(super) fn deliver_passive(&mut self, cell: &Cell) {
+        let v = &mut self.vcs[cell.vc as usize];
+        v.cells_delivered += 1;
+        v.reassembly.receive(cell);
+    }
+
+    /// A cell of a TCP VC reaches the end host: reassemble, resolve the fate
+    /// of every frame the unit closes, and return the packet of an intact
+    /// frame.
+    pub(super) fn deliver_tcp_cell(&mut self, cell: Cell) -> Option<Packet> {
+        let v = &mut self.vcs[cell.vc as usize];
+        v.cells_delivered += 1;
+        let (eom_frame, intact) = match v.reassembly.receive(&cell) {
+            Outcome::Pending => return None,
+            Outcome::Delivered { frame, .. } => (frame, true),
+            Outcome::Corrupted { frame, .. } | Outcome::Merged { frame, .. } => (frame, false),
+        };
+        let store = v.store.as_mut().expect("TCP VC without a frame store");
+        let mut arrived = None;
+        while let Some((id, e)) = store.pop_front() {
+            if id == eom_frame && intact {
+                arrived = Some(e.packet);
+            } else if e.packet.is_data {
+                // Every cell of an earlier frame either was dropped or arrived
+                // into this failed unit.
+                let lost = e.packet.len as u64;
+                if id != eom_frame && e.dropped == e.cells {
+                    self.bytes_dropped_in_network += lost;
+                } else {
+                    self.bytes_dropped_aal5 += lost;
+                }
+            }
+            if id == eom_frame {
+                break;
+            }
+        }
+        arrived
+    }
+
+    /// Cells delivered to VC `vc`'s end so far.
+    pub(super) fn cells_delivered(&self, vc: u32) -> u64 {
+        self.vcs[vc as usize].cells_delivered
+    }
+
+    /// The ACR and the last ER received of ABR VC `vc`'s source, cells/s.
+    pub(super) fn ses_rates(&self, vc: u32) -> Option<(f64, f64)> {
+        let st = self.vcs[vc as usize].ses.as_ref()?;
+        Some((st.ses.acr, st.ses.last_er))
+    }
+
+    /// The VCs' summaries over `t_s` seconds; adds the cells and RM cells
+    /// to the ledger and returns the ends' terms of the byte ledger.
+    pub(super) fn report(&self, t_s: f64, ledger: &mut Ledger) -> (Vec<VcSummary>, ByteTerms) {
+        let mut bytes = ByteTerms {
+            dropped_in_network: self.bytes_dropped_in_network,
+            dropped_aal5: self.bytes_dropped_aal5,
+            in_path: 0,
+        };
+        ledger.cells_generated += self.rm_generated;
+        ledger.cells_delivered += self.rm_delivered;
+        let mut vcs = Vec::with_capacity(self.vcs.len());
+        for v in &self.vcs {
+            ledger.cells_generated += v.cells_sent;
+            ledger.cells_delivered += v.cells_delivered;
+            if let Some(st) = &v.ses {
+                ledger.cells_queued += st.queue.len() as u64;
+            }
+            if let Some(store) = &v.store {
+                for e in store.entries.iter().filter(|e| e.packet.is_data) {
+                    if e.dropped == e.cells {
+                        bytes.dropped_in_network += e.packet.len as u64;
+                    } else {
+                        bytes.in_path += e.packet.len as u64;
+                    }
+                }
+            }
+            let r = &v.reassembly;
+            vcs.push(VcSummary {
+                name: v.name.clone(),
+                cells_sent: v.cells_sent,
+                cells_delivered: v.cells_delivered,
+                frames_sent: v.frames_sent,
+                frames_delivered: r.frames_delivered,
+                frames_corrupted: r.frames_corrupted,
+                frames_merged: r.frames_merged,
+                cells_discarded_aal5: r.cells_discarded,
+                frame_goodput_cps: if t_s > 0.0 {
+                    r.cells_good as f64 / t_s
+                } else {
+                    0.0
+                },
+                abr: v.ses.as_ref().map(|st| AbrSummary {
+                    acr_cps: st.ses.acr,
+                    last_er_cps: st.ses.last_er,
+                    frms_sent: st.ses.frms_sent,
+                    brms_received: st.ses.brms_received,
+                    rule6_cuts: st.ses.rule6_cuts,
+                    source_queue_cells: st.queue.len() as u64,
+                }),
+            });
+        }
+        (vcs, bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abr::{is_brm, is_frm};
+
+    /// Two VCs on one ATM link: 0 carries a TCP flow's frames, 1 is ABR with
+    /// a greedy source from time 0.
+    fn scenario() -> Scenario {
+        serde_json::from_str(
+            r#"{"duration_ps":1000000000000,"seed":1,
+            "nodes":[{"name":"a"},{"name":"b"}],
+            "links":[{"name":"ab","from":0,"to":1,"bit_rate_bps":1.5552e8,
+                "cell_rate_cps":366792.45,"delay_ps":0,"buffer_cells":null,
+                "policy":{"kind":"tail"}},
+              {"name":"ba","from":1,"to":0,"bit_rate_bps":1.5552e8,
+                "cell_rate_cps":366792.45,"delay_ps":0,"buffer_cells":null,
+                "policy":{"kind":"tail"}}],
+            "vcs":[{"name":"tcp","class":"ubr","links":[0]},
+              {"name":"abr","class":"abr","links":[0],"back_links":[1],
+               "abr":{"pcr_cps":366792.45,"mcr_cps":0,"icr_cps":10000,"rif":0.0625,
+                 "rdf":0.0625,"nrm":32,"mrm":2,"trm_ps":100000000000,"crm":100,
+                 "cdf":0.0625,"adtf_ps":500000000000,"tcr_cps":10}}],
+            "sources":[{"name":"g","vc":1,"model":{"kind":"greedy"}}]}"#,
+        )
+        .unwrap()
+    }
+
+    fn ends(agenda: &mut EventQueue) -> Endpoints {
+        let sc = scenario();
+        Endpoints::new(&sc, &[true, false], &[366792.45; 2], agenda)
+    }
+
+    #[test]
+    fn reassembly_resolves_every_frame_of_a_tcp_vc() {
+        let mut agenda = EventQueue::new();
+        let mut e = ends(&mut agenda);
+        // Five frames of two cells, each carrying a 100-byte segment.
+        let cells: Vec<Vec<Cell>> = (0..5u64)
+            .map(|k| {
+                let frame = e.open_frame(0, 2, Some(Packet::data(0, 100 * k, 100)));
+                assert_eq!(frame as u64, k);
+                vec![
+                    Cell::data(0, frame, 2, false),
+                    Cell::data(0, frame, 2, true),
+                ]
+            })
+            .collect();
+        // Frame 1 loses its first cell; frame 3 loses both.
+        e.cell_dropped(&cells[1][0]);
+        e.cell_dropped(&cells[3][0]);
+        e.cell_dropped(&cells[3][1]);
+        let mut got = vec![];
+        for (k, frame) in cells.iter().enumerate() {
+            for (j, c) in frame.iter().enumerate() {
+                let lost = (k == 1 && j == 0) || k == 3;
+                if !lost {
+                    got.extend(e.deliver_tcp_cell(*c).map(|p| p.seq));
+                }
+            }
+        }
+        // Frames 0, 2 and 4 arrive intact; 1 fails its CRC (AAL5), 3 was
+        // dropped whole in the network.
+        assert_eq!(got, vec![0, 200, 400]);
+        let mut ledger = Ledger::default();
+        let (vcs, bytes) = e.report(1.0, &mut ledger);
+        assert_eq!(
+            (bytes.dropped_aal5, bytes.dropped_in_network, bytes.in_path),
+            (100, 100, 0)
+        );
+        assert_eq!((vcs[0].frames_delivered, vcs[0].frames_corrupted), (3, 1));
+        assert_eq!((ledger.cells_generated, ledger.cells_delivered), (10, 7));
+    }
+
+    #[test]
+    fn an_abr_source_begins_with_a_forward_rm_cell_that_the_destination_turns_around() {
+        let mut agenda = EventQueue::new();
+        let mut e = ends(&mut agenda);
+        // The greedy source's first opportunity is at its start.
+        assert_eq!(agenda.next_until(Time::MAX), Some((0, Event::SesSend(1))));
+        let frm = e.ses_send(1, 0).expect("a cell");
+        assert!(is_frm(&frm));
+        // Then data at ICR (10,000 cells/s: every 100 us).
+        e.wake_ses(1, 0, &mut agenda);
+        let (t, ev) = agenda.next_until(Time::MAX).unwrap();
+        assert_eq!((t, ev), (100_000_000, Event::SesSend(1)));
+        let data = e.ses_send(1, t).expect("a cell");
+        assert!(!is_frm(&data) && data.is_eom());
+        // A stale opportunity sends nothing.
+        assert_eq!(e.ses_send(1, 5), None);
+        match e.at_end(frm) {
+            AtEnd::TurnedAround(brm) => {
+                assert!(is_brm(&brm));
+                e.brm_at_source(&brm);
+            }
+            _ => panic!("not turned around"),
+        }
+        assert!(matches!(e.at_end(data), AtEnd::Delivered));
+        let mut ledger = Ledger::default();
+        e.report(1.0, &mut ledger);
+        // Two RM cells made (FRM, BRM), both absorbed; one data cell.
+        assert_eq!((ledger.cells_generated, ledger.cells_delivered), (3, 3));
+    }
+}

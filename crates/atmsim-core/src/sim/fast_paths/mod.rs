@@ -1,0 +1,298 @@
+//! The fast paths: events the simulator skips because their outcome is
+//! already known when something earlier happens. They are all behind one
+//! switch, the scenario's `fast_paths` (on by default): with it off every
+//! cell and packet takes the plain event path, one event per arrival at a
+//! port or an end, and the results are the same (the test suite runs every
+//! example and reproduce scenario both ways and compares the digests of
+//! their summaries and series).
+//!
+//! Each fast path, and the condition under which it is exact:
+//!
+//! 1. **Lazy ATM links.** A link whose cells all end where it ends, in
+//!    passive sinks (no ABR destination, no TCP host, no backward RM cells
+//!    on it), schedules no arrival events: its cells are handed to their
+//!    sinks when a cell is added, at probe ticks and at the end. Exact
+//!    because a passive sink only counts and reassembles, and nothing reads
+//!    its counters between those instants.
+//! 2. **Eager IP ports.** An IP port every packet of which comes from one
+//!    single upstream link (which is not itself eager) is told of each
+//!    packet when the upstream port computes its arrival, and computes the
+//!    packet's own departure at once. Exact because the upstream link is
+//!    FIFO with a constant delay, so the eager port still sees its arrivals
+//!    in time order, and every query of a port takes the time it is about
+//!    (queue lengths, counters and the ledger at time t count only what
+//!    happened by t).
+//! 3. **Batch IP ports.** An IP port, not eager, whose packets all come over
+//!    links that have a delay and lead nowhere else, takes in one event at
+//!    the earliest arrival E every arrival before E + the least feeder delay
+//!    (and before the end of the current `advance`), in time order, ties by
+//!    link. Exact because a packet entering a feeder from E on arrives later
+//!    than that horizon, so no arrival of the window is missed or reordered.
+//! 4. **Eager TCP ends.** A receiver with no delayed ACK and no processing
+//!    time, whose ACK link carries only the ACKs of such receivers fed by
+//!    the same last data link, takes each segment as soon as the last port
+//!    computes its arrival; a sender with fine timers, whose data link
+//!    carries only the data of such senders with ACKs over the same last
+//!    link (and whose data's second link is not eager, so eager steps never
+//!    chain without end), takes each ACK likewise. Exact because such an end
+//!    changes only with the packets it takes (in order, over one FIFO link),
+//!    its own timer and the probes: the simulator also requires the arrival
+//!    to fall within the current `advance`, no earlier packet to be in
+//!    flight on that link, and a sender's own deadline to come after the
+//!    ACK; a probed sender keeps its samples for the ticks it moves past.
+//!
+//! What is not a fast path: a port that computes a cell's or a packet's
+//! departure when it arrives (Lindley's recursion, for a single-class ATM
+//! port and every router port). The port decides at the arrival instant
+//! with everything it needs, and its state at any later time follows from
+//! the recorded departures: that is the port's model, and it needs no
+//! switch.
+//!
+//! Opting out: a kind of port or element that changes cells or packets in
+//! flight (a router rewriting an ACK's window, an ACK pacer), or whose
+//! decisions need more than its own arrivals in time order (per-VC buffer
+//! accounting fed by departures), must not be fed early. It says so in
+//! [`port_allows_fast_paths`] or [`flow_allows_fast_paths`], the one place
+//! the plan below consults.
+
+mod ip;
+
+pub(super) use ip::IpFastPaths;
+
+use crate::scenario::{FlowSpec, Layer, LinkSpec, PolicySpec, Scenario};
+use crate::tcp::TimerMode;
+
+/// Whether the output port of `link` may be fed early (eager or batch) by
+/// the fast paths. Every port kind today decides on each arrival from its
+/// own state at that instant, so all may; the match makes a new policy
+/// choose.
+pub(super) fn port_allows_fast_paths(link: &LinkSpec) -> bool {
+    match link.policy {
+        PolicySpec::Tail
+        | PolicySpec::Red { .. }
+        | PolicySpec::IntelligentTail { .. }
+        | PolicySpec::Ppd { .. }
+        | PolicySpec::Epd { .. } => true,
+    }
+}
+
+/// Whether the end hosts of `flow` may take packets as soon as their
+/// arrival is known (given the structural conditions of the module docs).
+pub(super) fn flow_allows_fast_paths(flow: &FlowSpec) -> bool {
+    let _ = flow;
+    true
+}
+
+/// Which fast paths a scenario takes, decided once when it is built.
+pub(super) struct Plan {
+    /// Per scenario link: an ATM link drained lazily.
+    pub lazy_atm: Vec<bool>,
+    /// Per scenario link: for an eager IP port, its one upstream link.
+    pub eager_ip: Vec<Option<u32>>,
+    /// Per scenario link: for a batch IP port, the links feeding it
+    /// (ascending); empty otherwise.
+    pub batch_feeders: Vec<Vec<u32>>,
+    /// Per flow: the receiver takes segments early.
+    pub eager_rx: Vec<bool>,
+    /// Per flow: the sender takes ACKs early.
+    pub eager_tx: Vec<bool>,
+}
+
+impl Plan {
+    /// The fast paths of `sc` (none when `sc.fast_paths` is false).
+    pub(super) fn new(sc: &Scenario) -> Self {
+        let n = sc.links.len();
+        if !sc.fast_paths {
+            return Plan {
+                lazy_atm: vec![false; n],
+                eager_ip: vec![None; n],
+                batch_feeders: vec![Vec::new(); n],
+                eager_rx: vec![false; sc.flows.len()],
+                eager_tx: vec![false; sc.flows.len()],
+            };
+        }
+        let eager_ip = eager_ip_links(sc);
+        Plan {
+            lazy_atm: lazy_atm_links(sc),
+            batch_feeders: batch_ports(sc, &eager_ip),
+            eager_rx: eager_receivers(sc),
+            eager_tx: eager_senders(sc, &eager_ip),
+            eager_ip,
+        }
+    }
+}
+
+/// For each link, whether it is an ATM link whose cells all end where it
+/// ends, in passive sinks: no TCP host, no ABR destination, and no backward
+/// RM cells on it.
+fn lazy_atm_links(sc: &Scenario) -> Vec<bool> {
+    let mut endpoint = vec![false; sc.vcs.len()];
+    for fl in &sc.flows {
+        for v in [fl.data_vc, fl.ack_vc].into_iter().flatten() {
+            endpoint[v as usize] = true;
+        }
+    }
+    let mut lazy: Vec<bool> = sc.links.iter().map(|l| l.layer == Layer::Atm).collect();
+    for (i, v) in sc.vcs.iter().enumerate() {
+        let passive = !endpoint[i] && v.abr.is_none();
+        for (k, &l) in v.links.iter().enumerate() {
+            if k + 1 != v.links.len() || !passive {
+                lazy[l as usize] = false;
+            }
+        }
+        // Backward RM cells need their events.
+        for &l in &v.back_links {
+            lazy[l as usize] = false;
+        }
+    }
+    lazy
+}
+
+/// For each link, the one value all its uses name, if they all name the
+/// same `Some`; None for a link unused, or whose uses differ or name None.
+fn sole_value(
+    n_links: usize,
+    uses: impl IntoIterator<Item = (u32, Option<u32>)>,
+) -> Vec<Option<u32>> {
+    // None: unused; Some(None): no single value; Some(Some(v)): always v.
+    let mut seen: Vec<Option<Option<u32>>> = vec![None; n_links];
+    for (l, v) in uses {
+        let slot = &mut seen[l as usize];
+        *slot = match *slot {
+            None => Some(v),
+            Some(q) if q == v => Some(q),
+            Some(_) => Some(None),
+        };
+    }
+    seen.into_iter().map(Option::flatten).collect()
+}
+
+/// For each link, the upstream link of an IP port that can be fed eagerly:
+/// every IP path through it comes from that one link, which is itself not
+/// such a candidate (so eager ports never follow one another), and the port
+/// allows it.
+fn eager_ip_links(sc: &Scenario) -> Vec<Option<u32>> {
+    let uses = sc.flows.iter().flat_map(|f| {
+        [&f.data_links, &f.ack_links].into_iter().flat_map(|path| {
+            path.iter()
+                .enumerate()
+                .map(|(k, &l)| (l, k.checked_sub(1).map(|p| path[p])))
+        })
+    });
+    let candidate: Vec<Option<u32>> = sole_value(sc.links.len(), uses)
+        .into_iter()
+        .enumerate()
+        .map(|(l, c)| c.filter(|_| port_allows_fast_paths(&sc.links[l])))
+        .collect();
+    candidate
+        .iter()
+        .map(|c| c.filter(|&p| candidate[p as usize].is_none()))
+        .collect()
+}
+
+/// For each link, the links that feed its port if it is a batch port (else
+/// none): an IP port that is not eager and allows fast paths, every packet
+/// of which comes over one of those links, each of which has a delay and
+/// leads nowhere else.
+fn batch_ports(sc: &Scenario, eager_links: &[Option<u32>]) -> Vec<Vec<u32>> {
+    let n = sc.links.len();
+    let paths = || {
+        sc.flows
+            .iter()
+            .filter(|f| f.layer == Layer::Ip)
+            .flat_map(|f| [&f.data_links, &f.ack_links])
+    };
+    // The one link each link leads to (None if several or a path's end).
+    let next = sole_value(
+        n,
+        paths().flat_map(|path| {
+            path.iter()
+                .enumerate()
+                .map(|(k, &l)| (l, path.get(k + 1).copied()))
+        }),
+    );
+    let mut feeders: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut ok: Vec<bool> = (0..n)
+        .map(|l| {
+            sc.links[l].layer == Layer::Ip
+                && eager_links[l].is_none()
+                && port_allows_fast_paths(&sc.links[l])
+        })
+        .collect();
+    let mut used = vec![false; n];
+    for path in paths() {
+        for (k, &l) in path.iter().enumerate() {
+            used[l as usize] = true;
+            match k.checked_sub(1).map(|j| path[j]) {
+                Some(p) if next[p as usize] == Some(l) && sc.links[p as usize].delay_ps > 0 => {
+                    feeders[l as usize].push(p)
+                }
+                _ => ok[l as usize] = false,
+            }
+        }
+    }
+    for (l, fs) in feeders.iter_mut().enumerate() {
+        if ok[l] && used[l] {
+            fs.sort_unstable();
+            fs.dedup();
+        } else {
+            fs.clear();
+        }
+    }
+    feeders
+}
+
+/// For each flow, whether its receiver can take each data segment as soon
+/// as the segment's arrival time is known (fast path 4 of the module docs).
+fn eager_receivers(sc: &Scenario) -> Vec<bool> {
+    owning_ends(sc, false, |f| {
+        f.layer == Layer::Ip
+            && flow_allows_fast_paths(f)
+            && f.tcp.delayed_ack_ps == 0
+            && f.processing_ps == 0
+            && f.processing_jitter_ps == 0
+            && !f.data_links.is_empty()
+            && !f.ack_links.is_empty()
+    })
+}
+
+/// For each flow, whether its sender can take each ACK as soon as the ACK's
+/// arrival time is known (fast path 4 of the module docs).
+fn eager_senders(sc: &Scenario, eager_links: &[Option<u32>]) -> Vec<bool> {
+    owning_ends(sc, true, |f| {
+        f.layer == Layer::Ip
+            && flow_allows_fast_paths(f)
+            && f.tcp.timer == TimerMode::Fine
+            && f.data_links.len() >= 2
+            && eager_links[f.data_links[1] as usize].is_none()
+            && !f.ack_links.is_empty()
+    })
+}
+
+/// For each flow, whether it is `capable` and the first link of its data
+/// path (`sender` true) or ACK path (false) carries nothing but that first
+/// hop of capable flows whose other path ends on one same link: the ends
+/// those links leave from then see their packets in time order.
+fn owning_ends(sc: &Scenario, sender: bool, capable: impl Fn(&FlowSpec) -> bool) -> Vec<bool> {
+    // The path whose first link the end owns, and the other one.
+    fn paths(f: &FlowSpec, sender: bool) -> (&[u32], &[u32]) {
+        if sender {
+            (&f.data_links, &f.ack_links)
+        } else {
+            (&f.ack_links, &f.data_links)
+        }
+    }
+    let uses = sc.flows.iter().flat_map(|f| {
+        let (own, other) = paths(f, sender);
+        let claim = other.last().copied().filter(|_| capable(f));
+        own.iter()
+            .enumerate()
+            .map(move |(k, &l)| (l, claim.filter(|_| k == 0)))
+            .chain(other.iter().map(|&l| (l, None)))
+    });
+    let feeder = sole_value(sc.links.len(), uses);
+    sc.flows
+        .iter()
+        .map(|f| capable(f) && feeder[paths(f, sender).0[0] as usize].is_some())
+        .collect()
+}

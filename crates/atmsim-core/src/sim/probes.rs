@@ -1,0 +1,170 @@
+//! The probes: every `period`, the queues, utilizations, VC rates, TCP
+//! windows and ABR rates the scenario asked for, into the run's [`Series`].
+//!
+//! A probe reads the other parts through their accessors; it changes
+//! nothing but its own running totals (and the samples a TCP sender kept
+//! for a tick it moved past).
+
+use super::atm::AtmFabric;
+use super::ends::Endpoints;
+use super::ip::IpFabric;
+use super::tcp::TcpHosts;
+use super::LinkRef;
+use crate::engine::time::ps_to_s;
+use crate::engine::Time;
+use crate::scenario::Scenario;
+use crate::stats::{Metric, Series};
+
+/// What the probes sample and what they recorded so far.
+pub(super) struct Probes {
+    /// Sampling period, ps (0 = no probes).
+    period: Time,
+    /// Ports whose queue is sampled: (scenario link index, where it is).
+    queue: Vec<(u32, LinkRef)>,
+    /// Ports whose utilization is recorded, with their busy time at the
+    /// last tick.
+    util: Vec<(u32, LinkRef, u128)>,
+    /// VCs whose delivered cell rate is recorded, with their count at the
+    /// last tick.
+    rate: Vec<(u32, u64)>,
+    /// Flows whose windows, sequence number and RTT are recorded.
+    flows: Vec<u32>,
+    /// ABR VCs whose ACR and last ER are recorded.
+    abr_vcs: Vec<u32>,
+    /// Ports whose switch algorithm is recorded: (scenario link, ATM link).
+    abr_ports: Vec<(u32, u32)>,
+    /// Entity ids: links, then VCs, then flows.
+    n_links: u32,
+    n_vcs: u32,
+    series: Series,
+}
+
+impl Probes {
+    /// The probes of `sc`, with `links` locating each scenario link.
+    pub(super) fn new(sc: &Scenario, links: &[LinkRef]) -> Self {
+        let p = &sc.probes;
+        let mut series = Series::default();
+        if p.any() {
+            series.entity_names = sc
+                .links
+                .iter()
+                .map(|l| l.name.clone())
+                .chain(sc.vcs.iter().map(|v| v.name.clone()))
+                .chain(sc.flows.iter().map(|f| f.name.clone()))
+                .collect();
+        }
+        let at = |l: u32| (l, links[l as usize]);
+        Probes {
+            period: p.period_ps,
+            queue: p.queue.iter().map(|&l| at(l)).collect(),
+            util: p
+                .utilization
+                .iter()
+                .map(|&l| (l, links[l as usize], 0))
+                .collect(),
+            rate: p.vc_rate.iter().map(|&v| (v, 0)).collect(),
+            flows: p.flows.clone(),
+            abr_vcs: p.abr_vcs.clone(),
+            abr_ports: p
+                .abr_ports
+                .iter()
+                .filter_map(|&l| match links[l as usize] {
+                    LinkRef::Atm(a) => Some((l, a)),
+                    LinkRef::Ip(_) => None,
+                })
+                .collect(),
+            n_links: sc.links.len() as u32,
+            n_vcs: sc.vcs.len() as u32,
+            series,
+        }
+    }
+
+    /// The sampling period (0: no probes).
+    pub(super) fn period(&self) -> Time {
+        self.period
+    }
+
+    /// Records one sample of everything asked for at `now` (the lazy links
+    /// drained by the caller); `next` is the next tick.
+    pub(super) fn sample(
+        &mut self,
+        now: Time,
+        next: Time,
+        atm: &AtmFabric,
+        ip: &IpFabric,
+        ends: &Endpoints,
+        tcp: &mut TcpHosts,
+    ) {
+        let t = ps_to_s(now);
+        let period = self.period as f64;
+        let series = &mut self.series;
+        for &(l, at) in &self.queue {
+            match at {
+                LinkRef::Atm(a) => {
+                    series.push(t, l, Metric::QueueCells, atm.queue_cells(a, now) as f64)
+                }
+                LinkRef::Ip(i) => series.push(
+                    t,
+                    l,
+                    Metric::IpQueuePackets,
+                    ip.queue_packets(i, now) as f64,
+                ),
+            }
+        }
+        for (l, at, last) in &mut self.util {
+            let busy = match *at {
+                LinkRef::Atm(a) => atm.busy_ps(a, now),
+                LinkRef::Ip(i) => ip.busy_ps(i, now),
+            };
+            let u = (busy - *last) as f64 / period;
+            *last = busy;
+            series.push(t, *l, Metric::Utilization, u);
+        }
+        let n_links = self.n_links;
+        for (v, last) in &mut self.rate {
+            let d = ends.cells_delivered(*v);
+            let r = (d - *last) as f64 / ps_to_s(self.period);
+            *last = d;
+            series.push(t, n_links + *v, Metric::VcRateCps, r);
+        }
+        for &v in &self.abr_vcs {
+            if let Some((acr, er)) = ends.ses_rates(v) {
+                series.push(t, n_links + v, Metric::AcrCps, acr);
+                series.push(t, n_links + v, Metric::ErCps, er);
+            }
+        }
+        for &(l, a) in &self.abr_ports {
+            let st = atm.algorithm_stats(a);
+            series.push(t, l, Metric::LoadFactor, st.load_factor);
+            series.push(t, l, Metric::FairShareCps, st.fair_share_cps);
+            series.push(t, l, Metric::ErCps, st.last_er_cps);
+            series.push(
+                t,
+                l,
+                Metric::AbrQueueCells,
+                atm.abr_queue_cells(a, now) as f64,
+            );
+        }
+        let base = n_links + self.n_vcs;
+        for &f in &self.flows {
+            let v = tcp.probe_sample(f, now, next);
+            let e = base + f;
+            for (metric, x) in [
+                Metric::CwndBytes,
+                Metric::WindowBytes,
+                Metric::SeqBytes,
+                Metric::SrttS,
+            ]
+            .into_iter()
+            .zip(v)
+            {
+                series.push(t, e, metric, x);
+            }
+        }
+    }
+
+    /// The series recorded (the probes keep nothing).
+    pub(super) fn take_series(&mut self) -> Series {
+        std::mem::take(&mut self.series)
+    }
+}
