@@ -21,8 +21,8 @@ from rich.table import Table
 
 from .api import CoreUnavailable, Result, RunInterrupted, package_version, run
 from .errors import ScenarioError
-from .plots import CELL_BITS
 from .scenario import Network, load_scenario
+from .units import CELL_BITS
 
 try:  # recent typer ships its own copy of click
     from typer._click.exceptions import ClickException
@@ -191,7 +191,7 @@ def bench_command(
     print(f"simulated cells per wall-second: {best_cells:,.0f}")
     print(f"events per wall-second: {best_events:,.0f}")
     if dumbbell:
-        from .bench import bench_dumbbell, format_bench
+        from .validation.bench import bench_dumbbell, format_bench
 
         print(format_bench(bench_dumbbell(repeat)))
     print(

@@ -17,6 +17,8 @@ from typing import Optional
 
 import pandas as pd
 
+from .units import CELL_BITS
+
 
 class PlotInputError(Exception):
     """A run directory that cannot be plotted (missing, no series, no samples)."""
@@ -41,7 +43,6 @@ PLOTS = {
 sequence numbers get their own figures (window.png, sequence.png), and so does
 the explicit rate (er.png: received per VC, written per port)."""
 
-CELL_BITS = 424
 SCALES = {
     "srtt_s": 1e3,  # seconds -> ms
     "acr_cps": CELL_BITS / 1e6,  # cells/s -> Mbps on the wire (424 bits per cell)

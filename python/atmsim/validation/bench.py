@@ -1,9 +1,9 @@
 """Benchmarks beyond the cell-level one: the IP dumbbell against ns-2.
 
 ``bench_dumbbell(repeat)`` runs the dumbbell (scenarios/ip_dumbbell.toml; see
-python/atmsim/ns2.py and docs/validation.md) in atmsim and, when ns-2 is
+``atmsim.validation.ns2`` and docs/validation.md) in atmsim and, when ns-2 is
 installed, in ns-2 in the same call, and reports packets per wall-second for
-both and their ratio (the issue's target: atmsim >= 10 x ns-2).
+both and their ratio (the target, docs/performance.md: atmsim >= 10 x ns-2).
 
 Definition, the same for both simulators: **packets** = IP packet
 transmissions on all links, data and ACKs, every hop counted (a data packet
