@@ -230,7 +230,7 @@ def run_experiment(
     """Run one experiment: simulate its runs (writing each run's scenario.toml,
     summary.json, series.parquet), compare, write table.csv and the figures."""
     from ..api import run
-    from ..cli import ledger_lines
+    from ..results import ledger_lines
 
     started = time.perf_counter()
     experiment = registry()[experiment_id]

@@ -1,0 +1,108 @@
+"""atmsim.results: the tables and the conservation ledgers' verdict, on summaries of real
+runs (altered where a test needs a fault)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+import atmsim
+from atmsim.results import (
+    MAX_TABLE_ROWS,
+    ledger_lines,
+    print_result,
+    result_tables,
+)
+
+from conftest import FLOW_TINY, SCENARIOS, TINY, needs_core, write
+
+pytestmark = needs_core
+
+IP_FLOW = FLOW_TINY.replace("duplex = true", 'duplex = true\nlayer = "ip"')
+
+
+@pytest.fixture(scope="module")
+def summaries(tmp_path_factory) -> dict[str, dict]:
+    """Summaries of real runs: cells only, TCP over ATM, TCP over IP, ABR."""
+    folder = tmp_path_factory.mktemp("runs")
+    texts = {"cells": TINY, "atm_flow": FLOW_TINY, "ip_flow": IP_FLOW}
+    out = {
+        key: atmsim.run(write(folder, text), progress=False).summary for key, text in texts.items()
+    }
+    abr = atmsim.run(SCENARIOS / "abr_gfc2.toml", overrides=["run.duration=20 ms"], progress=False)
+    out["abr"] = abr.summary
+    return out
+
+
+def titles(summary: dict) -> list[str]:
+    return [str(table.title) for table in result_tables(summary)]
+
+
+def test_tables_of_each_kind_of_run(summaries) -> None:
+    assert titles(summaries["cells"]) == ["Ports", "VCs"]
+    assert titles(summaries["atm_flow"]) == ["Ports", "VCs", "Flows"]
+    assert titles(summaries["ip_flow"]) == ["IP ports", "Flows"]
+    assert titles(summaries["abr"]) == ["Ports", "VCs", "ABR"]
+
+
+def test_long_tables_are_cut_with_a_caption(summaries) -> None:
+    summary = copy.deepcopy(summaries["cells"])
+    port = summary["ports"][0]
+    summary["ports"] = [dict(port, name=f"p{i}") for i in range(MAX_TABLE_ROWS + 10)]
+    (ports, _) = result_tables(summary)
+    assert ports.row_count == MAX_TABLE_ROWS
+    assert ports.caption == "10 more in summary.json"
+
+
+def test_flows_table_totals_the_goodput(summaries) -> None:
+    (flow,) = summaries["atm_flow"]["flows"]
+    table = result_tables(summaries["atm_flow"])[-1]
+    assert table.caption == f"total goodput {flow['goodput_mbps']:.3f} Mbps"
+
+
+@pytest.mark.parametrize("kind", ["cells", "atm_flow", "ip_flow", "abr"])
+def test_real_runs_balance(summaries, kind: str) -> None:
+    lines = ledger_lines(summaries[kind])
+    assert all(ok for _, ok in lines), lines
+    expected = 1 if kind in ("cells", "abr") else 3  # with flows: packet and byte ledgers
+    assert len(lines) == expected
+    generated = summaries[kind]["conservation"]["cells_generated"]
+    assert lines[0][0].startswith(f"conservation ledger: balanced (generated {generated:,} = ")
+
+
+def test_terms_that_do_not_add_up_are_unbalanced_even_if_the_core_says_ok(summaries) -> None:
+    summary = copy.deepcopy(summaries["atm_flow"])
+    summary["conservation"]["cells_queued"] += 1
+    (cells, packets, nbytes) = ledger_lines(summary)
+    assert cells[1] is False and "conservation ledger: UNBALANCED (generated" in cells[0]
+    assert packets[1] and nbytes[1]
+
+
+def test_a_problem_the_core_reports_is_shown(summaries) -> None:
+    summary = copy.deepcopy(summaries["cells"])
+    summary["conservation"]["ok"] = False
+    summary["conservation"]["problems"] = ["port ab: 1 cell unaccounted"]
+    lines = ledger_lines(summary)
+    assert lines[-1] == (
+        "conservation: the core reports a problem (port ab: 1 cell unaccounted)",
+        False,
+    )
+
+
+def test_a_missing_ledger_is_unbalanced(summaries) -> None:
+    summary = copy.deepcopy(summaries["ip_flow"])
+    del summary["conservation"]["bytes"]
+    assert ledger_lines(summary)[-1] == ("byte ledger: MISSING from the core's summary", False)
+
+
+def test_print_result_says_whether_it_balances(summaries, capsys, tmp_path: Path) -> None:
+    result = atmsim.Result(copy.deepcopy(summaries["ip_flow"]), None, "", False)
+    assert print_result(result, tmp_path, Console(width=200)) is True
+    printed = capsys.readouterr().out
+    assert "IP ports" in printed and f"run dir: {tmp_path}" in printed
+    result.summary["conservation"]["bytes"]["ok"] = False
+    assert print_result(result, tmp_path, Console(width=200)) is False
+    assert "byte ledger: UNBALANCED" in capsys.readouterr().out
