@@ -204,3 +204,9 @@ def test_validate_ok(tmp_path: Path) -> None:
     result = run_cli("validate", str(path), "--set", "sources.s.count=4")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"ok: {path} (2 nodes, 1 links, 4 vcs, 4 sources, 0 flows)"
+
+
+def test_plot_unreadable_files(tmp_path: Path) -> None:
+    (tmp_path / "series.parquet").write_text("not parquet", encoding="utf-8")
+    result = run_cli("plot", str(tmp_path))
+    assert_one_line_error(result, f"{tmp_path / 'series.parquet'}: not a series file (")

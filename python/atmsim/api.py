@@ -250,7 +250,8 @@ def run(
 
     Raises ScenarioError for a bad scenario. On Ctrl-C the results so far are
     finished and written, and RunInterrupted (a KeyboardInterrupt) is raised
-    with them in ``.result``.
+    with them in ``.result``. An exception from the core leaves ``out`` with
+    scenario.toml alone, to rerun the case.
     """
     started = time.perf_counter()
     scenario = prepare(scenario_or_path, seed, overrides)

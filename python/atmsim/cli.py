@@ -5,16 +5,19 @@ Argument parsing only: the work is done by the package (``atmsim.api`` runs,
 ``atmsim.reproduce`` compares with the seeds, ``atmsim.validation.bench``
 measures).
 
-Exit codes: 0 success; 1 the run finished but its conservation ledger does not
-balance (or the core is missing); 2 bad input (scenario, flag, file), always as
-one line ``error: <file>: <key>: <what is allowed>`` on stderr, never a
-traceback; 130 interrupted by Ctrl-C (partial results are written).
+Exit codes: 0 success; 1 a conservation ledger does not balance, the core is
+missing, or an internal error (one line ``error: internal error: <type>:
+<message> (please report it; ...)``; ``atmsim --debug ...`` shows the traceback
+instead); 2 bad input (scenario, flag, file), always one line ``error: <file>:
+<key>: <what is allowed>`` on stderr, never a traceback; 130 interrupted by
+Ctrl-C (a run writes its partial results).
 """
 
 from __future__ import annotations
 
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -22,6 +25,7 @@ import typer
 
 from .api import CoreUnavailable, RunInterrupted, run
 from .errors import ScenarioError
+from .failures import internal_error_message, os_error_message
 from .results import print_result
 from .scenario import Network, load_scenario
 
@@ -39,6 +43,25 @@ app = typer.Typer(
 
 class CliError(Exception):
     """Bad input to a command that is not a scenario (e.g. a run dir without series)."""
+
+
+class _Options:
+    """The global options of the last ``main`` call (set by the app's callback)."""
+
+    debug = False
+
+
+@app.callback()
+def _global_options(
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug", help="On an internal error, show the full traceback instead of one line."
+        ),
+    ] = False,
+) -> None:
+    """Cell-level simulator of TCP/IP over ATM networks."""
+    _Options.debug = debug
 
 
 SetOption = Annotated[
@@ -150,7 +173,7 @@ def reproduce_command(
     from .reproduce.report import ReproduceInputError, main
 
     try:
-        code = main(ids or [], out, jobs, list_only)
+        code = main(ids or [], out, jobs, list_only, debug=_Options.debug)
     except ReproduceInputError as error:
         raise CliError(str(error)) from None
     if code:
@@ -197,7 +220,10 @@ def _error(message: str) -> None:
 
 
 def main(argv: Optional[list[str]] = None) -> None:
-    """Entry point of the ``atmsim`` command (and ``python -m atmsim``)."""
+    """Entry point of the ``atmsim`` command (through ``atmsim._entry``) and of
+    ``python -m atmsim``: run the command, turn every failure into an exit code and
+    at most one line on stderr."""
+    _Options.debug = False
     try:
         code = app(args=argv, prog_name="atmsim", standalone_mode=False)
     except ClickException as error:  # typer's usage errors: bad flag, missing argument
@@ -207,13 +233,19 @@ def main(argv: Optional[list[str]] = None) -> None:
         _error(str(error))
         code = 2
     except OSError as error:  # e.g. an --out directory that cannot be written
-        _error(str(error))
+        _error(os_error_message(error))
         code = 2
     except CoreUnavailable as error:
         _error(str(error))
         code = 1
-    except typer.Abort:
-        code = 1
+    except typer.Abort as error:  # click's answer to Ctrl-C (typer answers Exit(130))
+        code = 130 if isinstance(error.__cause__, KeyboardInterrupt) else 1
     except KeyboardInterrupt:
         code = 130
+    except Exception as error:
+        if _Options.debug:
+            traceback.print_exc()
+        else:
+            _error(internal_error_message(error))
+        code = 1
     sys.exit(code or 0)

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import csv
 import math
+import multiprocessing
+import signal
 import textwrap
 import time
 import traceback
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Union
@@ -172,7 +173,8 @@ def valid_ids() -> list[str]:
 @dataclass
 class Outcome:
     """What running one experiment gave: its rows (CSV_COLUMNS), the ledgers' verdict,
-    the files written, the wall time, and an error message if it could not run."""
+    the files written, the wall time, and if it could not run, the error as one line
+    (``error``) and its traceback (``traceback``, shown with ``atmsim --debug``)."""
 
     experiment: str
     rows: list = field(default_factory=list)
@@ -182,6 +184,7 @@ class Outcome:
     wall_s: float = 0.0
     out_dir: Optional[Path] = None
     error: Optional[str] = None
+    traceback: Optional[str] = None
 
     def count(self, verdict: str) -> int:
         return sum(row["verdict"] == verdict for row in self.rows)
@@ -229,7 +232,9 @@ def run_experiment(
 ) -> Outcome:
     """Run one experiment: simulate its runs (writing each run's scenario.toml,
     summary.json, series.parquet), compare, write table.csv and the figures."""
-    from ..api import run
+    from ..api import CoreUnavailable, run
+    from ..errors import ScenarioError
+    from ..failures import internal_error_message
     from ..results import ledger_lines
 
     started = time.perf_counter()
@@ -252,10 +257,12 @@ def run_experiment(
         write_csv(out_dir / "table.csv", outcome.rows)
         if figures:
             outcome.figures = draw_figures(experiment, results, out_dir)
+    except (ScenarioError, CoreUnavailable) as error:  # a scenario file edited badly
+        outcome.error = str(error)
+        outcome.traceback = traceback.format_exc()
     except Exception as error:
-        outcome.error = f"{type(error).__name__}: {error}"
-        outcome.ledgers_ok = False
-        outcome.ledger_problems.append(traceback.format_exc(limit=3))
+        outcome.error = internal_error_message(error)
+        outcome.traceback = traceback.format_exc()
     outcome.wall_s = time.perf_counter() - started
     return outcome
 
@@ -333,7 +340,11 @@ def run_experiments(
 ) -> list[Outcome]:
     """Run experiments, ``jobs`` at a time (processes), the heaviest first; call
     ``on_done(outcome, k, total)`` as each finishes. Returns the outcomes in the order
-    of ``ids``."""
+    of ``ids``.
+
+    Ctrl-C reaches the whole process group from a terminal: the worker processes
+    ignore it, and this process stops them and raises KeyboardInterrupt, so that one
+    process answers it, without a traceback from each worker."""
     experiments = registry()
     order = sorted(ids, key=lambda key: -experiments[key].weight)
     total = len(ids)
@@ -343,15 +354,27 @@ def run_experiments(
             outcomes[key] = run_experiment(key, out_root, tuple(extra_overrides), figures)
             if on_done is not None:
                 on_done(outcomes[key], k, total)
-    else:
-        with ProcessPoolExecutor(max_workers=min(jobs, total)) as pool:
-            futures = {
-                pool.submit(run_experiment, key, out_root, tuple(extra_overrides), figures): key
-                for key in order
-            }
-            for k, future in enumerate(as_completed(futures), start=1):
-                key = futures[future]
-                outcomes[key] = future.result()
-                if on_done is not None:
-                    on_done(outcomes[key], k, total)
+        return [outcomes[key] for key in ids]
+    tasks = [(key, out_root, tuple(extra_overrides), figures) for key in order]
+    pool = multiprocessing.get_context().Pool(min(jobs, total), initializer=_ignore_sigint)
+    try:
+        for k, outcome in enumerate(pool.imap_unordered(_run_task, tasks), start=1):
+            outcomes[outcome.experiment] = outcome
+            if on_done is not None:
+                on_done(outcome, k, total)
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
     return [outcomes[key] for key in ids]
+
+
+def _ignore_sigint() -> None:
+    """Worker processes leave Ctrl-C to the parent (run_experiments)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _run_task(task: tuple) -> Outcome:
+    return run_experiment(*task)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Optional
@@ -96,10 +97,13 @@ def combined_name(requested: list[str]) -> str:
     return "selected"
 
 
-def main(requested: list[str], out: Path, jobs: Optional[int], list_only: bool) -> int:
+def main(
+    requested: list[str], out: Path, jobs: Optional[int], list_only: bool, debug: bool = False
+) -> int:
     """Run ``atmsim reproduce``; the exit code (0: the report, whatever the verdicts;
     1: an experiment failed to run or a conservation ledger did not balance).
-    Raises ReproduceInputError on an unknown id."""
+    Raises ReproduceInputError on an unknown id. With ``debug``, the traceback of an
+    experiment that failed is printed (stderr) after its one-line error."""
     if list_only or not requested:
         list_experiments()
         return 0
@@ -136,6 +140,11 @@ def main(requested: list[str], out: Path, jobs: Optional[int], list_only: bool) 
     na = sum(row["verdict"] == "n/a" for row in rows)
     code = 0
     for outcome in outcomes:
+        if outcome.error:
+            print(f"{outcome.experiment}: error: {outcome.error}")
+            if debug and outcome.traceback:
+                print(outcome.traceback, file=sys.stderr, end="")
+            code = 1
         for problem in outcome.ledger_problems:
             print(f"{outcome.experiment}: {problem}")
             code = 1
