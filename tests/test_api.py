@@ -315,3 +315,22 @@ def test_faulty_core_is_the_real_core(faulty, tiny: Path, monkeypatch) -> None:
     assert wrapped.summary == direct.summary
     pd.testing.assert_frame_equal(wrapped.series, direct.series)
     assert faulty.version() == faulty.real_core.version()
+
+
+def test_a_new_run_in_a_run_dir_replaces_the_earlier_files(
+    faulty, tiny: Path, tmp_path: Path
+) -> None:
+    """The earlier run's summary and series go when a new run starts, so that a failed
+    or probe-less run does not leave them next to its own scenario.toml."""
+    out = tmp_path / "r"
+    atmsim.run(tiny, out=out, progress=False)
+    assert (out / "series.parquet").is_file()
+    plain = tmp_path / "plain.toml"
+    plain.write_text(TINY, encoding="utf-8")
+    atmsim.run(plain, out=out, progress=False)
+    assert sorted(p.name for p in out.iterdir()) == ["scenario.toml", "summary.json"]
+    faulty.Simulation.fail_at_slice = 2
+    with pytest.raises(RuntimeError, match="internal error"):
+        atmsim.run(tiny, out=out, progress=False)
+    assert [p.name for p in out.iterdir()] == ["scenario.toml"]
+    assert "[probes]" in (out / "scenario.toml").read_text()  # the run that failed

@@ -1,17 +1,21 @@
-"""atmsim.results: the tables and the conservation ledgers' verdict, on summaries of real
-runs (altered where a test needs a fault)."""
+"""atmsim.results: the tables, the conservation ledgers' verdict and the rule for run
+directories, on summaries of real runs (altered where a test needs a fault)."""
 
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
 import atmsim
+from atmsim.reproduce.report import check_reproduce_dir
 from atmsim.results import (
     MAX_TABLE_ROWS,
+    OutDirError,
+    check_out_dir,
     ledger_lines,
     print_result,
     result_tables,
@@ -106,3 +110,57 @@ def test_print_result_says_whether_it_balances(summaries, capsys, tmp_path: Path
     result.summary["conservation"]["bytes"]["ok"] = False
     assert print_result(result, tmp_path, Console(width=200)) is False
     assert "byte ledger: UNBALANCED" in capsys.readouterr().out
+
+
+# --- run directories ----------------------------------------------------------------------
+
+
+def test_out_dir_allowed(tmp_path: Path) -> None:
+    assert check_out_dir(tmp_path / "new" / "deeper") == tmp_path / "new" / "deeper"
+    (tmp_path / "empty").mkdir()
+    assert check_out_dir(tmp_path / "empty") == tmp_path / "empty"
+    for marker in ("scenario.toml", "summary.json"):
+        run_dir = tmp_path / f"run-{marker}"
+        run_dir.mkdir()
+        (run_dir / marker).write_text("")
+        (run_dir / "queue.png").write_text("")
+        assert check_out_dir(run_dir) == run_dir
+
+
+def test_out_dir_refused(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(OutDirError) as info:
+        check_out_dir(tmp_path / "notes.txt")
+    assert str(info.value) == f"{tmp_path / 'notes.txt'}: is a file, expected a directory"
+    with pytest.raises(OutDirError, match="notes.txt is a file, expected a directory"):
+        check_out_dir(tmp_path / "notes.txt" / "run")
+    with pytest.raises(OutDirError) as info:
+        check_out_dir(tmp_path)
+    assert str(info.value) == (
+        f"{tmp_path}: not empty and not an atmsim run directory; expected a new or empty "
+        "directory, or an atmsim run directory (holding scenario.toml or summary.json)"
+    )
+    os.symlink(tmp_path / "nowhere", tmp_path / "dangling")
+    with pytest.raises(OutDirError, match="broken symbolic link"):
+        check_out_dir(tmp_path / "dangling")
+
+
+def test_out_dir_root_is_refused() -> None:
+    with pytest.raises(OutDirError, match="^/: not empty and not an atmsim run directory"):
+        check_out_dir("/")
+
+
+def test_reproduce_dir(tmp_path: Path) -> None:
+    assert check_reproduce_dir(tmp_path / "new") == tmp_path / "new"
+    earlier = tmp_path / "earlier"
+    (earlier / "seed000-sec8").mkdir(parents=True)
+    assert check_reproduce_dir(earlier) == earlier
+    combined = tmp_path / "combined"
+    combined.mkdir()
+    (combined / "seed002.csv").write_text("")
+    assert check_reproduce_dir(combined) == combined
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "thesis.tex").write_text("")
+    with pytest.raises(OutDirError, match="not empty and not an atmsim reproduce directory"):
+        check_reproduce_dir(other)

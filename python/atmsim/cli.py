@@ -26,7 +26,7 @@ import typer
 from .api import CoreUnavailable, RunInterrupted, run
 from .errors import ScenarioError
 from .failures import internal_error_message, os_error_message
-from .results import print_result
+from .results import OutDirError, print_result
 from .scenario import Network, load_scenario
 
 try:  # recent typer ships its own copy of click
@@ -83,7 +83,11 @@ def run_command(
     scenario: ScenarioArgument,
     out: Annotated[
         Optional[Path],
-        typer.Option("--out", help="Run directory (default: runs/<scenario>-<YYYYmmdd-HHMMSS>)."),
+        typer.Option(
+            "--out",
+            help="Run directory: a new or empty directory, or an earlier run's "
+            "(default: runs/<scenario>-<YYYYmmdd-HHMMSS>).",
+        ),
     ] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", help="Replace run.seed.")] = None,
     sets: SetOption = None,
@@ -156,7 +160,12 @@ def reproduce_command(
         ),
     ] = None,
     out: Annotated[
-        Path, typer.Option("--out", help="Output directory: one folder per experiment.")
+        Path,
+        typer.Option(
+            "--out",
+            help="Output directory, one folder per experiment: a new or empty directory, "
+            "or an earlier reproduce --out.",
+        ),
     ] = Path("runs/reproduce"),
     list_only: Annotated[
         bool, typer.Option("--list", help="List the experiments and exit.")
@@ -228,6 +237,9 @@ def main(argv: Optional[list[str]] = None) -> None:
         code = app(args=argv, prog_name="atmsim", standalone_mode=False)
     except ClickException as error:  # typer's usage errors: bad flag, missing argument
         _error(f"{error.format_message()} (see atmsim --help)")
+        code = 2
+    except OutDirError as error:
+        _error(f"--out {error}")
         code = 2
     except (ScenarioError, CliError) as error:
         _error(str(error))

@@ -1,9 +1,10 @@
-"""What a run gives, as a person reads it: the port, VC, flow and ABR tables and the
-conservation ledgers and their verdict.
+"""What a run gives, as a person reads it: the port, VC, flow and ABR tables, the
+conservation ledgers and their verdict, and the rule for run directories.
 
 ``print_result`` prints a ``Result`` as ``atmsim run`` does and says whether its
 ledgers balance; ``ledger_lines`` is the verdict alone (``atmsim reproduce`` uses
-it for every run).
+it for every run); ``check_out_dir`` decides whether a directory may receive a
+run's files.
 """
 
 from __future__ import annotations
@@ -320,3 +321,56 @@ def _ledger_line(
     accounted = sum(n for _, n in terms)
     extra = f"; {split}" if split else ""
     return f"{name}: UNBALANCED ({left} {total:,} != {right} = {accounted:,}{extra})", False
+
+
+# --- run directories ----------------------------------------------------------------------
+
+RUN_DIR_FILES = ("scenario.toml", "summary.json")
+"""A directory holding one of these is an atmsim run directory (scenario.toml is
+written before a run starts, summary.json when it ends)."""
+
+RUN_DIR_RULE = (
+    "expected a new or empty directory, or an atmsim run directory "
+    "(holding scenario.toml or summary.json)"
+)
+
+
+class OutDirError(ValueError):
+    """A path that may not receive a run's files. ``str()`` is one line, ``PATH: why``;
+    the CLI puts the flag in front (``--out PATH: why``)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+def check_out_dir(
+    path: Path | str,
+    markers: tuple[str, ...] = RUN_DIR_FILES,
+    kind: str = "an atmsim run directory",
+    rule: str = RUN_DIR_RULE,
+) -> Path:
+    """``path`` if files may be written into it, else OutDirError.
+
+    Allowed: a path that does not exist yet (it is created, with its parents), an
+    empty directory, or a directory holding one of ``markers`` (a run directory, to
+    run again into). Anything else is refused: a file, or a directory with other
+    things in it (``--out /`` or ``--out ~`` would scatter run files among them).
+    ``kind`` and ``rule`` word the refusal.
+    """
+    path = Path(path)
+    if path.is_symlink() and not path.exists():
+        raise OutDirError(path, f"is a broken symbolic link; {rule}")
+    if not path.exists():
+        for parent in path.parents:
+            if parent.exists() or parent.is_symlink():
+                if not parent.is_dir():
+                    raise OutDirError(path, f"{parent} is a file, expected a directory")
+                break
+        return path
+    if not path.is_dir():
+        raise OutDirError(path, "is a file, expected a directory")
+    if not any(path.iterdir()) or any((path / name).exists() for name in markers):
+        return path
+    raise OutDirError(path, f"not empty and not {kind}; {rule}")
