@@ -1,16 +1,18 @@
-"""The package's layering: which module may import which, the one copy of each shared
-definition, a cheap ``import atmsim``."""
+"""The package's layering and its typed interface: which module may import which, the
+one copy of each shared definition, a cheap ``import atmsim``, and the stub of the
+binding (python/atmsim/_core.pyi) against the built core."""
 
 from __future__ import annotations
 
 import ast
+import inspect
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, cli_env
+from conftest import REPO, cli_env, needs_core
 
 PACKAGE = REPO / "python" / "atmsim"
 
@@ -103,3 +105,61 @@ def test_public_names_load_on_first_use() -> None:
     assert set(atmsim.__all__) <= set(dir(atmsim))
     with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
         atmsim.nonsense  # noqa: B018
+
+
+# --- the typed interface ---------------------------------------------------------------
+
+
+def test_package_is_typed() -> None:
+    assert (PACKAGE / "py.typed").is_file()
+    assert (PACKAGE / "_core.pyi").is_file()
+
+
+def stub() -> ast.Module:
+    return ast.parse((PACKAGE / "_core.pyi").read_text(encoding="utf-8"))
+
+
+def parameters(function: ast.FunctionDef) -> list[str]:
+    return [arg.arg for arg in function.args.args if arg.arg != "self"]
+
+
+@needs_core
+def test_stub_describes_the_binding() -> None:
+    from atmsim import _core
+
+    module = stub()
+    functions = {n.name: n for n in module.body if isinstance(n, ast.FunctionDef)}
+    classes = {n.name: n for n in module.body if isinstance(n, ast.ClassDef)}
+    public = {name for name in dir(_core) if not name.startswith("_")}
+    assert public == set(functions) | set(classes)
+    for name, function in functions.items():
+        assert parameters(function) == list(inspect.signature(getattr(_core, name)).parameters)
+    for name, cls in classes.items():
+        real = getattr(_core, name)
+        members = {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)}
+        real_members = {m for m in vars(real) if not m.startswith("_")}
+        assert real_members == set(members) - {"__init__"}, name
+        init = inspect.signature(real)
+        assert parameters(members["__init__"]) == list(init.parameters)
+        for member, node in members.items():
+            if member == "__init__":
+                continue
+            is_property = any(
+                isinstance(d, ast.Name) and d.id == "property" for d in node.decorator_list
+            )
+            kind = type(vars(real)[member]).__name__
+            assert is_property == (kind == "getset_descriptor"), (member, kind)
+            if not is_property:
+                real_parameters = list(inspect.signature(getattr(real, member)).parameters)
+                assert ["self", *parameters(node)] == real_parameters, member
+
+
+def test_pyproject_ships_the_stub_with_the_package() -> None:
+    """maturin packs every file of python-source into the wheel; the stub and py.typed
+    sit in the package there, and the console script starts at atmsim._entry."""
+    from atmsim.scenario import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["tool"]["maturin"]["python-source"] == "python"
+    assert project["tool"]["maturin"]["module-name"] == "atmsim._core"
+    assert project["project"]["scripts"]["atmsim"] == "atmsim._entry:main"
