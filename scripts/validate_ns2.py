@@ -6,12 +6,12 @@
 
 Prints the comparison table and writes runs/validation/ns2_comparison.csv.
 Exit 0 with the report (even when a metric misses its tolerance); 2 with one
-line when ns-2 is not installed. The logic lives in atmsim.ns2.main.
+line when ns-2 is not installed. The logic lives in atmsim.validation.ns2.main.
 """
 
 import sys
 
-from atmsim.ns2 import main
+from atmsim.validation.ns2 import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,10 +1,11 @@
-"""Shared helpers: the repository paths, a tiny valid scenario, the core switch, scenario
-files written for a test, and the stand-in core."""
+"""Shared helpers: the repository paths, tiny valid scenarios, the mark for tests that
+need the built core, scenario files written for a test, the CLI in a subprocess or in
+this process, and the core with faults injected (tests/faulty_core.py)."""
 
 from __future__ import annotations
 
 import importlib.util
-import json
+import math
 import os
 import subprocess
 import sys
@@ -22,7 +23,7 @@ except ImportError:  # pragma: no cover
 
 from atmsim import ScenarioError, cli, load_scenario  # noqa: E402 (after the path fallback)
 
-import fake_core  # noqa: E402
+import faulty_core  # noqa: E402
 
 CORE_BUILT = importlib.util.find_spec("atmsim._core") is not None
 """True once `maturin develop` has put the Rust core next to the package."""
@@ -81,33 +82,6 @@ duplex = true
 path = ["a", "sw", "b"]
 """
 """A small valid scenario with one TCP flow over ATM (add layer = "ip" to both links for IP)."""
-
-
-def core_tcp_problem() -> str | None:
-    """None when the built core runs TCP flows; else why the TCP tests are skipped.
-
-    A core that rejects the ``flows`` key (built before issue 3) skips them;
-    any other error from a tiny flow scenario is raised, so a broken core fails.
-    """
-    if not CORE_BUILT:
-        return "atmsim._core is not built"
-    from atmsim._core import Simulation
-    from atmsim.scenario import to_core, tomllib, validate_scenario
-
-    core_json = json.dumps(to_core(validate_scenario(tomllib.loads(FLOW_TINY))))
-    try:
-        Simulation(core_json)
-    except ValueError as error:
-        if "unknown field `flows`" in str(error) or "unknown field `layer`" in str(error):
-            return f"atmsim._core does not run TCP flows yet (issue 3): {error}"
-        raise
-    return None
-
-
-TCP_PROBLEM = core_tcp_problem()
-needs_tcp_core = pytest.mark.skipif(TCP_PROBLEM is not None, reason=str(TCP_PROBLEM))
-"""Mark for real simulations with TCP flows: skipped only while the built core
-rejects ``flows`` (see core_tcp_problem)."""
 
 
 def balanced(summary: dict) -> bool:
@@ -175,13 +149,19 @@ def error_of(tmp_path: Path, text: str, overrides: tuple[str, ...] = ()) -> Scen
 
 
 @pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch):
-    """Install the stand-in core as atmsim._core for one test."""
-    monkeypatch.setitem(sys.modules, "atmsim._core", fake_core)
-    monkeypatch.setattr(fake_core.Simulation, "interrupt_at_slice", None)
-    monkeypatch.setattr(fake_core.Simulation, "ledger_ok", True)
-    monkeypatch.setattr(fake_core.Simulation, "bytes_ok", True)
-    return fake_core
+def faulty(monkeypatch: pytest.MonkeyPatch):
+    """Install the real core with fault injection (tests/faulty_core.py) as atmsim._core
+    for one test, no fault set; slices of simulated time always double, so that slice
+    numbers do not depend on the machine's speed."""
+    if not CORE_BUILT:
+        pytest.skip("atmsim._core is not built")
+    from atmsim import api
+
+    monkeypatch.setitem(sys.modules, "atmsim._core", faulty_core)
+    for name in ("interrupt_at_slice", "fail_at_slice", "unbalance", "last"):
+        monkeypatch.setattr(faulty_core.Simulation, name, None)
+    monkeypatch.setattr(api, "SLICE_WALL_S", (math.inf, math.inf))
+    return faulty_core
 
 
 def cli_main(*args: str) -> int:

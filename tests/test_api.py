@@ -1,8 +1,7 @@
-"""atmsim.run and the CLI around it, driven by a stand-in core (tests/fake_core.py).
-
-These check the Python layer alone: slicing, Ctrl-C, series decoding, the
-files of a run directory, the printed tables and exit codes.
-"""
+"""atmsim.run and the CLI around it, on small scenarios run by the real core: slicing,
+Ctrl-C, series decoding, the files of a run directory, the printed tables and exit
+codes. Faults the core rarely shows (Ctrl-C in slice k, an unbalanced ledger, a core
+exception) are injected by tests/faulty_core.py around the real core."""
 
 from __future__ import annotations
 
@@ -17,10 +16,16 @@ import atmsim
 from atmsim import api
 from atmsim.api import RunInterrupted
 
-import fake_core
-from conftest import FLOW_TINY, TINY, cli_main
+from conftest import FLOW_TINY, TINY, balanced, cli_main, needs_core
 
 PROBES = '[probes]\nperiod = "1 ms"\nqueue = "all"\nutilization = ["ab"]\nvc_rate = "all"\n'
+
+TINY_CELLS = 236
+"""TINY's CBR source: 10 Mbps is one cell per 42.4 us, the first at t = 0, so 236 cells
+(0 .. 235 x 42.4 us) start within the 10 ms."""
+
+CELL_RATE_CPS = 10e6 / 424
+"""TINY's source in cells per second."""
 
 
 @pytest.fixture
@@ -30,36 +35,52 @@ def tiny(tmp_path: Path) -> Path:
     return path
 
 
-def test_run_returns_result(fake, tiny: Path) -> None:
+def test_run_returns_result(faulty, tiny: Path) -> None:
     result = atmsim.run(tiny, seed=7, progress=False)
-    # The fake core is instant, so every slice doubles: 10 ms in 10 slices.
-    assert fake.Simulation.last.calls == 10
-    assert fake.Simulation.last.now_ps == 10 * 10**9
+    # Slices double from 10 ms / 1000 (the fixture): 10 us x (1 + 2 + ... + 512) covers
+    # 10.23 ms, so the 10th slice, cut at 10 ms, ends the run.
+    assert faulty.Simulation.last.calls == 10
+    assert faulty.Simulation.last.reached_ps == 10 * 10**9
     summary = result.summary
-    assert summary["completed"] is True
+    assert summary["completed"] is True and result.completed
     assert summary["seed"] == 7
     assert summary["scenario"] == "tiny"
+    assert summary["sim_time_s"] == pytest.approx(0.01)
     assert summary["wall_s"] >= 0 and "atmsim_version" in summary
-    assert list(result.ports["name"]) == ["ab"]
-    assert "drops_tail" in result.ports.columns
+    assert summary["conservation"]["cells_generated"] == TINY_CELLS
+    assert balanced(summary)
+    ports = result.ports
+    assert list(ports["name"]) == ["ab"]
+    assert "drops_tail" in ports.columns  # the drops table flattened
+    assert ports["cells_in"][0] == TINY_CELLS and ports["cells_dropped"][0] == 0
+    assert ports["utilization"][0] == pytest.approx(TINY_CELLS * 424 / 155.52e6 / 0.01)
     assert list(result.vcs["name"]) == ["s"]
     series = result.series
     assert list(series.columns) == ["time_s", "entity", "metric", "value"]
     assert set(series["metric"]) == {"queue_cells", "utilization", "vc_rate_cps"}
     assert set(series["entity"]) == {"ab", "s"}
     assert len(series) == 3 * 10  # 3 series, 10 ms sampled every 1 ms
+    assert series["time_s"].min() == pytest.approx(0.001)
     assert series["time_s"].max() == pytest.approx(0.01)
+    rate = series[series["metric"] == "vc_rate_cps"]["value"]
+    # Cells delivered per 1 ms sample: 23 or 24 of the 23.58 the source sends.
+    assert rate.between(23_000, 24_000).all()
+    assert rate.mean() == pytest.approx(CELL_RATE_CPS, rel=0.03)
+    assert (series[series["metric"] == "queue_cells"]["value"] == 0).all()  # 6 % load
 
 
-def test_out_dir_and_scenario_written_first(fake, tiny: Path, tmp_path: Path, monkeypatch) -> None:
+def test_out_dir_and_scenario_written_first(
+    faulty, tiny: Path, tmp_path: Path, monkeypatch
+) -> None:
     out = tmp_path / "run1"
 
-    class CheckFirst(fake_core.Simulation):
+    class CheckFirst(faulty.Simulation):
         def __init__(self, core_json: str) -> None:
             assert (out / "scenario.toml").is_file(), "scenario.toml must exist before the run"
+            assert not (out / "summary.json").exists()
             super().__init__(core_json)
 
-    monkeypatch.setattr(fake_core, "Simulation", CheckFirst)
+    monkeypatch.setattr(faulty, "Simulation", CheckFirst)
     result = atmsim.run(tiny, out=out, progress=False, overrides=["links.ab.buffer=50"])
     assert sorted(p.name for p in out.iterdir()) == [
         "scenario.toml",
@@ -73,41 +94,66 @@ def test_out_dir_and_scenario_written_first(fake, tiny: Path, tmp_path: Path, mo
     assert rerun.links["ab"].buffer == 50
 
 
-def test_no_probes_no_series(fake, tmp_path: Path) -> None:
+@needs_core
+def test_no_probes_no_series(tmp_path: Path) -> None:
     path = tmp_path / "plain.toml"
     path.write_text(TINY, encoding="utf-8")
     result = atmsim.run(path, out=tmp_path / "out", progress=False)
     assert result.series.empty
     assert list(result.series.columns) == ["time_s", "entity", "metric", "value"]
     assert not (tmp_path / "out" / "series.parquet").exists()
+    assert balanced(result.summary)
 
 
-def test_ctrl_c_finishes_and_writes(fake, tiny: Path, tmp_path: Path) -> None:
+def test_ctrl_c_finishes_and_writes(faulty, tiny: Path, tmp_path: Path) -> None:
     # Slices double from 10 ms / 1000: slices 1..8 done make 255 x 10 us.
-    fake.Simulation.interrupt_at_slice = 9
+    faulty.Simulation.interrupt_at_slice = 9
     with pytest.raises(RunInterrupted) as info:
         atmsim.run(tiny, out=tmp_path / "out", progress=False)
-    summary = info.value.result.summary
-    assert summary["completed"] is False
+    assert isinstance(info.value, KeyboardInterrupt)
+    result = info.value.result
+    summary = result.summary
+    assert summary["completed"] is False and not result.completed
     assert summary["sim_time_s"] == pytest.approx(0.00255)
+    assert balanced(summary)  # the partial run's ledger balances too
+    assert 0 < summary["conservation"]["cells_generated"] < TINY_CELLS
+    assert result.series["time_s"].max() <= 0.00255
     saved = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert saved["completed"] is False
-    assert isinstance(info.value, KeyboardInterrupt)
+    assert (tmp_path / "out" / "series.parquet").is_file()
 
 
 def test_slices_keep_their_size_while_they_take_between_the_bounds(
-    fake, tiny: Path, monkeypatch: pytest.MonkeyPatch
+    faulty, tiny: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(api, "SLICE_WALL_S", (-1.0, 1e9))
-    atmsim.run(tiny, progress=False)
-    assert fake.Simulation.last.calls == api.FIRST_SLICES
-    assert fake.Simulation.last.now_ps == 10 * 10**9
+    result = atmsim.run(tiny, progress=False)
+    assert faulty.Simulation.last.calls == api.FIRST_SLICES
+    assert faulty.Simulation.last.reached_ps == 10 * 10**9
+    assert result.summary["conservation"]["cells_generated"] == TINY_CELLS
 
 
-def test_scenario_object_with_overrides(fake, tiny: Path) -> None:
+@needs_core
+def test_slicing_does_not_change_results(tiny: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One slice or a thousand: the same summary (less wall time and event count) and
+    the same series."""
+    runs = []
+    for bounds in ((1e9, 1e9), (-1.0, 1e9)):  # always double / never resize
+        monkeypatch.setattr(api, "SLICE_WALL_S", bounds)
+        runs.append(atmsim.run(tiny, progress=False))
+    for result in runs:
+        for key in ("wall_s", "events"):
+            result.summary.pop(key)
+    assert runs[0].summary == runs[1].summary
+    pd.testing.assert_frame_equal(runs[0].series, runs[1].series)
+
+
+@needs_core
+def test_scenario_object_with_overrides(tiny: Path) -> None:
     scenario = atmsim.load_scenario(tiny)
     result = atmsim.run(scenario, overrides=["run.duration=20 ms"], progress=False)
     assert result.summary["sim_time_s"] == pytest.approx(0.02)
+    assert result.summary["conservation"]["cells_generated"] == 472  # 0 .. 471 x 42.4 us
     with pytest.raises(atmsim.ScenarioError, match="run.duration"):
         atmsim.run(scenario, overrides=["run.duration=fast"], progress=False)
 
@@ -118,19 +164,22 @@ def test_missing_core_is_reported(monkeypatch, tiny: Path) -> None:
         atmsim.run(tiny, progress=False)
 
 
-def test_cli_run_and_plot(fake, tiny: Path, tmp_path: Path, capsys) -> None:
+@needs_core
+def test_cli_run_and_plot(tiny: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "run"
     assert cli_main("run", str(tiny), "--out", str(out), "--no-progress") == 0
     printed = capsys.readouterr().out
-    assert "conservation ledger: balanced (generated" in printed
+    assert f"conservation ledger: balanced (generated {TINY_CELLS}" in printed
     assert f"run dir: {out}" in printed
-    assert "ab" in printed and "utilization" in printed
+    assert "Ports" in printed and "VCs" in printed
+    assert "Flows" not in printed and "ABR" not in printed
     assert cli_main("plot", str(out)) == 0
     for name in ("queue.png", "utilization.png", "vc_rate.png"):
         assert (out / name).stat().st_size > 1000
 
 
-def test_cli_default_run_dir(fake, tiny: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+@needs_core
+def test_cli_default_run_dir(tiny: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.chdir(tmp_path)
     assert cli_main("run", str(tiny)) == 0
     (run_dir,) = (tmp_path / "runs").iterdir()
@@ -138,20 +187,25 @@ def test_cli_default_run_dir(fake, tiny: Path, tmp_path: Path, monkeypatch, caps
     assert (run_dir / "summary.json").is_file()
 
 
-def test_cli_unbalanced_ledger_exits_1(fake, tiny: Path, tmp_path: Path, capsys) -> None:
-    fake.Simulation.ledger_ok = False
+def test_cli_unbalanced_ledger_exits_1(faulty, tiny: Path, tmp_path: Path, capsys) -> None:
+    faulty.Simulation.unbalance = "cells"
     assert cli_main("run", str(tiny), "--out", str(tmp_path / "r")) == 1
-    assert "conservation ledger: UNBALANCED" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert f"conservation ledger: UNBALANCED (generated {TINY_CELLS} != " in printed
+    assert json.loads((tmp_path / "r" / "summary.json").read_text())["conservation"]["ok"] is False
 
 
-def test_cli_ctrl_c_exits_130(fake, tiny: Path, tmp_path: Path, capsys) -> None:
-    fake.Simulation.interrupt_at_slice = 5
+def test_cli_ctrl_c_exits_130(faulty, tiny: Path, tmp_path: Path, capsys) -> None:
+    faulty.Simulation.interrupt_at_slice = 5
     assert cli_main("run", str(tiny), "--out", str(tmp_path / "r")) == 130
-    assert "interrupted" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert captured.err.startswith("interrupted at 0.00015 s simulated; partial results in ")
+    assert "conservation ledger: balanced" in captured.out  # the partial tables
     assert json.loads((tmp_path / "r" / "summary.json").read_text())["completed"] is False
 
 
-def test_run_from_a_dict(fake) -> None:
+@needs_core
+def test_run_from_a_dict() -> None:
     from atmsim.scenario import tomllib  # tomli before Python 3.11
 
     data = tomllib.loads(TINY)
@@ -159,6 +213,7 @@ def test_run_from_a_dict(fake) -> None:
     assert result.summary["scenario"] == "scenario"
     assert "buffer = 7" in result.scenario_toml
     assert "buffer = 7" not in TINY and data["links"]["ab"]["buffer"] == 100  # not modified
+    assert result.summary["conservation"]["cells_generated"] == TINY_CELLS
 
 
 FLOW_PROBES = '[probes]\nperiod = "10 ms"\nqueue = ["sw-b"]\nflows = "all"\n'
@@ -179,7 +234,8 @@ def flow_file(tmp_path: Path):
     return make
 
 
-def test_flows_table_and_ledgers(fake, flow_file, tmp_path: Path, capsys) -> None:
+@needs_core
+def test_flows_table_and_ledgers(flow_file, tmp_path: Path, capsys) -> None:
     out = tmp_path / "run"
     assert cli_main("run", str(flow_file()), "--out", str(out), "--no-progress") == 0
     printed = capsys.readouterr().out
@@ -189,42 +245,56 @@ def test_flows_table_and_ledgers(fake, flow_file, tmp_path: Path, capsys) -> Non
     assert "byte ledger: balanced (sent " in printed
     assert "dropped by AAL5" in printed and "held out of order" in printed
     assert "IP ports" not in printed  # ATM flows: the ports are ATM ports
+    summary = json.loads((out / "summary.json").read_text())
+    (flow,) = summary["flows"]
+    assert f"{flow['goodput_mbps']:.3f}" in printed
     result = atmsim.run(flow_file(), progress=False)
     flows = result.flows
     assert list(flows["name"]) == ["tcp"]
-    assert flows["goodput_mbps"][0] == pytest.approx(10.0, rel=1e-3)  # the fake's 10 Mbps
+    goodput = flows["goodput_mbps"][0]
+    assert goodput == pytest.approx(flows["bytes_delivered"][0] * 8 / 0.1 / 1e6)
+    assert 0 < goodput < 155.52 * 48 / 53  # below the cell payload rate of the link
     assert list(result.vcs["name"]) == ["tcp", "tcp-ack"]
     assert set(result.ports["layer"]) == {"atm"}
+    assert balanced(result.summary)
 
 
-def test_ip_ports_table(fake, flow_file, tmp_path: Path, capsys) -> None:
+@needs_core
+def test_ip_ports_table(flow_file, tmp_path: Path, capsys) -> None:
     assert cli_main("run", str(flow_file(ip=True)), "--out", str(tmp_path / "r")) == 0
     printed = capsys.readouterr().out
     assert "IP ports" in printed and "packets in" in printed
     assert "VCs" not in printed  # no VCs in a pure IP scenario
+    assert "packet ledger: balanced (generated" in printed
     result = atmsim.run(flow_file(ip=True), progress=False)
     assert set(result.ports["layer"]) == {"ip"}
-    assert "packets_in" in result.ports.columns
+    assert result.vcs.empty
+    ports = result.ports.set_index("name")
+    assert ports.loc["sw-b", "packets_in"] > 0 and ports.loc["sw-b", "cells_in"] == 0
 
 
-def test_unbalanced_byte_ledger_exits_1(fake, flow_file, tmp_path: Path, capsys) -> None:
-    fake.Simulation.bytes_ok = False
+def test_unbalanced_byte_ledger_exits_1(faulty, flow_file, tmp_path: Path, capsys) -> None:
+    faulty.Simulation.unbalance = "bytes"
     assert cli_main("run", str(flow_file()), "--out", str(tmp_path / "r")) == 1
     printed = capsys.readouterr().out
     assert "conservation ledger: balanced" in printed  # the cells are fine
     assert "byte ledger: UNBALANCED (sent " in printed
 
 
-def test_flow_probes_alone_write_the_series(fake, flow_file, tmp_path: Path) -> None:
+@needs_core
+def test_flow_probes_alone_write_the_series(flow_file, tmp_path: Path) -> None:
     path = flow_file(probes='[probes]\nperiod = "10 ms"\nflows = ["tcp"]\n')
     result = atmsim.run(path, out=tmp_path / "r", progress=False)
     assert (tmp_path / "r" / "series.parquet").is_file()
     assert set(result.series["metric"]) == {"cwnd_bytes", "window_bytes", "seq_bytes", "srtt_s"}
     assert set(result.series["entity"]) == {"tcp"}
+    seq = result.series[result.series["metric"] == "seq_bytes"]["value"]
+    assert seq.is_monotonic_increasing and seq.iloc[-1] <= result.flows["bytes_sent"][0]
 
 
+@needs_core
 @pytest.mark.parametrize("ip", [False, True])
-def test_plot_tcp_figures(fake, flow_file, tmp_path: Path, ip: bool, capsys) -> None:
+def test_plot_tcp_figures(flow_file, tmp_path: Path, ip: bool, capsys) -> None:
     out = tmp_path / "run"
     assert cli_main("run", str(flow_file(ip=ip)), "--out", str(out)) == 0
     assert cli_main("plot", str(out)) == 0
@@ -233,3 +303,34 @@ def test_plot_tcp_figures(fake, flow_file, tmp_path: Path, ip: bool, capsys) -> 
         assert (out / name).stat().st_size > 1000, name
     other = "queue.png" if ip else "ip_queue.png"
     assert not (out / other).exists()
+
+
+def test_faulty_core_is_the_real_core(faulty, tiny: Path, monkeypatch) -> None:
+    """Without a fault the wrapper gives exactly what the core gives."""
+    wrapped = atmsim.run(tiny, progress=False)
+    monkeypatch.setitem(sys.modules, "atmsim._core", faulty.real_core)
+    direct = atmsim.run(tiny, progress=False)
+    for result in (wrapped, direct):
+        result.summary.pop("wall_s")
+    assert wrapped.summary == direct.summary
+    pd.testing.assert_frame_equal(wrapped.series, direct.series)
+    assert faulty.version() == faulty.real_core.version()
+
+
+def test_a_new_run_in_a_run_dir_replaces_the_earlier_files(
+    faulty, tiny: Path, tmp_path: Path
+) -> None:
+    """The earlier run's summary and series go when a new run starts, so that a failed
+    or probe-less run does not leave them next to its own scenario.toml."""
+    out = tmp_path / "r"
+    atmsim.run(tiny, out=out, progress=False)
+    assert (out / "series.parquet").is_file()
+    plain = tmp_path / "plain.toml"
+    plain.write_text(TINY, encoding="utf-8")
+    atmsim.run(plain, out=out, progress=False)
+    assert sorted(p.name for p in out.iterdir()) == ["scenario.toml", "summary.json"]
+    faulty.Simulation.fail_at_slice = 2
+    with pytest.raises(RuntimeError, match="internal error"):
+        atmsim.run(tiny, out=out, progress=False)
+    assert [p.name for p in out.iterdir()] == ["scenario.toml"]
+    assert "[probes]" in (out / "scenario.toml").read_text()  # the run that failed

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FLOW_TINY, TINY, run_cli
+from conftest import FLOW_TINY, TINY, cli_main, needs_core, run_cli
 
 
 def assert_one_line_error(result, *words: str) -> None:
@@ -204,3 +204,68 @@ def test_validate_ok(tmp_path: Path) -> None:
     result = run_cli("validate", str(path), "--set", "sources.s.count=4")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"ok: {path} (2 nodes, 1 links, 4 vcs, 4 sources, 0 flows)"
+
+
+# --- --out ----------------------------------------------------------------------------------
+
+
+def test_out_naming_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY, encoding="utf-8")
+    taken = tmp_path / "taken"
+    taken.write_text("mine", encoding="utf-8")
+    result = run_cli("run", str(path), "--out", str(taken))
+    assert_one_line_error(result)
+    assert result.stderr == f"error: --out {taken}: is a file, expected a directory\n"
+    assert taken.read_text(encoding="utf-8") == "mine"
+
+
+def test_out_naming_a_directory_with_other_things(tmp_path: Path) -> None:
+    """``--out /`` or ``--out ~`` would scatter run files among a person's files."""
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY, encoding="utf-8")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "thesis.tex").write_text("", encoding="utf-8")
+    result = run_cli("run", str(path), "--out", str(home))
+    assert_one_line_error(
+        result,
+        f"--out {home}: not empty and not an atmsim run directory",
+        "expected a new or empty directory, or an atmsim run directory "
+        "(holding scenario.toml or summary.json)",
+    )
+    assert [p.name for p in home.iterdir()] == ["thesis.tex"]
+
+
+@needs_core
+def test_out_may_be_new_empty_or_an_earlier_run(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY, encoding="utf-8")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for out in (tmp_path / "new" / "run", empty, empty):  # the last: run again into a run dir
+        assert cli_main("run", str(path), "--out", str(out)) == 0
+        assert sorted(p.name for p in out.iterdir()) == ["scenario.toml", "summary.json"]
+    capsys.readouterr()
+
+
+def test_reproduce_out_rule(tmp_path: Path) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("", encoding="utf-8")
+    result = run_cli("reproduce", "seed000-sec8", "--out", str(taken))
+    assert_one_line_error(result)
+    assert result.stderr == f"error: --out {taken}: is a file, expected a directory\n"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "thesis.tex").write_text("", encoding="utf-8")
+    result = run_cli("reproduce", "seed000-sec8", "--out", str(home))
+    assert_one_line_error(
+        result, f"--out {home}: not empty and not an atmsim reproduce directory", "seed000.csv"
+    )
+    assert [p.name for p in home.iterdir()] == ["thesis.tex"]
+
+
+def test_plot_unreadable_files(tmp_path: Path) -> None:
+    (tmp_path / "series.parquet").write_text("not parquet", encoding="utf-8")
+    result = run_cli("plot", str(tmp_path))
+    assert_one_line_error(result, f"{tmp_path / 'series.parquet'}: not a series file (")

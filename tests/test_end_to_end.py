@@ -18,19 +18,13 @@ import pytest
 import atmsim
 from atmsim.scenario import Network
 
-from conftest import SCENARIOS, TCP_PROBLEM, balanced, cli_env, needs_core, run_cli
+from conftest import SCENARIOS, balanced, cli_env, needs_core, run_cli
 
 pytestmark = needs_core
 
 
-def has_flows(name: str) -> bool:
-    return bool(atmsim.load_scenario(SCENARIOS / f"{name}.toml").flows)
-
-
 @pytest.mark.parametrize("name", sorted(p.stem for p in SCENARIOS.glob("*.toml")))
 def test_every_scenario_runs_and_conserves_cells(name: str) -> None:
-    if TCP_PROBLEM is not None and has_flows(name):
-        pytest.skip(TCP_PROBLEM)
     result = atmsim.run(SCENARIOS / f"{name}.toml", overrides=["run.duration=200 ms"])
     summary = result.summary
     assert summary["completed"] is True

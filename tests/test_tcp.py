@@ -15,9 +15,9 @@ import pytest
 import atmsim
 from atmsim.scenario import tomllib
 
-from conftest import SCENARIOS, balanced, needs_tcp_core, run_cli
+from conftest import SCENARIOS, balanced, needs_core, run_cli
 
-pytestmark = needs_tcp_core
+pytestmark = needs_core
 
 CELL_TIME_S = 424 / 155.52e6
 """One cell at 155.52 Mbps."""

@@ -7,14 +7,47 @@
 
 The Python package validates scenarios, drives the Rust core (``atmsim._core``)
 and writes results; see docs/core-interface.md for the boundary between them.
+
+The names below are imported on first use: ``import atmsim`` itself loads
+nothing heavy, so that the ``atmsim`` command can answer a Ctrl-C during its
+start-up (``atmsim._entry``) before pandas, pyarrow and typer are loaded.
 """
 
 from __future__ import annotations
 
-from .api import Result, package_version, run
-from .errors import ScenarioError
-from .scenario import Scenario, load_scenario
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__version__ = package_version()
+if TYPE_CHECKING:
+    from .api import Result, run
+    from .errors import ScenarioError
+    from .scenario import Scenario, load_scenario
+
+    __version__: str
+
+_EXPORTS = {
+    "Result": "api",
+    "run": "api",
+    "ScenarioError": "errors",
+    "Scenario": "scenario",
+    "load_scenario": "scenario",
+}
+"""Public name -> the module that defines it."""
 
 __all__ = ["Result", "Scenario", "ScenarioError", "__version__", "load_scenario", "run"]
+
+
+def __getattr__(name: str) -> Any:
+    """The public names, imported when first asked for (PEP 562)."""
+    if name == "__version__":
+        value: Any = importlib.import_module(".api", __name__).package_version()
+    elif name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,5 +1,5 @@
 """``python -m atmsim``: the same as the ``atmsim`` command."""
 
-from .cli import main
+from ._entry import main
 
 main()

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .results import check_out_dir
 from .scenario import (
     Scenario,
     apply_overrides,
@@ -51,6 +52,11 @@ ABR_COLUMNS = (
     "source_queue_cells",
 )
 """The per-VC ABR summary of docs/core-interface.md ("ABR", Summary)."""
+
+EARLIER_RUN_FILES = ("summary.json", "series.parquet")
+"""Removed from a run directory when a new run starts in it: they belong to the earlier
+run, and would sit next to the new scenario.toml if the new run failed or had no
+probes. (Figures of ``atmsim plot`` stay until it is run again.)"""
 
 PROBE_LISTS = ("queue", "utilization", "vc_rate", "flows", "abr_vcs", "abr_ports")
 """The lists of the core JSON's ``probes``: a run with any of them writes series.parquet."""
@@ -181,8 +187,10 @@ class Result:
         return bool(self.summary.get("completed", False))
 
     def save(self, directory: str | Path) -> Path:
-        """Write scenario.toml, summary.json and (with probes) series.parquet into ``directory``."""
-        directory = Path(directory)
+        """Write scenario.toml, summary.json and (with probes) series.parquet into
+        ``directory``: a new or empty directory, or a run directory
+        (``atmsim.results.check_out_dir``; OutDirError otherwise)."""
+        directory = check_out_dir(directory)
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "scenario.toml").write_text(self.scenario_toml, encoding="utf-8")
         (directory / "summary.json").write_text(
@@ -244,13 +252,17 @@ def run(
     - ``seed`` replaces ``run.seed``; ``overrides`` are ``key=value`` strings
       as for ``atmsim run --set``.
     - ``out``: a directory to write scenario.toml (before the run starts),
-      summary.json and series.parquet into.
+      summary.json and series.parquet into: a new or empty directory, or a run
+      directory (one holding scenario.toml or summary.json; the earlier run's
+      files are replaced, EARLIER_RUN_FILES removed first); anything else
+      raises OutDirError (``atmsim.results``).
     - ``progress``: True / False, or None to show a bar when stderr is a
       terminal. The bar appears only after the run has taken 1 s.
 
     Raises ScenarioError for a bad scenario. On Ctrl-C the results so far are
     finished and written, and RunInterrupted (a KeyboardInterrupt) is raised
-    with them in ``.result``.
+    with them in ``.result``. An exception from the core leaves ``out`` with
+    scenario.toml alone, to rerun the case.
     """
     started = time.perf_counter()
     scenario = prepare(scenario_or_path, seed, overrides)
@@ -258,8 +270,11 @@ def run(
     scenario_toml = resolved_toml(scenario)
     core = import_core()
     if out is not None:
-        Path(out).mkdir(parents=True, exist_ok=True)
-        (Path(out) / "scenario.toml").write_text(scenario_toml, encoding="utf-8")
+        out = check_out_dir(out)
+        out.mkdir(parents=True, exist_ok=True)
+        for stale in EARLIER_RUN_FILES:
+            (out / stale).unlink(missing_ok=True)
+        (out / "scenario.toml").write_text(scenario_toml, encoding="utf-8")
 
     sim = core.Simulation(json.dumps(core_input))
     duration_ps = core_input["duration_ps"]

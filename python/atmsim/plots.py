@@ -17,6 +17,8 @@ from typing import Optional
 
 import pandas as pd
 
+from .units import CELL_BITS
+
 
 class PlotInputError(Exception):
     """A run directory that cannot be plotted (missing, no series, no samples)."""
@@ -41,7 +43,6 @@ PLOTS = {
 sequence numbers get their own figures (window.png, sequence.png), and so does
 the explicit rate (er.png: received per VC, written per port)."""
 
-CELL_BITS = 424
 SCALES = {
     "srtt_s": 1e3,  # seconds -> ms
     "acr_cps": CELL_BITS / 1e6,  # cells/s -> Mbps on the wire (424 bits per cell)
@@ -72,14 +73,24 @@ def plot_run_dir(run_dir: Path) -> list[Path]:
         raise PlotInputError(f"{run_dir}: no such run directory")
     if not series_path.is_file():
         raise PlotInputError(f"{run_dir}: no series.parquet (the run had no [probes])")
-    series = pd.read_parquet(series_path)
+    try:
+        series = pd.read_parquet(series_path)
+    except (OSError, ValueError) as error:  # pyarrow's errors derive from these
+        raise PlotInputError(f"{series_path}: not a series file ({_one_line(error)})") from None
     if series.empty:
         raise PlotInputError(f"{series_path}: no samples")
     summary: dict = {}
     summary_path = run_dir / "summary.json"
     if summary_path.is_file():
-        summary = json.loads(summary_path.read_text())
+        try:
+            summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise PlotInputError(f"{summary_path}: not a summary ({_one_line(error)})") from None
     return plot_series(series, summary, run_dir)
+
+
+def _one_line(error: Exception) -> str:
+    return " ".join(str(error).split())
 
 
 def plot_series(series: pd.DataFrame, summary: dict, out_dir: Path) -> list[Path]:

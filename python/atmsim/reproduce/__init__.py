@@ -8,35 +8,25 @@ published quantities with their tolerances. ``run_experiment`` runs it, writes
 and returns one row per quantity: published, simulated, tolerance, verdict.
 
 One module per seed (``seed000``, ``seed002``, ``seed003``) lists its
-experiments; ``registry()`` gathers them. Verdicts (``Tolerance.verdict``):
-
-- ``relative`` r: match when |simulated - published| <= r x |published|;
-- ``absolute`` a: match when |simulated - published| <= a;
-- ``factor`` k: match when published / k <= simulated <= published x k;
-- ``exact``: match when simulated == published (e.g. "no cell lost": 0);
-- ``above`` / ``below`` with margin m (default 0): the seed states a direction
-  or a bound, not a value: match when simulated > published + m (resp.
-  < published - m). A qualitative claim such as "FMMRA's queue is smaller than
-  ERICA's" is the ratio FMMRA / ERICA with published 1 and ``below``; "fairer"
-  is a difference of Jain indices above 0 by more than 0.01, the resolution at
-  which we call two allocations equally fair;
-- ``report``: nothing to compare (the seed prints "NA", or the row only shows
-  a simulated value that explains a claim): verdict "n/a".
-
-A simulated value that cannot be computed (NaN) is a miss.
+experiments; ``registry()`` gathers them. The tolerances and their verdicts
+(match, miss, n/a) are those of ``atmsim.compare``; docs/reproduction.md lists
+which tolerance each kind of published number gets and why.
 """
 
 from __future__ import annotations
 
 import csv
 import math
+import multiprocessing
+import signal
 import textwrap
 import time
 import traceback
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal, Optional, Union
+from typing import Callable, Optional, Union
+
+from ..compare import Tolerance
 
 SCENARIO_DIR = Path(__file__).resolve().parents[3] / "scenarios" / "reproduce"
 """The experiments' scenario files (a source checkout, as for ``atmsim bench``)."""
@@ -59,89 +49,7 @@ CSV_COLUMNS = (
     "tolerance_reason",
 )
 
-Verdict = Literal["match", "miss", "n/a"]
-
-
 # --- the model --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    """How close the simulated value must be to the published one (module docstring)."""
-
-    kind: Literal["relative", "absolute", "factor", "exact", "above", "below", "report"]
-    value: float = 0.0
-
-    def verdict(self, published: Optional[float], simulated: Optional[float]) -> Verdict:
-        if self.kind == "report" or published is None:
-            return "n/a"
-        if simulated is None or not math.isfinite(simulated):
-            return "miss"
-        if self.kind == "relative":
-            ok = abs(simulated - published) <= self.value * abs(published) + 1e-12
-        elif self.kind == "absolute":
-            ok = abs(simulated - published) <= self.value + 1e-12
-        elif self.kind == "factor":
-            ok = published / self.value <= simulated <= published * self.value
-        elif self.kind == "exact":
-            ok = abs(simulated - published) <= 1e-12
-        elif self.kind == "above":
-            ok = simulated > published + self.value
-        elif self.kind == "below":
-            ok = simulated < published - self.value
-        else:  # pragma: no cover - the Literal lists them all
-            raise ValueError(f"unknown tolerance kind {self.kind!r}")
-        return "match" if ok else "miss"
-
-    def published_text(self, published: Optional[float]) -> str:
-        """The published value as printed: "103.32", "NA", or a bound "> 7000", "< 1"."""
-        if published is None:
-            return "NA"
-        if self.kind == "above":
-            return f"> {published:g}"
-        if self.kind == "below":
-            return f"< {published:g}"
-        return f"{published:g}"
-
-    def text(self) -> str:
-        """The tolerance as printed: "±5 %", "±0.01", "×/÷ 2", "exact", "one-sided"."""
-        if self.kind == "relative":
-            return f"±{self.value * 100:g} %"
-        if self.kind == "absolute":
-            return f"±{self.value:g}"
-        if self.kind == "factor":
-            return f"×/÷ {self.value:g}"
-        if self.kind == "exact":
-            return "exact"
-        if self.kind in ("above", "below"):
-            return f"one-sided, margin {self.value:g}" if self.value else "one-sided"
-        return "-"
-
-
-def relative(fraction: float) -> Tolerance:
-    return Tolerance("relative", fraction)
-
-
-def absolute(amount: float) -> Tolerance:
-    return Tolerance("absolute", amount)
-
-
-def factor(k: float) -> Tolerance:
-    return Tolerance("factor", k)
-
-
-def above(margin: float = 0.0) -> Tolerance:
-    return Tolerance("above", margin)
-
-
-def below(margin: float = 0.0) -> Tolerance:
-    return Tolerance("below", margin)
-
-
-EXACT = Tolerance("exact")
-ABOVE = above()
-BELOW = below()
-REPORT = Tolerance("report")
 
 Extracted = Union[float, tuple[float, str]]
 """What an extractor returns: the simulated value, optionally with a note."""
@@ -265,7 +173,8 @@ def valid_ids() -> list[str]:
 @dataclass
 class Outcome:
     """What running one experiment gave: its rows (CSV_COLUMNS), the ledgers' verdict,
-    the files written, the wall time, and an error message if it could not run."""
+    the files written, the wall time, and if it could not run, the error as one line
+    (``error``) and its traceback (``traceback``, shown with ``atmsim --debug``)."""
 
     experiment: str
     rows: list = field(default_factory=list)
@@ -275,6 +184,7 @@ class Outcome:
     wall_s: float = 0.0
     out_dir: Optional[Path] = None
     error: Optional[str] = None
+    traceback: Optional[str] = None
 
     def count(self, verdict: str) -> int:
         return sum(row["verdict"] == verdict for row in self.rows)
@@ -322,8 +232,10 @@ def run_experiment(
 ) -> Outcome:
     """Run one experiment: simulate its runs (writing each run's scenario.toml,
     summary.json, series.parquet), compare, write table.csv and the figures."""
-    from ..api import run
-    from ..cli import ledger_lines
+    from ..api import CoreUnavailable, run
+    from ..errors import ScenarioError
+    from ..failures import internal_error_message
+    from ..results import ledger_lines
 
     started = time.perf_counter()
     experiment = registry()[experiment_id]
@@ -345,10 +257,12 @@ def run_experiment(
         write_csv(out_dir / "table.csv", outcome.rows)
         if figures:
             outcome.figures = draw_figures(experiment, results, out_dir)
+    except (ScenarioError, CoreUnavailable) as error:  # a scenario file edited badly
+        outcome.error = str(error)
+        outcome.traceback = traceback.format_exc()
     except Exception as error:
-        outcome.error = f"{type(error).__name__}: {error}"
-        outcome.ledgers_ok = False
-        outcome.ledger_problems.append(traceback.format_exc(limit=3))
+        outcome.error = internal_error_message(error)
+        outcome.traceback = traceback.format_exc()
     outcome.wall_s = time.perf_counter() - started
     return outcome
 
@@ -426,7 +340,11 @@ def run_experiments(
 ) -> list[Outcome]:
     """Run experiments, ``jobs`` at a time (processes), the heaviest first; call
     ``on_done(outcome, k, total)`` as each finishes. Returns the outcomes in the order
-    of ``ids``."""
+    of ``ids``.
+
+    Ctrl-C reaches the whole process group from a terminal: the worker processes
+    ignore it, and this process stops them and raises KeyboardInterrupt, so that one
+    process answers it, without a traceback from each worker."""
     experiments = registry()
     order = sorted(ids, key=lambda key: -experiments[key].weight)
     total = len(ids)
@@ -436,15 +354,27 @@ def run_experiments(
             outcomes[key] = run_experiment(key, out_root, tuple(extra_overrides), figures)
             if on_done is not None:
                 on_done(outcomes[key], k, total)
-    else:
-        with ProcessPoolExecutor(max_workers=min(jobs, total)) as pool:
-            futures = {
-                pool.submit(run_experiment, key, out_root, tuple(extra_overrides), figures): key
-                for key in order
-            }
-            for k, future in enumerate(as_completed(futures), start=1):
-                key = futures[future]
-                outcomes[key] = future.result()
-                if on_done is not None:
-                    on_done(outcomes[key], k, total)
+        return [outcomes[key] for key in ids]
+    tasks = [(key, out_root, tuple(extra_overrides), figures) for key in order]
+    pool = multiprocessing.get_context().Pool(min(jobs, total), initializer=_ignore_sigint)
+    try:
+        for k, outcome in enumerate(pool.imap_unordered(_run_task, tasks), start=1):
+            outcomes[outcome.experiment] = outcome
+            if on_done is not None:
+                on_done(outcome, k, total)
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
     return [outcomes[key] for key in ids]
+
+
+def _ignore_sigint() -> None:
+    """Worker processes leave Ctrl-C to the parent (run_experiments)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _run_task(task: tuple) -> Outcome:
+    return run_experiment(*task)

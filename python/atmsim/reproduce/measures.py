@@ -8,12 +8,13 @@ in Mbps count 424 bits per cell, as scenario files do.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-CELL_BITS = 424
+from ..compare import jain
+from ..units import CELL_BITS
+
 LINK_MBPS = 155.52
 """Every link of the seeds' configurations (seed 003 writes "155 Mbps")."""
 BOTTLENECK = "sw1-sw2"
@@ -40,17 +41,9 @@ def total_goodput(result) -> float:
     return float(sum(goodputs(result)))
 
 
-def jain(values: Sequence[float]) -> float:
-    """Jain's fairness index (sum x)^2 / (n sum x^2) (SPEC section 6); NaN for no data."""
-    x = np.asarray(values, dtype=float)
-    square = float((x**2).sum())
-    if len(x) == 0 or square == 0:
-        return math.nan
-    return float(x.sum() ** 2 / (len(x) * square))
-
-
 def fairness(result) -> float:
-    """Jain's index of the flows' whole-run throughputs."""
+    """Jain's index (``atmsim.compare.jain``) of the flows' whole-run throughputs; NaN
+    when no flow delivered anything."""
     return jain(goodputs(result))
 
 
@@ -109,9 +102,9 @@ def worst_cumulative_jain(result, start_s: float = 0.1) -> float:
     seq = seq[seq.index >= start_s]
     if seq.empty:
         raise ValueError(f"no samples after {start_s} s")
-    values = seq.to_numpy()
-    squares = (values**2).sum(axis=1)
-    index = values.sum(axis=1) ** 2 / (values.shape[1] * np.where(squares > 0, squares, np.nan))
+    index = np.array([jain(row) for row in seq.to_numpy()])
+    if np.isnan(index).all():  # no flow had sent a byte: nothing to judge (see jain)
+        return math.nan
     return float(np.nanmin(index))
 
 

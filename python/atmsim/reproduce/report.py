@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Optional
@@ -11,6 +12,7 @@ from typing import Optional
 from rich.console import Console
 from rich.table import Table
 
+from ..results import check_out_dir
 from . import (
     CSV_COLUMNS,
     SCENARIO_DIR,
@@ -96,10 +98,28 @@ def combined_name(requested: list[str]) -> str:
     return "selected"
 
 
-def main(requested: list[str], out: Path, jobs: Optional[int], list_only: bool) -> int:
+def check_reproduce_dir(out: Path) -> Path:
+    """``out`` if it may receive the experiments' folders (``atmsim.results.check_out_dir``):
+    a new or empty directory, or one an earlier ``atmsim reproduce`` wrote (holding an
+    experiment folder or a combined CSV). Raises OutDirError."""
+    markers = (*registry(), *(f"{seed}.csv" for seed in SEEDS), "selected.csv")
+    return check_out_dir(
+        out,
+        markers,
+        kind="an atmsim reproduce directory",
+        rule="expected a new or empty directory, or an earlier atmsim reproduce --out "
+        "(holding experiment folders such as seed000-sec8/ or seed000.csv)",
+    )
+
+
+def main(
+    requested: list[str], out: Path, jobs: Optional[int], list_only: bool, debug: bool = False
+) -> int:
     """Run ``atmsim reproduce``; the exit code (0: the report, whatever the verdicts;
     1: an experiment failed to run or a conservation ledger did not balance).
-    Raises ReproduceInputError on an unknown id."""
+    Raises ReproduceInputError on an unknown id and OutDirError (``atmsim.results``)
+    on an ``out`` that may not receive the results. With ``debug``, the traceback of
+    an experiment that failed is printed (stderr) after its one-line error."""
     if list_only or not requested:
         list_experiments()
         return 0
@@ -113,6 +133,7 @@ def main(requested: list[str], out: Path, jobs: Optional[int], list_only: bool) 
         raise ReproduceInputError(
             f"{SCENARIO_DIR}: no such directory (atmsim reproduce runs from a source checkout)"
         )
+    check_reproduce_dir(out)
     jobs = jobs or os.cpu_count() or 1
     started = time.perf_counter()
     print(f"atmsim reproduce: {len(ids)} experiments, --jobs {jobs}, into {out}")
@@ -136,6 +157,11 @@ def main(requested: list[str], out: Path, jobs: Optional[int], list_only: bool) 
     na = sum(row["verdict"] == "n/a" for row in rows)
     code = 0
     for outcome in outcomes:
+        if outcome.error:
+            print(f"{outcome.experiment}: error: {outcome.error}")
+            if debug and outcome.traceback:
+                print(outcome.traceback, file=sys.stderr, end="")
+            code = 1
         for problem in outcome.ledger_problems:
             print(f"{outcome.experiment}: {problem}")
             code = 1

@@ -8,18 +8,8 @@ tail drop against tail drop). Scenario files: scenarios/reproduce/seed000-*.toml
 
 from __future__ import annotations
 
-from . import (
-    ABOVE,
-    EXACT,
-    REPORT,
-    Experiment,
-    Quantity,
-    Run,
-    above,
-    absolute,
-    factor,
-    relative,
-)
+from ..compare import ABOVE, EXACT, REPORT, above, absolute, factor, relative
+from . import Experiment, Quantity, Run
 from .measures import clr_percent, clr_with_note, fairness, frames_merged, goodput, total_goodput
 
 # --- tolerances, each with its reason (one rule per kind of number) -------------------

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from . import REPORT, Experiment, Quantity, Run, absolute, relative
+from ..compare import REPORT, absolute, relative
+from . import Experiment, Quantity, Run
 from .measures import fairness, max_queue, total_goodput
 
 QUEUE = relative(0.25)

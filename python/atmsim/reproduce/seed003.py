@@ -4,15 +4,16 @@ flow and congestion control" (1998): EFCI, ERICA and FMMRA compared in a LAN
 
 The seed publishes figures and claims, few numbers: most quantities are
 comparisons (a ratio FMMRA / ERICA with the published direction as tolerance,
-module docstring of ``atmsim.reproduce``), next to "n/a" rows that show the
-simulated values behind them. atmsim's FMMRA is our reconstruction of the seed's
-description (SPEC section 3.4): exact max-min rates at 100 % of the capacity, no
-queue control. Scenario files: scenarios/reproduce/seed003-*.toml.
+``atmsim.compare``), next to "n/a" rows that show the simulated values behind
+them. atmsim's FMMRA is our reconstruction of the seed's description
+(docs/model.md, section "ABR"): exact max-min rates at 100 % of the capacity,
+no queue control. Scenario files: scenarios/reproduce/seed003-*.toml.
 """
 
 from __future__ import annotations
 
-from . import ABOVE, BELOW, EXACT, REPORT, Experiment, Quantity, Run, above, absolute
+from ..compare import ABOVE, BELOW, EXACT, REPORT, above, absolute
+from . import Experiment, Quantity, Run
 from .measures import (
     acr_error,
     acr_settling_ms,

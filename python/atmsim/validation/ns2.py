@@ -39,14 +39,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-"""The source checkout this package lives in (python/atmsim/ns2.py)."""
+from ..compare import absolute, jain, relative
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+"""The source checkout this module sits in (python/atmsim/validation/ns2.py)."""
 
 NS2_SCRIPT = REPO_ROOT / "validation" / "ns2" / "dumbbell.tcl"
 """The ns-2 script; kept in the repository, run with ``ns dumbbell.tcl key=value ...``."""
 
 SHARED_VARIANTS = ("tahoe", "reno", "newreno", "sack")
-"""Variants both simulators implement, compared by default (the issue's list)."""
+"""Variants both simulators implement (docs/validation.md compares them all)."""
 
 ALL_VARIANTS = ("tahoe_nofr", *SHARED_VARIANTS)
 """Also Tahoe without fast retransmit: ns-2's Agent/TCP with noFastRetrans_."""
@@ -388,7 +390,7 @@ def _flow_keys(params: Dumbbell) -> list[str]:
     """The ``flows.<name>`` tables of the scenario file (templates kept as written)."""
     if params.scenario is None:
         return [f"flows.{name}" for name in params.atmsim_flow_names()]
-    from .scenario import read_toml
+    from ..scenario import read_toml
 
     return [f"flows.{name}" for name in read_toml(params.scenario).get("flows", {})]
 
@@ -399,7 +401,7 @@ def run_atmsim_dumbbell(params: Dumbbell) -> Any:
     A dumbbell read from a scenario file runs that file, with the variant
     and duration set by overrides; otherwise ``atmsim_dumbbell_scenario``.
     """
-    from .api import run
+    from ..api import run
 
     if params.scenario is not None:
         return run(params.scenario, overrides=atmsim_overrides(params), progress=False)
@@ -416,8 +418,8 @@ def params_from_scenario(source: Any, variant: Optional[str] = None) -> Dumbbell
     settings for every flow (fine timer, no delayed ACK, no processing
     time, infinite sources). Raises ValueError naming what does not fit.
     """
-    from .api import prepare
-    from .scenario import to_core
+    from ..api import prepare
+    from ..scenario import to_core
 
     core = to_core(prepare(source))
     links = core["links"]
@@ -526,12 +528,6 @@ def atmsim_metrics(summary: dict, params: Dumbbell) -> dict:
     )
 
 
-def jain_index(values: list[float]) -> float:
-    """Jain's fairness index (sum x)^2 / (n sum x^2); 1 when all are equal."""
-    square_sum = sum(v * v for v in values)
-    return (sum(values) ** 2) / (len(values) * square_sum) if square_sum else 1.0
-
-
 def _metrics(
     params: Dumbbell,
     goodput_bytes: list[int],
@@ -547,7 +543,7 @@ def _metrics(
     return {
         "goodput_mbps": mbps,
         "aggregate_goodput_mbps": sum(mbps),
-        "jain_index": jain_index(mbps),
+        "jain_index": jain(mbps),
         "timeouts": list(timeouts),
         "total_timeouts": sum(timeouts),
         "fast_retransmits": list(fast_retransmits),
@@ -564,44 +560,29 @@ def _metrics(
 # --------------------------------------------------------------------------- comparison
 
 
-@dataclass(frozen=True)
-class Tolerance:
-    """How far atmsim may be from ns-2 on one metric: relative OR absolute, whichever is larger."""
-
-    relative: float
-    absolute: float
-    why: str
-
-    def allows(self, atmsim: float, ns2: float) -> bool:
-        return abs(atmsim - ns2) <= max(self.relative * abs(ns2), self.absolute) + 1e-12
-
-    def text(self) -> str:
-        parts = []
-        if self.relative:
-            parts.append(f"{self.relative:.0%}")
-        if self.absolute:
-            parts.append(f"{self.absolute:g}")
-        return "±" + " or ".join(parts)
-
-
 TOLERANCES = {
-    "aggregate_goodput_mbps": Tolerance(
-        0.03, 0.0, "saturated bottleneck: only recovery idles it (ns-2 perturbed: <= 1.5 %)"
-    ),
-    "goodput_mbps": Tolerance(
-        0.15, 0.0, "per-flow shares move with phase effects (ns-2 perturbed: 10 %, outliers 30 %)"
-    ),
-    "jain_index": Tolerance(0.0, 0.02, "fairness of the shares (ns-2 perturbed: >= 0.98)"),
-    "bottleneck_drops": Tolerance(
-        0.2, 10, "start-up overshoot makes +-100 of ~650 (ns-2 perturbed: +16 %)"
-    ),
-    "total_fast_retransmits": Tolerance(0.15, 10, "one per loss episode (ns-2 perturbed: 9 %)"),
-    "total_timeouts": Tolerance(0.15, 5, "rare except without fast retransmit (ns-2: 1..12)"),
-    "total_retransmitted_packets": Tolerance(
-        0.3, 10, "drops plus go-back-N resends (ns-2 perturbed: +28 %)"
-    ),
+    "aggregate_goodput_mbps": relative(0.03),
+    "goodput_mbps": relative(0.15),
+    "jain_index": absolute(0.02),
+    "bottleneck_drops": relative(0.2, floor=10),
+    "total_fast_retransmits": relative(0.15, floor=10),
+    "total_timeouts": relative(0.15, floor=5),
+    "total_retransmitted_packets": relative(0.3, floor=10),
 }
-"""The tolerance per metric; docs/validation.md justifies each."""
+"""The tolerance per metric (``atmsim.compare.Tolerance``, ns-2 the reference): relative
+or absolute, whichever allows more. TOLERANCE_REASONS and docs/validation.md justify
+each."""
+
+TOLERANCE_REASONS = {
+    "aggregate_goodput_mbps": "saturated bottleneck: only recovery idles it "
+    "(ns-2 perturbed: <= 1.5 %)",
+    "goodput_mbps": "per-flow shares move with phase effects (ns-2 perturbed: 10 %, outliers 30 %)",
+    "jain_index": "fairness of the shares (ns-2 perturbed: >= 0.98)",
+    "bottleneck_drops": "start-up overshoot makes +-100 of ~650 (ns-2 perturbed: +16 %)",
+    "total_fast_retransmits": "one per loss episode (ns-2 perturbed: 9 %)",
+    "total_timeouts": "rare except without fast retransmit (ns-2: 1..12)",
+    "total_retransmitted_packets": "drops plus go-back-N resends (ns-2 perturbed: +28 %)",
+}
 
 
 def compare(params: Dumbbell, ns2: dict, atm: dict) -> list[dict]:

@@ -1,9 +1,14 @@
-"""Benchmarks beyond the cell-level one: the IP dumbbell against ns-2.
+"""The benchmarks of ``atmsim bench``: cells per wall-second on mux_onoff, and packets
+per wall-second on the IP dumbbell against ns-2.
+
+``bench_cells(repeat)`` runs scenarios/mux_onoff.toml and reports simulated
+cells and events per wall-second of the advance loop (``Result.loop_wall_s``),
+the best of ``repeat`` runs; docs/performance.md records the results.
 
 ``bench_dumbbell(repeat)`` runs the dumbbell (scenarios/ip_dumbbell.toml; see
-python/atmsim/ns2.py and docs/validation.md) in atmsim and, when ns-2 is
+``atmsim.validation.ns2`` and docs/validation.md) in atmsim and, when ns-2 is
 installed, in ns-2 in the same call, and reports packets per wall-second for
-both and their ratio (the issue's target: atmsim >= 10 x ns-2).
+both and their ratio (the target, docs/performance.md: atmsim >= 10 x ns-2).
 
 Definition, the same for both simulators: **packets** = IP packet
 transmissions on all links, data and ACKs, every hop counted (a data packet
@@ -19,7 +24,10 @@ best of ``repeat`` runs counts for each.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import os
+import platform
+from pathlib import Path
+from typing import Any, Callable, Optional
 
 from .ns2 import (
     REPO_ROOT,
@@ -33,8 +41,68 @@ from .ns2 import (
     run_ns2_dumbbell,
 )
 
+BENCH_SCENARIO = REPO_ROOT / "scenarios" / "mux_onoff.toml"
+"""The repository's cell-level benchmark; ``bench_cells`` runs it."""
+
 BENCH_DUMBBELL = REPO_ROOT / "scenarios" / "ip_dumbbell.toml"
 """The repository's dumbbell; ``bench_dumbbell`` runs it in both simulators."""
+
+
+def bench_cells(repeat: int = 3, echo: Callable[[str], Any] = lambda line: None) -> dict[str, Any]:
+    """Simulated cells and events per wall-second of the advance loop on BENCH_SCENARIO,
+    the best of ``repeat`` runs; ``echo`` gets a line per run and three summary lines.
+
+    Returns ``cells_per_s``, ``events_per_s`` (the best of each), ``sim_time_s``
+    and ``repeat``.
+    """
+    from ..api import run
+
+    if repeat < 1:
+        raise ValueError("repeat must be >= 1")
+    best_cells = best_events = 0.0
+    sim_time = None
+    for attempt in range(1, repeat + 1):
+        result = run(BENCH_SCENARIO, progress=False)
+        loop_s = max(result.loop_wall_s, 1e-9)
+        cells = result.summary["conservation"]["cells_generated"] / loop_s
+        events = result.summary["events"] / loop_s
+        sim_time = result.summary["sim_time_s"]
+        echo(
+            f"run {attempt}/{repeat}: {loop_s:.3f} s wall, "
+            f"{cells:,.0f} cells/s, {events:,.0f} events/s"
+        )
+        best_cells = max(best_cells, cells)
+        best_events = max(best_events, events)
+    echo(f"scenario: {BENCH_SCENARIO} ({sim_time} s simulated), best of {repeat}")
+    echo(f"simulated cells per wall-second: {best_cells:,.0f}")
+    echo(f"events per wall-second: {best_events:,.0f}")
+    return {
+        "cells_per_s": best_cells,
+        "events_per_s": best_events,
+        "sim_time_s": sim_time,
+        "repeat": repeat,
+    }
+
+
+def cpu_model() -> str:
+    """The CPU model name from /proc/cpuinfo (Linux), else what platform knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def machine_line() -> str:
+    """The machine a benchmark ran on: platform, CPU, cores, Python and atmsim versions."""
+    from ..api import package_version
+
+    return (
+        f"machine: {platform.platform()}, {cpu_model()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, atmsim {package_version()}"
+    )
 
 
 def bench_params() -> Dumbbell:

@@ -1,0 +1,35 @@
+"""Type stub of ``atmsim._core``, the pyo3 binding of the Rust core
+(crates/atmsim-py/src/lib.rs). The JSON formats are in docs/core-interface.md."""
+
+class Simulation:
+    """A network built from the core JSON, advanced in slices from Python."""
+
+    def __init__(self, core_json: str) -> None:
+        """Build the network; ValueError when the JSON or the scenario it describes is
+        invalid ("core scenario JSON: ..." / "core scenario: ...")."""
+
+    def advance(self, until_ps: int) -> None:
+        """Run every event with time <= until_ps (picoseconds), without holding the GIL.
+        RuntimeError once finished."""
+
+    @property
+    def now_ps(self) -> int:
+        """Simulated time reached, ps. RuntimeError once finished."""
+
+    @property
+    def duration_ps(self) -> int:
+        """Duration of the scenario, ps. RuntimeError once finished."""
+
+    @property
+    def events(self) -> int:
+        """Events processed so far. RuntimeError once finished."""
+
+    def finish(self) -> tuple[str, dict[str, bytes | list[str]]]:
+        """Close the run: (summary JSON, series). The series dict holds ``time_s``
+        (little-endian f64), ``entity`` (little-endian u32), ``metric`` (u8) and
+        ``value`` (little-endian f64) as bytes, one item per sample, and the names
+        ``entity_names`` and ``metric_names`` (lists of str) the indices refer to.
+        The simulation cannot be advanced afterwards (RuntimeError)."""
+
+def version() -> str:
+    """Version of the core crate."""

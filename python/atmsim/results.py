@@ -1,0 +1,376 @@
+"""What a run gives, as a person reads it: the port, VC, flow and ABR tables, the
+conservation ledgers and their verdict, and the rule for run directories.
+
+``print_result`` prints a ``Result`` as ``atmsim run`` does and says whether its
+ledgers balance; ``ledger_lines`` is the verdict alone (``atmsim reproduce`` uses
+it for every run); ``check_out_dir`` decides whether a directory may receive a
+run's files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+from rich.console import Console
+from rich.table import Table
+
+from .units import CELL_BITS
+
+if TYPE_CHECKING:  # the API imports pandas; the tables need only the summary
+    from .api import Result
+
+MAX_TABLE_ROWS = 50
+"""Longer port and VC tables are cut here (the full lists are in summary.json)."""
+
+
+def _count(value: object) -> str:
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for i, column in enumerate(columns):
+        table.add_column(column, justify="left" if i == 0 else "right", no_wrap=i == 0)
+    for row in rows[:MAX_TABLE_ROWS]:
+        table.add_row(*row)
+    if len(rows) > MAX_TABLE_ROWS:
+        table.caption = f"{len(rows) - MAX_TABLE_ROWS} more in summary.json"
+    return table
+
+
+def wide_console() -> Console:
+    """A console on stdout; 200 columns when it is a file or a pipe, so that the tables
+    are not squeezed into 80."""
+    console = Console()
+    return console if console.is_terminal else Console(width=200)
+
+
+def print_result(result: Result, out_dir: Path, console: Optional[Console] = None) -> bool:
+    """Print the tables (``result_tables``), the conservation ledgers, the simulated and
+    wall time and the run directory; True if every ledger balances."""
+    console = console or wide_console()
+    summary = result.summary
+    for table in result_tables(summary):
+        console.print(table)
+    balanced = True
+    for line, ok in ledger_lines(summary):
+        print(line)
+        balanced = balanced and ok
+    print(
+        f"simulated {summary.get('sim_time_s')} s, {summary.get('events', 0):,} events, "
+        f"{summary.get('wall_s', 0):.2f} s wall"
+    )
+    print(f"run dir: {out_dir}")
+    return balanced
+
+
+def result_tables(summary: dict) -> list[Table]:
+    """The tables of a summary, in order: ATM ports ("Ports"), IP ports, VCs, TCP flows,
+    ABR VCs. A pure IP run has no ATM port or VC table; a run without flows or ABR VCs
+    has no flow or ABR table."""
+    tables = []
+    ports = summary.get("ports", [])
+    atm_ports = [port for port in ports if port.get("layer", "atm") != "ip"]
+    ip_ports = [port for port in ports if port.get("layer") == "ip"]
+    if atm_ports or not ip_ports:
+        tables.append(
+            _table(
+                "Ports",
+                [
+                    "port",
+                    "cells in",
+                    "out",
+                    "dropped",
+                    "CLR",
+                    "max queue",
+                    "mean queue",
+                    "utilization",
+                ],
+                [
+                    [
+                        port["name"],
+                        _count(port["cells_in"]),
+                        _count(port["cells_out"]),
+                        _count(port["cells_dropped"]),
+                        f"{port['clr']:.3g}",
+                        _count(port["max_queue_cells"]),
+                        f"{port['mean_queue_cells']:.1f}",
+                        f"{port['utilization']:.4f}",
+                    ]
+                    for port in atm_ports
+                ],
+            )
+        )
+    if ip_ports:
+        tables.append(
+            _table(
+                "IP ports",
+                [
+                    "port",
+                    "packets in",
+                    "out",
+                    "dropped",
+                    "loss",
+                    "max queue",
+                    "mean queue",
+                    "utilization",
+                ],
+                [
+                    [
+                        port["name"],
+                        _count(port.get("packets_in", 0)),
+                        _count(port.get("packets_out", 0)),
+                        _count(port.get("packets_dropped", 0)),
+                        f"{_ratio(port.get('packets_dropped', 0), port.get('packets_in', 0)):.3g}",
+                        _count(port.get("max_queue_packets", 0)),
+                        f"{port.get('mean_queue_packets', 0.0):.1f}",
+                        f"{port['utilization']:.4f}",
+                    ]
+                    for port in ip_ports
+                ],
+            )
+        )
+    vc_rows = [
+        [
+            vc["name"],
+            _count(vc["cells_sent"]),
+            _count(vc["cells_delivered"]),
+            _count(vc["frames_sent"]),
+            _count(vc["frames_delivered"]),
+            _count(vc["frames_corrupted"]),
+            _count(vc["frames_merged"]),
+            f"{vc['frame_goodput_cps']:,.0f}",
+        ]
+        for vc in summary.get("vcs", [])
+    ]
+    if vc_rows or not ip_ports:
+        tables.append(
+            _table(
+                "VCs",
+                [
+                    "vc",
+                    "cells sent",
+                    "delivered",
+                    "frames sent",
+                    "delivered",
+                    "corrupted",
+                    "merged",
+                    "goodput (cells/s)",
+                ],
+                vc_rows,
+            )
+        )
+    flows = summary.get("flows", [])
+    if flows:
+        tables.append(_flows_table(flows))
+    abr_vcs = [vc for vc in summary.get("vcs", []) if isinstance(vc.get("abr"), dict)]
+    if abr_vcs:
+        tables.append(_abr_table(abr_vcs))
+    return tables
+
+
+def _ratio(part: float, whole: float) -> float:
+    return part / whole if whole else 0.0
+
+
+def _mbps(cells_per_s: float) -> str:
+    """A cell rate in Mbps on the wire (CELL_BITS = 424 bits per cell)."""
+    return f"{cells_per_s * CELL_BITS / 1e6:.3f}"
+
+
+def _abr_table(vcs: list[dict]) -> Table:
+    """One row per ABR VC: its source end system at the end of the run."""
+    return _table(
+        "ABR",
+        [
+            "vc",
+            "ACR (Mbps)",
+            "last ER (Mbps)",
+            "FRMs sent",
+            "BRMs received",
+            "rule-6 cuts",
+            "source queue (cells)",
+        ],
+        [
+            [
+                vc["name"],
+                _mbps(vc["abr"]["acr_cps"]),
+                _mbps(vc["abr"]["last_er_cps"]),
+                _count(vc["abr"]["frms_sent"]),
+                _count(vc["abr"]["brms_received"]),
+                _count(vc["abr"]["rule6_cuts"]),
+                _count(vc["abr"]["source_queue_cells"]),
+            ]
+            for vc in vcs
+        ],
+    )
+
+
+def _flows_table(flows: list[dict]) -> Table:
+    finite = any(flow.get("completed_at_s") is not None for flow in flows)
+    columns = [
+        "flow",
+        "goodput (Mbps)",
+        "delivered (B)",
+        "retransmitted (B)",
+        "timeouts",
+        "fast retransmits",
+        "final cwnd (B)",
+    ]
+    if finite:
+        columns.append("completed at (s)")
+    rows = []
+    for flow in flows:
+        row = [
+            flow["name"],
+            f"{flow['goodput_mbps']:.3f}",
+            _count(flow["bytes_delivered"]),
+            _count(flow["bytes_retransmitted"]),
+            _count(flow["timeouts"]),
+            _count(flow["fast_retransmits"]),
+            f"{flow['final_cwnd_bytes']:,.0f}",
+        ]
+        if finite:
+            done = flow.get("completed_at_s")
+            row.append("-" if done is None else f"{done:.4f}")
+        rows.append(row)
+    total = sum(flow["goodput_mbps"] for flow in flows)
+    table = _table("Flows", columns, rows)
+    table.caption = (table.caption + "; " if table.caption else "") + (
+        f"total goodput {total:.3f} Mbps"
+    )
+    return table
+
+
+def ledger_lines(summary: dict) -> list[tuple[str, bool]]:
+    """The conservation ledger lines to print, each with whether it balances.
+
+    Always the cell ledger; with TCP flows also the packet and byte ledgers
+    (docs/core-interface.md). A ledger balances when the core says so and its
+    terms add up here too.
+    """
+    ledger = summary["conservation"]
+    lines = []
+    cells = (
+        ("delivered", ledger["cells_delivered"]),
+        ("dropped", ledger["cells_dropped"]),
+        ("queued", ledger["cells_queued"]),
+        ("on links", ledger["cells_on_links"]),
+    )
+    has_sub = "packets" in ledger or "bytes" in ledger
+    cell_ok = ledger["cells_generated"] == sum(n for _, n in cells)
+    if not has_sub:
+        cell_ok = cell_ok and bool(ledger["ok"])
+    lines.append(
+        _ledger_line("conservation ledger", "generated", ledger["cells_generated"], cells, cell_ok)
+    )
+    if summary.get("flows"):
+        packets = ledger.get("packets")
+        if packets is None:
+            lines.append(("packet ledger: MISSING from the core's summary", False))
+        else:
+            terms = (
+                ("delivered", packets["delivered"]),
+                ("dropped", packets["dropped"]),
+                ("queued", packets["queued"]),
+                ("on links", packets["on_links"]),
+            )
+            ok = bool(packets["ok"]) and packets["generated"] == sum(n for _, n in terms)
+            lines.append(
+                _ledger_line("packet ledger", "generated", packets["generated"], terms, ok)
+            )
+        nbytes = ledger.get("bytes")
+        if nbytes is None:
+            lines.append(("byte ledger: MISSING from the core's summary", False))
+        else:
+            terms = (
+                ("delivered", nbytes["delivered"]),
+                ("dropped in network", nbytes["dropped_in_network"]),
+                ("dropped by AAL5", nbytes["dropped_aal5"]),
+                ("duplicates", nbytes["duplicates"]),
+                ("held out of order", nbytes["held_out_of_order"]),
+                ("in path", nbytes["in_path"]),
+            )
+            once = nbytes["sent_once"] + nbytes["retransmitted"]
+            ok = (
+                bool(nbytes["ok"])
+                and nbytes["sent"] == once
+                and nbytes["sent"] == sum(n for _, n in terms)
+            )
+            split = f"sent once {nbytes['sent_once']:,} + retransmitted {nbytes['retransmitted']:,}"
+            lines.append(_ledger_line("byte ledger", "sent", nbytes["sent"], terms, ok, split))
+    if not ledger["ok"] and all(ok for _, ok in lines):
+        problems = "; ".join(str(p) for p in ledger.get("problems", [])) or "no details"
+        lines.append((f"conservation: the core reports a problem ({problems})", False))
+    return lines
+
+
+def _ledger_line(
+    name: str,
+    left: str,
+    total: int,
+    terms: tuple[tuple[str, int], ...],
+    ok: bool,
+    split: str = "",
+) -> tuple[str, bool]:
+    right = " + ".join(f"{label} {n:,}" for label, n in terms)
+    middle = f"{split} = " if split else ""
+    if ok:
+        return f"{name}: balanced ({left} {total:,} = {middle}{right})", True
+    accounted = sum(n for _, n in terms)
+    extra = f"; {split}" if split else ""
+    return f"{name}: UNBALANCED ({left} {total:,} != {right} = {accounted:,}{extra})", False
+
+
+# --- run directories ----------------------------------------------------------------------
+
+RUN_DIR_FILES = ("scenario.toml", "summary.json")
+"""A directory holding one of these is an atmsim run directory (scenario.toml is
+written before a run starts, summary.json when it ends)."""
+
+RUN_DIR_RULE = (
+    "expected a new or empty directory, or an atmsim run directory "
+    "(holding scenario.toml or summary.json)"
+)
+
+
+class OutDirError(ValueError):
+    """A path that may not receive a run's files. ``str()`` is one line, ``PATH: why``;
+    the CLI puts the flag in front (``--out PATH: why``)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+def check_out_dir(
+    path: Path | str,
+    markers: tuple[str, ...] = RUN_DIR_FILES,
+    kind: str = "an atmsim run directory",
+    rule: str = RUN_DIR_RULE,
+) -> Path:
+    """``path`` if files may be written into it, else OutDirError.
+
+    Allowed: a path that does not exist yet (it is created, with its parents), an
+    empty directory, or a directory holding one of ``markers`` (a run directory, to
+    run again into). Anything else is refused: a file, or a directory with other
+    things in it (``--out /`` or ``--out ~`` would scatter run files among them).
+    ``kind`` and ``rule`` word the refusal.
+    """
+    path = Path(path)
+    if path.is_symlink() and not path.exists():
+        raise OutDirError(path, f"is a broken symbolic link; {rule}")
+    if not path.exists():
+        for parent in path.parents:
+            if parent.exists() or parent.is_symlink():
+                if not parent.is_dir():
+                    raise OutDirError(path, f"{parent} is a file, expected a directory")
+                break
+        return path
+    if not path.is_dir():
+        raise OutDirError(path, "is a file, expected a directory")
+    if not any(path.iterdir()) or any((path / name).exists() for name in markers):
+        return path
+    raise OutDirError(path, f"not empty and not {kind}; {rule}")

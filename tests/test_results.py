@@ -1,0 +1,166 @@
+"""atmsim.results: the tables, the conservation ledgers' verdict and the rule for run
+directories, on summaries of real runs (altered where a test needs a fault)."""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+import atmsim
+from atmsim.reproduce.report import check_reproduce_dir
+from atmsim.results import (
+    MAX_TABLE_ROWS,
+    OutDirError,
+    check_out_dir,
+    ledger_lines,
+    print_result,
+    result_tables,
+)
+
+from conftest import FLOW_TINY, SCENARIOS, TINY, needs_core, write
+
+pytestmark = needs_core
+
+IP_FLOW = FLOW_TINY.replace("duplex = true", 'duplex = true\nlayer = "ip"')
+
+
+@pytest.fixture(scope="module")
+def summaries(tmp_path_factory) -> dict[str, dict]:
+    """Summaries of real runs: cells only, TCP over ATM, TCP over IP, ABR."""
+    folder = tmp_path_factory.mktemp("runs")
+    texts = {"cells": TINY, "atm_flow": FLOW_TINY, "ip_flow": IP_FLOW}
+    out = {
+        key: atmsim.run(write(folder, text), progress=False).summary for key, text in texts.items()
+    }
+    abr = atmsim.run(SCENARIOS / "abr_gfc2.toml", overrides=["run.duration=20 ms"], progress=False)
+    out["abr"] = abr.summary
+    return out
+
+
+def titles(summary: dict) -> list[str]:
+    return [str(table.title) for table in result_tables(summary)]
+
+
+def test_tables_of_each_kind_of_run(summaries) -> None:
+    assert titles(summaries["cells"]) == ["Ports", "VCs"]
+    assert titles(summaries["atm_flow"]) == ["Ports", "VCs", "Flows"]
+    assert titles(summaries["ip_flow"]) == ["IP ports", "Flows"]
+    assert titles(summaries["abr"]) == ["Ports", "VCs", "ABR"]
+
+
+def test_long_tables_are_cut_with_a_caption(summaries) -> None:
+    summary = copy.deepcopy(summaries["cells"])
+    port = summary["ports"][0]
+    summary["ports"] = [dict(port, name=f"p{i}") for i in range(MAX_TABLE_ROWS + 10)]
+    (ports, _) = result_tables(summary)
+    assert ports.row_count == MAX_TABLE_ROWS
+    assert ports.caption == "10 more in summary.json"
+
+
+def test_flows_table_totals_the_goodput(summaries) -> None:
+    (flow,) = summaries["atm_flow"]["flows"]
+    table = result_tables(summaries["atm_flow"])[-1]
+    assert table.caption == f"total goodput {flow['goodput_mbps']:.3f} Mbps"
+
+
+@pytest.mark.parametrize("kind", ["cells", "atm_flow", "ip_flow", "abr"])
+def test_real_runs_balance(summaries, kind: str) -> None:
+    lines = ledger_lines(summaries[kind])
+    assert all(ok for _, ok in lines), lines
+    expected = 1 if kind in ("cells", "abr") else 3  # with flows: packet and byte ledgers
+    assert len(lines) == expected
+    generated = summaries[kind]["conservation"]["cells_generated"]
+    assert lines[0][0].startswith(f"conservation ledger: balanced (generated {generated:,} = ")
+
+
+def test_terms_that_do_not_add_up_are_unbalanced_even_if_the_core_says_ok(summaries) -> None:
+    summary = copy.deepcopy(summaries["atm_flow"])
+    summary["conservation"]["cells_queued"] += 1
+    (cells, packets, nbytes) = ledger_lines(summary)
+    assert cells[1] is False and "conservation ledger: UNBALANCED (generated" in cells[0]
+    assert packets[1] and nbytes[1]
+
+
+def test_a_problem_the_core_reports_is_shown(summaries) -> None:
+    summary = copy.deepcopy(summaries["cells"])
+    summary["conservation"]["ok"] = False
+    summary["conservation"]["problems"] = ["port ab: 1 cell unaccounted"]
+    lines = ledger_lines(summary)
+    assert lines[-1] == (
+        "conservation: the core reports a problem (port ab: 1 cell unaccounted)",
+        False,
+    )
+
+
+def test_a_missing_ledger_is_unbalanced(summaries) -> None:
+    summary = copy.deepcopy(summaries["ip_flow"])
+    del summary["conservation"]["bytes"]
+    assert ledger_lines(summary)[-1] == ("byte ledger: MISSING from the core's summary", False)
+
+
+def test_print_result_says_whether_it_balances(summaries, capsys, tmp_path: Path) -> None:
+    result = atmsim.Result(copy.deepcopy(summaries["ip_flow"]), None, "", False)
+    assert print_result(result, tmp_path, Console(width=200)) is True
+    printed = capsys.readouterr().out
+    assert "IP ports" in printed and f"run dir: {tmp_path}" in printed
+    result.summary["conservation"]["bytes"]["ok"] = False
+    assert print_result(result, tmp_path, Console(width=200)) is False
+    assert "byte ledger: UNBALANCED" in capsys.readouterr().out
+
+
+# --- run directories ----------------------------------------------------------------------
+
+
+def test_out_dir_allowed(tmp_path: Path) -> None:
+    assert check_out_dir(tmp_path / "new" / "deeper") == tmp_path / "new" / "deeper"
+    (tmp_path / "empty").mkdir()
+    assert check_out_dir(tmp_path / "empty") == tmp_path / "empty"
+    for marker in ("scenario.toml", "summary.json"):
+        run_dir = tmp_path / f"run-{marker}"
+        run_dir.mkdir()
+        (run_dir / marker).write_text("")
+        (run_dir / "queue.png").write_text("")
+        assert check_out_dir(run_dir) == run_dir
+
+
+def test_out_dir_refused(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(OutDirError) as info:
+        check_out_dir(tmp_path / "notes.txt")
+    assert str(info.value) == f"{tmp_path / 'notes.txt'}: is a file, expected a directory"
+    with pytest.raises(OutDirError, match="notes.txt is a file, expected a directory"):
+        check_out_dir(tmp_path / "notes.txt" / "run")
+    with pytest.raises(OutDirError) as info:
+        check_out_dir(tmp_path)
+    assert str(info.value) == (
+        f"{tmp_path}: not empty and not an atmsim run directory; expected a new or empty "
+        "directory, or an atmsim run directory (holding scenario.toml or summary.json)"
+    )
+    os.symlink(tmp_path / "nowhere", tmp_path / "dangling")
+    with pytest.raises(OutDirError, match="broken symbolic link"):
+        check_out_dir(tmp_path / "dangling")
+
+
+def test_out_dir_root_is_refused() -> None:
+    with pytest.raises(OutDirError, match="^/: not empty and not an atmsim run directory"):
+        check_out_dir("/")
+
+
+def test_reproduce_dir(tmp_path: Path) -> None:
+    assert check_reproduce_dir(tmp_path / "new") == tmp_path / "new"
+    earlier = tmp_path / "earlier"
+    (earlier / "seed000-sec8").mkdir(parents=True)
+    assert check_reproduce_dir(earlier) == earlier
+    combined = tmp_path / "combined"
+    combined.mkdir()
+    (combined / "seed002.csv").write_text("")
+    assert check_reproduce_dir(combined) == combined
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "thesis.tex").write_text("")
+    with pytest.raises(OutDirError, match="not empty and not an atmsim reproduce directory"):
+        check_reproduce_dir(other)
