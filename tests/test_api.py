@@ -334,3 +334,27 @@ def test_a_new_run_in_a_run_dir_replaces_the_earlier_files(
         atmsim.run(tiny, out=out, progress=False)
     assert [p.name for p in out.iterdir()] == ["scenario.toml"]
     assert "[probes]" in (out / "scenario.toml").read_text()  # the run that failed
+
+
+@needs_core
+def test_fast_paths_off_changes_the_events_only(tmp_path: Path, capsys) -> None:
+    """``--no-fast-paths`` / ``fast_paths=False``: every packet through the plain event
+    path, the same summary and series."""
+    dumbbell = Path(__file__).resolve().parents[1] / "scenarios" / "ip_dumbbell.toml"
+    short = ["run.duration=1 s"]
+    fast = atmsim.run(dumbbell, overrides=short, progress=False)
+    plain = atmsim.run(dumbbell, overrides=short, progress=False, fast_paths=False)
+    fast_events = fast.summary["events"]
+    assert plain.summary["events"] > 5 * fast_events
+    for result in (fast, plain):
+        for key in ("wall_s", "events"):
+            result.summary.pop(key)
+    assert fast.summary == plain.summary
+    pd.testing.assert_frame_equal(fast.series, plain.series)
+    out = tmp_path / "plain"
+    assert (
+        cli_main("run", str(dumbbell), "--set", short[0], "--no-fast-paths", "--out", str(out)) == 0
+    )
+    assert "fast_paths = false" in (out / "scenario.toml").read_text()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["events"] > 5 * fast_events

@@ -213,14 +213,17 @@ def prepare(
     scenario: Scenario | dict | str | Path,
     seed: int | None = None,
     overrides: list[str] | tuple[str, ...] = (),
+    fast_paths: bool | None = None,
 ) -> Scenario:
-    """The validated scenario with overrides (and ``seed``) applied.
+    """The validated scenario with overrides (and ``seed``, ``fast_paths``) applied.
 
     ``scenario``: a Scenario, a dict shaped like the TOML file, or a path.
     """
     overrides = list(overrides)
     if seed is not None:
         overrides.append(f"run.seed={seed}")
+    if fast_paths is not None:
+        overrides.append(f"run.fast_paths={'true' if fast_paths else 'false'}")
     if isinstance(scenario, (str, Path)):
         return load_scenario(scenario, overrides)
     if isinstance(scenario, Scenario):
@@ -246,6 +249,7 @@ def run(
     overrides: list[str] | tuple[str, ...] = (),
     out: str | Path | None = None,
     progress: bool | None = None,
+    fast_paths: bool | None = None,
 ) -> Result:
     """Run a scenario (a ``Scenario``, a TOML-shaped dict or a path) and return its Result.
 
@@ -258,6 +262,8 @@ def run(
       raises OutDirError (``atmsim.results``).
     - ``progress``: True / False, or None to show a bar when stderr is a
       terminal. The bar appears only after the run has taken 1 s.
+    - ``fast_paths``: replaces ``run.fast_paths``; False sends every cell and
+      packet through the plain event path (same results, more events).
 
     Raises ScenarioError for a bad scenario. On Ctrl-C the results so far are
     finished and written, and RunInterrupted (a KeyboardInterrupt) is raised
@@ -265,7 +271,7 @@ def run(
     scenario.toml alone, to rerun the case.
     """
     started = time.perf_counter()
-    scenario = prepare(scenario_or_path, seed, overrides)
+    scenario = prepare(scenario_or_path, seed, overrides, fast_paths)
     core_input = to_core(scenario)
     scenario_toml = resolved_toml(scenario)
     core = import_core()

@@ -94,6 +94,15 @@ def run_command(
     no_progress: Annotated[
         bool, typer.Option("--no-progress", help="Never show a progress bar.")
     ] = False,
+    fast_paths: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--fast-paths/--no-fast-paths",
+            help="Replace run.fast_paths: --no-fast-paths sends every cell and packet "
+            "through the plain event path (same results, more events).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run a scenario; write scenario.toml, summary.json and series.parquet to the run dir."""
     out_dir = out if out is not None else default_run_dir(scenario)
@@ -104,6 +113,7 @@ def run_command(
             overrides=sets or [],
             out=out_dir,
             progress=False if no_progress else None,
+            fast_paths=fast_paths,
         )
     except RunInterrupted as interrupted:
         summary = interrupted.result.summary
