@@ -168,3 +168,50 @@ impl Probes {
         std::mem::take(&mut self.series)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::sim::testing::ip_line;
+    use crate::sim::Simulation;
+    use crate::stats::Metric;
+
+    const MS: u64 = 1_000_000_000;
+
+    #[test]
+    fn every_period_samples_each_series_asked_for() {
+        // Probes every 10 ms over 1 s on the IP line: the queue of the
+        // first port, the utilization of the second, the flow's four
+        // metrics.
+        let mut sc = ip_line(10, true, "");
+        sc.probes.period_ps = 10 * MS;
+        sc.probes.queue = vec![0];
+        sc.probes.utilization = vec![1];
+        sc.probes.flows = vec![0];
+        let mut sim = Simulation::new(&sc).unwrap();
+        sim.run();
+        let (summary, series) = sim.finish();
+        let ticks = (sc.duration_ps / sc.probes.period_ps) as usize;
+        assert_eq!(series.time_s.len(), ticks * 6);
+        assert_eq!(series.entity_names, vec!["ar", "rb", "br", "ra", "f"]);
+        let first: Vec<(u32, u8)> = (0..6)
+            .map(|k| (series.entity[k], series.metric[k]))
+            .collect();
+        assert_eq!(
+            first,
+            vec![
+                (0, Metric::IpQueuePackets as u8),
+                (1, Metric::Utilization as u8),
+                (4, Metric::CwndBytes as u8),
+                (4, Metric::WindowBytes as u8),
+                (4, Metric::SeqBytes as u8),
+                (4, Metric::SrttS as u8),
+            ]
+        );
+        assert!((series.time_s[0] - 0.01).abs() < 1e-12);
+        // Utilizations over the periods average to the port's own figure.
+        let utils: Vec<f64> = (0..ticks).map(|k| series.value[k * 6 + 1]).collect();
+        let mean = utils.iter().sum::<f64>() / ticks as f64;
+        assert!((mean - summary.ports[1].utilization).abs() < 1e-9);
+        assert!(utils.iter().all(|&u| (0.0..=1.0).contains(&u)));
+    }
+}
