@@ -191,10 +191,15 @@ fn every_variant_recovers_losses_and_balances_its_ledgers() {
         let b = &s.conservation.bytes;
         assert!(b.dropped_aal5 + b.dropped_in_network > 0, "{variant}");
         assert!(b.retransmitted > 0, "{variant}");
-        // Tail drop over UBR is unfair (a flow that keeps the queue full
-        // locks the others out), but the link stays busy.
+        // Tail drop over UBR wastes part of the link on the cells of frames
+        // that lost another cell (Romanow and Floyd, "Dynamics of TCP
+        // Traffic over ATM Networks", 1995), and the timeouts that follow
+        // leave it idle: every flow gets through, with less goodput than
+        // the link carries.
         let total: f64 = s.flows.iter().map(|f| f.goodput_mbps).sum();
-        assert!(total > 80.0, "{variant}: {total}");
+        let carried = s.ports[0].utilization * OC3_BPS / 1e6;
+        assert!(total < carried, "{variant}: {total} of {carried}");
+        assert!(s.flows.iter().all(|f| f.bytes_delivered > 0), "{variant}");
         // IP: 4 flows, 20-packet drop-tail buffer.
         let sc = ip_net(
             4,

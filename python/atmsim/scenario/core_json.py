@@ -235,6 +235,7 @@ def to_core(scenario: Scenario) -> dict:
         "duration_ps": parse_time_ps(scenario.run.duration),
         "seed": scenario.run.seed,
         "fast_paths": scenario.run.fast_paths,
+        "arbitration": scenario.run.arbitration,
         "nodes": [{"name": flat.name, "kind": flat.node.kind} for flat in network.nodes.values()],
         "links": [_link_json(flat, node_index) for flat in network.links.values()],
         "vcs": [_vc_json(vc, network, link_index) for vc in network.vcs],

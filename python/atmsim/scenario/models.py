@@ -89,6 +89,11 @@ class Run(Table):
     """Take the simulator's fast paths (events skipped because their outcome is already
     known); false sends every cell and packet through the plain event path, with the
     same results at a higher cost (docs/model.md, "Fast paths")."""
+    arbitration: Literal["random", "scheduling_order"] = "random"
+    """The order of cells reaching a port at the same instant: "random" (drawn per
+    instant from the seed, as an output-queued switch does) or "scheduling_order" (one
+    fixed order, the same input winning every slot freed at a full buffer; for
+    comparison only; docs/model.md, "Time and order")."""
 
     @field_validator("duration")
     @classmethod

@@ -13,7 +13,7 @@ pub struct RngStream {
 }
 
 /// SplitMix64 finaliser: spreads a seed over all bits.
-fn splitmix64(mut z: u64) -> u64 {
+pub fn splitmix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -29,6 +29,12 @@ impl RngStream {
         Self {
             pcg: Pcg64::new(state, stream_id as u128),
         }
+    }
+
+    /// 32 uniform random bits.
+    #[inline]
+    pub fn next_u32(&mut self) -> u32 {
+        (self.pcg.next_u64() >> 32) as u32
     }
 
     /// Uniform in [0, 1).

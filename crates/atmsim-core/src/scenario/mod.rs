@@ -37,6 +37,23 @@ pub struct Scenario {
     /// through the plain event path, with the same results.
     #[serde(default = "default_true")]
     pub fast_paths: bool,
+    /// The order of cells that reach ports at the same instant.
+    #[serde(default)]
+    pub arbitration: Arbitration,
+}
+
+/// The order in which a port takes cells that reach it at the same instant.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Arbitration {
+    /// A random order, drawn per instant from the run's seed (an
+    /// output-queued switch; see `engine::queue`).
+    #[default]
+    Random,
+    /// The order in which the arrivals were scheduled: one fixed order, in
+    /// which the same input can win every slot freed at a full buffer. For
+    /// comparison with the random order only.
+    SchedulingOrder,
 }
 
 fn default_true() -> bool {

@@ -251,7 +251,7 @@ impl AtmFabric {
         let was_empty = link.in_flight.is_empty();
         link.in_flight.push_back((arrival, cell));
         if was_empty {
-            agenda.push(arrival, Event::CellArrival(l));
+            agenda.push_arrival(arrival, Event::CellArrival(l));
         }
     }
 
@@ -264,7 +264,7 @@ impl AtmFabric {
             .pop_front()
             .expect("arrival on an empty link");
         if let Some(&(t, _)) = link.in_flight.front() {
-            agenda.push(t, Event::CellArrival(l));
+            agenda.push_arrival(t, Event::CellArrival(l));
         }
         if is_brm(&cell) {
             return Arrived::Brm(cell);
@@ -297,11 +297,12 @@ impl AtmFabric {
         BrmStep::Onward(path.back_links[cell.hop as usize], cell)
     }
 
-    /// Hands the cells of lazy links that have arrived by `t` to `deliver`.
-    pub(super) fn drain_lazy(&mut self, t: Time, deliver: &mut impl FnMut(&Cell)) {
+    /// Hands the cells of lazy links that have arrived before `t` (by `t`
+    /// with `at_t`) to `deliver`.
+    pub(super) fn drain_lazy(&mut self, t: Time, at_t: bool, deliver: &mut impl FnMut(&Cell)) {
         for h in self.hops.iter_mut().filter(|h| h.link.lazy) {
             while let Some(&(a, cell)) = h.link.in_flight.front() {
-                if a > t {
+                if a > t || (a == t && !at_t) {
                     break;
                 }
                 h.link.in_flight.pop_front();
@@ -513,9 +514,11 @@ mod tests {
         }
         assert!(agenda.is_empty());
         // Arrivals at 6, 7 and 8 us.
-        fabric.drain_lazy(7 * US, &mut |_| got += 1);
+        fabric.drain_lazy(7 * US, false, &mut |_| got += 1);
+        assert_eq!(got, 1);
+        fabric.drain_lazy(7 * US, true, &mut |_| got += 1);
         assert_eq!(got, 2);
-        fabric.drain_lazy(Time::MAX, &mut |_| got += 1);
+        fabric.drain_lazy(Time::MAX, true, &mut |_| got += 1);
         assert_eq!(got, 3);
     }
 

@@ -3,7 +3,7 @@
 use super::fast_paths::{IpFastPaths, Plan};
 use super::{atm, ends, ip, probes, tcp, Clock, LinkRef, Simulation};
 use crate::engine::EventQueue;
-use crate::scenario::{Layer, Scenario};
+use crate::scenario::{Arbitration, Layer, Scenario};
 
 /// Checks `sc` and builds its network, with the first events scheduled.
 pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
@@ -59,7 +59,10 @@ pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
         .collect();
     // The first events, in this order: sources, flows and their ticks, the
     // first probe tick (ties at one instant go by scheduling order).
-    let mut agenda = EventQueue::new();
+    let mut agenda = match sc.arbitration {
+        Arbitration::Random => EventQueue::with_tie_seed(sc.seed),
+        Arbitration::SchedulingOrder => EventQueue::by_scheduling_order(),
+    };
     let ends = ends::Endpoints::new(sc, &tcp_vc, &first_link_cps, &mut agenda);
     let tcp = tcp::TcpHosts::new(sc, &plan.eager_rx, &plan.eager_tx, &mut agenda);
     let probes = probes::Probes::new(sc, &links);

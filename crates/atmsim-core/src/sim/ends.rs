@@ -165,7 +165,7 @@ impl Endpoints {
                 ses.greedy = true;
                 ses.greedy_stop = s.stop_ps.unwrap_or(Time::MAX);
                 ses.scheduled = Some(s.start_ps);
-                agenda.push(s.start_ps, Event::SesSend(s.vc));
+                agenda.push_arrival(s.start_ps, Event::SesSend(s.vc));
                 continue;
             }
             let mut source = traffic::build(&s.model, first_link_cps[s.vc as usize]);
@@ -174,7 +174,8 @@ impl Endpoints {
             let stop = s.stop_ps.unwrap_or(Time::MAX);
             let t = source.first(s.start_ps, &mut rng);
             if t < stop {
-                agenda.push(t, Event::SourceEmit(sources.len() as u32));
+                let s = sources.len() as u32;
+                agenda.push_arrival(t, Event::SourceEmit(s));
             }
             sources.push(SourceState {
                 source,
@@ -200,7 +201,7 @@ impl Endpoints {
         let st = &mut self.sources[s as usize];
         let e = st.source.fire(now, &mut st.rng);
         if let Some(t) = e.next.filter(|&t| t < st.stop) {
-            agenda.push(t, Event::SourceEmit(s));
+            agenda.push_arrival(t, Event::SourceEmit(s));
         }
         (st.vc, e.cells)
     }
@@ -254,7 +255,7 @@ impl Endpoints {
         let t = st.ses.next_opportunity(now);
         if st.scheduled.is_none_or(|s| t < s) {
             st.scheduled = Some(t);
-            agenda.push(t, Event::SesSend(v));
+            agenda.push_arrival(t, Event::SesSend(v));
         }
     }
 

@@ -220,15 +220,17 @@ impl Simulation {
         if next <= self.clock.duration {
             self.agenda.push(next, Event::ProbeTick);
         }
-        self.drain_lazy(now);
+        // A probe sees the state before the arrivals of its instant.
+        self.drain_lazy(now, false);
         self.probes
             .sample(now, next, &self.atm, &self.ip, &self.ends, &mut self.tcp);
     }
 
-    /// Hands the cells of lazy links that arrived by `t` to their sinks.
-    pub(super) fn drain_lazy(&mut self, t: Time) {
+    /// Hands the cells of lazy links that arrived before `t` (by `t` with
+    /// `at_t`) to their sinks.
+    pub(super) fn drain_lazy(&mut self, t: Time, at_t: bool) {
         let ends = &mut self.ends;
         self.atm
-            .drain_lazy(t, &mut |c: &Cell| ends.deliver_passive(c));
+            .drain_lazy(t, at_t, &mut |c: &Cell| ends.deliver_passive(c));
     }
 }

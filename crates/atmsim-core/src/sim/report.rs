@@ -10,7 +10,7 @@ impl Simulation {
     /// conservation ledgers and returns the summary and the series.
     pub fn finish(&mut self) -> (Summary, Series) {
         let now = self.clock.now;
-        self.drain_lazy(now);
+        self.drain_lazy(now, true);
         let t_s = ps_to_s(now);
         let mut ledger = Ledger::default();
         // Ports in scenario order: the ATM ones first add to the ledger, then
