@@ -17,8 +17,8 @@ struct Simulation {
 impl Simulation {
     #[new]
     fn new(core_json: &str) -> PyResult<Self> {
-        let sc: Scenario = serde_json::from_str(core_json)
-            .map_err(|e| PyValueError::new_err(format!("core scenario JSON: {e}")))?;
+        let sc = Scenario::from_json(core_json)
+            .map_err(|e| PyValueError::new_err(format!("core scenario: {e}")))?;
         let sim = CoreSimulation::new(&sc)
             .map_err(|e| PyValueError::new_err(format!("core scenario: {e}")))?;
         Ok(Simulation { inner: Some(sim) })

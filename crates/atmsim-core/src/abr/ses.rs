@@ -5,35 +5,52 @@
 use super::{bn, ci, forward_rm, ni};
 use crate::atm::cell::{Cell, CLP};
 use crate::engine::{Time, PS_PER_S};
+use crate::scenario::limits::{self, Limit};
+use schemars::JsonSchema;
 use serde::Deserialize;
 
-/// The SES parameters of one VC (rates in cells/s, times in ps).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+/// The source end system's parameters of an ABR VC (ATM Forum Traffic
+/// Management Specification 4.0; rates in cells/s, times in ps).
+#[derive(Clone, Debug, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct AbrParams {
-    /// Peak cell rate.
+    /// Peak cell rate (at most the cell rate of the VC's first link).
+    #[schemars(transform = Limit(limits::ABR_RATE_CPS))]
     pub pcr_cps: f64,
-    /// Minimum cell rate.
+    /// Minimum cell rate (at most PCR).
+    #[schemars(transform = Limit(limits::ABR_MCR_CPS))]
     pub mcr_cps: f64,
-    /// Initial cell rate.
+    /// Initial cell rate (at most PCR).
+    #[schemars(transform = Limit(limits::ABR_RATE_CPS))]
     pub icr_cps: f64,
     /// Rate increase factor (AIR = RIF x PCR).
+    #[schemars(transform = Limit(limits::FRACTION))]
     pub rif: f64,
     /// Rate decrease factor.
+    #[schemars(transform = Limit(limits::FRACTION))]
     pub rdf: f64,
     /// In-rate cells per forward RM cell.
+    #[schemars(transform = Limit(limits::ABR_NRM))]
     pub nrm: u32,
-    /// Fewest in-rate cells between forward RM cells sent on the Trm timer.
+    /// Fewest in-rate cells between forward RM cells sent on the Trm timer
+    /// (at most Nrm).
+    #[schemars(transform = Limit(limits::ABR_MRM))]
     pub mrm: u32,
     /// Upper bound on the time between forward RM cells.
+    #[schemars(transform = Limit(limits::ABR_TRM_PS))]
     pub trm_ps: Time,
-    /// Forward RM cells sent without backward feedback before ACR is cut (ceil(TBE/Nrm)).
+    /// Forward RM cells sent without backward feedback before ACR is cut
+    /// (ceil(TBE/Nrm)).
+    #[schemars(transform = Limit(limits::ABR_CRM))]
     pub crm: u32,
     /// Cut-off decrease factor (rule 6).
+    #[schemars(transform = Limit(limits::FRACTION))]
     pub cdf: f64,
     /// ACR retention time-out (rule 5).
+    #[schemars(transform = Limit(limits::ABR_ADTF_PS))]
     pub adtf_ps: Time,
-    /// Tagged cell rate: the least rate of forward RM cells.
+    /// Tagged cell rate: the least rate of forward RM cells (at most PCR).
+    #[schemars(transform = Limit(limits::ABR_RATE_CPS))]
     pub tcr_cps: f64,
 }
 

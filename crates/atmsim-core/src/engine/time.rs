@@ -6,6 +6,11 @@ pub type Time = u64;
 /// Picoseconds in one second.
 pub const PS_PER_S: u64 = 1_000_000_000_000;
 
+/// The largest time a scenario may give (a duration, a delay, a start):
+/// 10^6 s. `u64` holds 1.8 x 10^19 ps, so a sum of a few such times cannot
+/// overflow.
+pub const MAX_TIME_PS: Time = 1_000_000 * PS_PER_S;
+
 /// Converts a time in picoseconds to seconds.
 pub fn ps_to_s(t: Time) -> f64 {
     t as f64 / PS_PER_S as f64
