@@ -190,7 +190,9 @@ pub struct Meter {
     interval_cells: u32,
     start: Time,
     abr_cells: u32,
-    vbr_cells: u32,
+    /// CBR and VBR cells: not bounded by `interval_cells`, so up to 10 s of
+    /// a 1 Tbit/s link's cells (more than `u32` holds).
+    vbr_cells: u64,
     seen: Vec<u64>,
     active: u32,
     per_vc: Vec<u32>,

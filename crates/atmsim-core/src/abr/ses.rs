@@ -4,6 +4,7 @@
 
 use super::{bn, ci, forward_rm, ni};
 use crate::atm::cell::{Cell, CLP};
+use crate::engine::time::later;
 use crate::engine::{Time, PS_PER_S};
 use crate::scenario::limits::{self, Limit};
 use schemars::JsonSchema;
@@ -135,11 +136,13 @@ impl SourceEndSystem {
         self.acr.max(self.p.tcr_cps)
     }
 
-    /// The earliest time of the next in-rate cell.
+    /// The earliest time of the next in-rate cell (at most
+    /// [`crate::engine::time::NEVER`]: a TCR near 0 leaves an ACR of 0 a gap
+    /// longer than any run).
     pub fn next_opportunity(&self, now: Time) -> Time {
         match self.last_send {
             None => now,
-            Some(t) => now.max(t + (PS_PER_S as f64 / self.pace_cps() + 0.5) as Time),
+            Some(t) => now.max(later(t, (PS_PER_S as f64 / self.pace_cps() + 0.5) as Time)),
         }
     }
 
@@ -166,7 +169,7 @@ impl SourceEndSystem {
             self.sent_any = true;
             self.since_frm = 0;
             self.last_frm = now;
-            self.unacked_frms += 1;
+            self.unacked_frms = self.unacked_frms.saturating_add(1);
             self.frms_sent += 1;
             let mut c = forward_rm(self.vc, self.acr, self.p.pcr_cps, self.p.mcr_cps);
             if self.acr < self.p.tcr_cps {
@@ -309,6 +312,18 @@ mod tests {
         s.p.mcr_cps = 1000.0;
         s.on_brm(&brm(10.0, 0));
         assert_eq!(s.acr, 1000.0);
+    }
+
+    #[test]
+    fn a_rate_near_zero_paces_past_every_run() {
+        // TCR and ACR near 0: the gap to the next cell (10^12 / 10^-300 ps)
+        // saturates at NEVER instead of overflowing.
+        let mut p = params();
+        p.tcr_cps = 1e-300;
+        p.icr_cps = 1e-300;
+        let mut s = SourceEndSystem::new(0, p);
+        s.emit(5);
+        assert_eq!(s.next_opportunity(5), crate::engine::time::NEVER);
     }
 
     #[test]
