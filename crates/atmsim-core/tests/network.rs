@@ -241,7 +241,7 @@ fn same_seed_same_result_other_seed_other_result() {
 #[test]
 fn interrupted_run_balances_its_ledger() {
     let links = vec![link(0, OC3_CPS, 5 * MS, Some(50), tail())];
-    let m = json!({"kind": "frames", "frame_cells": {"uniform": [1, 30]}, "rate_cps": 1.2 * OC3_CPS, "arrivals": "poisson"});
+    let m = json!({"kind": "frames", "frame_cells": {"uniform": [1, 30]}, "rate_cps": 0.95 * OC3_CPS, "arrivals": "poisson"});
     let sc = scenario(1_000 * MS, links, vec![("ubr", vec![0], m)], json!({}));
     let mut sim = Simulation::new(&sc).unwrap();
     sim.advance(333 * MS + 17);

@@ -1,64 +1,161 @@
 //! The thin pyo3 layer of atmsim: JSON scenario in, JSON summary and
 //! columnar series out. No logic lives here; see `docs/core-interface.md`.
+//!
+//! Errors: a scenario the core rejects (unreadable JSON, a value out of
+//! range) raises `ValueError` with a one-line message. A panic in the core
+//! is a bug: every call into the core runs under `catch_unwind`, and a panic
+//! raises `RuntimeError("internal error: <message> at <file:line:col>")`,
+//! one line, without the default hook's report on stderr. The simulation is
+//! then poisoned (its state may be inconsistent): every later call on it
+//! raises the same kind of error. Release builds must unwind on panic (the
+//! workspace's release profile says so).
 
 use atmsim_core::stats::series::METRIC_NAMES;
 use atmsim_core::{Scenario, Simulation as CoreSimulation};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
+
+thread_local! {
+    /// True while this thread runs a call into the core under [`guarded`].
+    static GUARDED: Cell<bool> = const { Cell::new(false) };
+    /// The message and location of the last panic caught under [`guarded`].
+    static CAUGHT: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Installs, once, a panic hook that keeps quiet about panics inside
+/// [`guarded`] (recording their message and location instead) and leaves
+/// every other panic to the hook that was there before.
+fn install_quiet_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if GUARDED.with(Cell::get) {
+                let mut text = payload_text(info.payload());
+                if let Some(at) = info.location() {
+                    text = format!("{text} at {}:{}:{}", at.file(), at.line(), at.column());
+                }
+                CAUGHT.with(|c| *c.borrow_mut() = Some(text));
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// The message a panic carried (`panic!` gives a `&str` or a `String`).
+fn payload_text(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}
+
+/// `text` on one line: its lines, trimmed, joined by " / ".
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" / ")
+}
+
+/// Runs `f`, a call into the core; a panic in it becomes `Err` with the
+/// panic's message and location on one line.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    install_quiet_hook();
+    let outer = GUARDED.with(|g| g.replace(true));
+    let result = panic::catch_unwind(AssertUnwindSafe(f));
+    GUARDED.with(|g| g.set(outer));
+    result.map_err(|payload| {
+        let text = CAUGHT
+            .with(|c| c.borrow_mut().take())
+            .unwrap_or_else(|| payload_text(payload.as_ref()));
+        one_line(&text)
+    })
+}
+
+/// The Python error for a panic with message `text`.
+fn internal_error(text: &str) -> PyErr {
+    PyRuntimeError::new_err(format!("internal error: {text}"))
+}
 
 /// A network built from the core JSON, advanced in slices from Python.
 #[pyclass(module = "atmsim._core")]
 struct Simulation {
     inner: Option<CoreSimulation>,
+    /// The message of the panic that poisoned this simulation, if any.
+    poisoned: Option<String>,
 }
 
 #[pymethods]
 impl Simulation {
     #[new]
     fn new(core_json: &str) -> PyResult<Self> {
-        let sc: Scenario = serde_json::from_str(core_json)
-            .map_err(|e| PyValueError::new_err(format!("core scenario JSON: {e}")))?;
-        let sim = CoreSimulation::new(&sc)
-            .map_err(|e| PyValueError::new_err(format!("core scenario: {e}")))?;
-        Ok(Simulation { inner: Some(sim) })
+        let built =
+            guarded(|| Scenario::from_json(core_json).and_then(|sc| CoreSimulation::new(&sc)))
+                .map_err(|text| internal_error(&text))?;
+        let sim =
+            built.map_err(|e| PyValueError::new_err(one_line(&format!("core scenario: {e}"))))?;
+        Ok(Simulation {
+            inner: Some(sim),
+            poisoned: None,
+        })
     }
 
     /// Runs every event with time <= until_ps, without holding the GIL.
     fn advance(&mut self, py: Python<'_>, until_ps: u64) -> PyResult<()> {
         let sim = self.sim_mut()?;
-        py.detach(|| sim.advance(until_ps));
-        Ok(())
+        let outcome = py.detach(|| guarded(|| sim.advance(until_ps)));
+        self.poison_on(outcome)
     }
 
     /// Simulated time reached, ps.
     #[getter]
-    fn now_ps(&self) -> PyResult<u64> {
-        Ok(self.sim()?.now())
+    fn now_ps(&mut self) -> PyResult<u64> {
+        let sim = self.sim_mut()?;
+        let outcome = guarded(|| sim.now());
+        self.poison_on(outcome)
     }
 
     /// Duration of the scenario, ps.
     #[getter]
-    fn duration_ps(&self) -> PyResult<u64> {
-        Ok(self.sim()?.duration())
+    fn duration_ps(&mut self) -> PyResult<u64> {
+        let sim = self.sim_mut()?;
+        let outcome = guarded(|| sim.duration());
+        self.poison_on(outcome)
     }
 
     /// Events processed so far.
     #[getter]
-    fn events(&self) -> PyResult<u64> {
-        Ok(self.sim()?.events())
+    fn events(&mut self) -> PyResult<u64> {
+        let sim = self.sim_mut()?;
+        let outcome = guarded(|| sim.events());
+        self.poison_on(outcome)
     }
 
     /// Closes the run: returns (summary JSON, series dict). The simulation
     /// cannot be advanced afterwards.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyDict>)> {
-        let mut sim = self
-            .inner
-            .take()
-            .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
-        let (summary, series) = py.detach(|| sim.finish());
-        let json =
-            serde_json::to_string(&summary).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        self.sim_mut()?;
+        let mut sim = self.inner.take().expect("checked by sim_mut");
+        let outcome = py.detach(|| {
+            guarded(|| {
+                let (summary, series) = sim.finish();
+                serde_json::to_string(&summary).map(|json| (json, series))
+            })
+        });
+        let (json, series) = self
+            .poison_on(outcome)?
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         let d = PyDict::new(py);
         d.set_item("time_s", PyBytes::new(py, &le_bytes_f64(&series.time_s)))?;
         let entity: Vec<u8> = series.entity.iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -69,19 +166,38 @@ impl Simulation {
         d.set_item("metric_names", METRIC_NAMES.to_vec())?;
         Ok((json, d))
     }
+
+    /// Panics inside a guarded call on this simulation, which poisons it:
+    /// for the tests of the error path only (no valid input panics).
+    #[doc(hidden)]
+    fn _panic_for_test(&mut self) -> PyResult<()> {
+        self.sim_mut()?;
+        let outcome = guarded(|| panic!("a deliberate panic for the tests"));
+        self.poison_on(outcome)
+    }
 }
 
 impl Simulation {
-    fn sim(&self) -> PyResult<&CoreSimulation> {
-        self.inner
-            .as_ref()
-            .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))
-    }
-
+    /// The simulation, unless it was poisoned or finished.
     fn sim_mut(&mut self) -> PyResult<&mut CoreSimulation> {
+        if let Some(text) = &self.poisoned {
+            return Err(internal_error(&format!(
+                "the simulation is unusable after an earlier internal error ({text})"
+            )));
+        }
         self.inner
             .as_mut()
             .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))
+    }
+
+    /// The value of a guarded call, or the internal error of its panic,
+    /// which poisons the simulation.
+    fn poison_on<T>(&mut self, outcome: Result<T, String>) -> PyResult<T> {
+        outcome.map_err(|text| {
+            let err = internal_error(&text);
+            self.poisoned = Some(text);
+            err
+        })
     }
 }
 
@@ -95,9 +211,19 @@ fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// Panics inside a guarded call: for the tests of the error path only (no
+/// valid input panics). The message has two lines, to show it comes out as
+/// one.
+#[doc(hidden)]
+#[pyfunction]
+fn _panic_for_test() -> PyResult<()> {
+    guarded(|| panic!("a deliberate panic\nfor the tests")).map_err(|text| internal_error(&text))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     Ok(())
 }

@@ -3,6 +3,8 @@
 
 use crate::atm::Cell;
 use crate::engine::Time;
+use crate::scenario::limits::{self, Limit};
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// What an algorithm sees of its port.
@@ -43,57 +45,72 @@ pub trait SwitchAlgorithm: Send + Sync {
 }
 
 /// The scenario form of a port's switch algorithm (times in ps).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, JsonSchema, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum AlgorithmSpec {
-    /// ERICA.
+    /// ERICA: explicit rates from the load factor and the fair share.
     Erica {
-        /// Target utilization U.
+        /// Target utilization U of the link.
+        #[schemars(transform = Limit(limits::FRACTION))]
         target_utilization: f64,
-        /// Averaging interval: time bound.
+        /// Averaging interval: time bound, ps.
+        #[schemars(transform = Limit(limits::INTERVAL_PS))]
         interval_ps: Time,
         /// Averaging interval: ABR input cells bound.
+        #[schemars(transform = Limit(limits::INTERVAL_CELLS))]
         interval_cells: u32,
         /// Overload band: z > 1 + delta counts as overload.
+        #[schemars(transform = Limit(limits::ERICA_DELTA))]
         delta: f64,
         /// Use each VC's measured rate instead of the CCR of its RM cells.
         measured_rate: bool,
         /// Count VCs seen by their backward RM cells as active too.
         bidirectional_count: bool,
     },
-    /// ERICA+ (queue-delay target).
+    /// ERICA+: ERICA with a queueing-delay target instead of a utilization.
     EricaPlus {
-        /// Averaging interval: time bound.
+        /// Averaging interval: time bound, ps.
+        #[schemars(transform = Limit(limits::INTERVAL_PS))]
         interval_ps: Time,
         /// Averaging interval: ABR input cells bound.
+        #[schemars(transform = Limit(limits::INTERVAL_CELLS))]
         interval_cells: u32,
         /// Overload band.
+        #[schemars(transform = Limit(limits::ERICA_DELTA))]
         delta: f64,
         /// Use measured per-VC rates.
         measured_rate: bool,
         /// Count VCs seen by backward RM cells.
         bidirectional_count: bool,
-        /// Target queueing delay T0.
+        /// Target queueing delay T0, ps.
+        #[schemars(transform = Limit(limits::INTERVAL_PS))]
         t0_ps: Time,
-        /// Curve above T0.
+        /// Curve above T0, a.
+        #[schemars(transform = Limit(limits::ERICA_PLUS_A))]
         a: f64,
-        /// Curve below T0.
+        /// Curve below T0, b.
+        #[schemars(transform = Limit(limits::ERICA_PLUS_B))]
         b: f64,
         /// Floor of the target factor.
+        #[schemars(transform = Limit(limits::FRACTION))]
         qdlf: f64,
     },
     /// Binary EFCI marking with hysteresis.
     Efci {
         /// ABR queue (cells) above which data cells are marked.
+        #[schemars(transform = Limit(limits::EFCI_HIGH_CELLS))]
         high_cells: u32,
-        /// ABR queue (cells) below which marking stops.
+        /// ABR queue (cells) below which marking stops (at most high_cells).
+        #[schemars(transform = Limit(limits::EFCI_LOW_CELLS))]
         low_cells: u32,
     },
     /// FMMRA (our reconstruction).
     Fmmra {
-        /// Averaging interval of the capacity measurement: time bound.
+        /// Averaging interval of the capacity measurement: time bound, ps.
+        #[schemars(transform = Limit(limits::INTERVAL_PS))]
         interval_ps: Time,
         /// Averaging interval: cells bound.
+        #[schemars(transform = Limit(limits::INTERVAL_CELLS))]
         interval_cells: u32,
     },
 }
@@ -173,7 +190,9 @@ pub struct Meter {
     interval_cells: u32,
     start: Time,
     abr_cells: u32,
-    vbr_cells: u32,
+    /// CBR and VBR cells: not bounded by `interval_cells`, so up to 10 s of
+    /// a 1 Tbit/s link's cells (more than `u32` holds).
+    vbr_cells: u64,
     seen: Vec<u64>,
     active: u32,
     per_vc: Vec<u32>,

@@ -4,36 +4,54 @@
 
 use super::{bn, ci, forward_rm, ni};
 use crate::atm::cell::{Cell, CLP};
+use crate::engine::time::later;
 use crate::engine::{Time, PS_PER_S};
+use crate::scenario::limits::{self, Limit};
+use schemars::JsonSchema;
 use serde::Deserialize;
 
-/// The SES parameters of one VC (rates in cells/s, times in ps).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+/// The source end system's parameters of an ABR VC (ATM Forum Traffic
+/// Management Specification 4.0; rates in cells/s, times in ps).
+#[derive(Clone, Debug, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct AbrParams {
-    /// Peak cell rate.
+    /// Peak cell rate (at most the cell rate of the VC's first link).
+    #[schemars(transform = Limit(limits::ABR_RATE_CPS))]
     pub pcr_cps: f64,
-    /// Minimum cell rate.
+    /// Minimum cell rate (at most PCR).
+    #[schemars(transform = Limit(limits::ABR_MCR_CPS))]
     pub mcr_cps: f64,
-    /// Initial cell rate.
+    /// Initial cell rate (at most PCR).
+    #[schemars(transform = Limit(limits::ABR_RATE_CPS))]
     pub icr_cps: f64,
     /// Rate increase factor (AIR = RIF x PCR).
+    #[schemars(transform = Limit(limits::FRACTION))]
     pub rif: f64,
     /// Rate decrease factor.
+    #[schemars(transform = Limit(limits::FRACTION))]
     pub rdf: f64,
     /// In-rate cells per forward RM cell.
+    #[schemars(transform = Limit(limits::ABR_NRM))]
     pub nrm: u32,
-    /// Fewest in-rate cells between forward RM cells sent on the Trm timer.
+    /// Fewest in-rate cells between forward RM cells sent on the Trm timer
+    /// (at most Nrm).
+    #[schemars(transform = Limit(limits::ABR_MRM))]
     pub mrm: u32,
     /// Upper bound on the time between forward RM cells.
+    #[schemars(transform = Limit(limits::ABR_TRM_PS))]
     pub trm_ps: Time,
-    /// Forward RM cells sent without backward feedback before ACR is cut (ceil(TBE/Nrm)).
+    /// Forward RM cells sent without backward feedback before ACR is cut
+    /// (ceil(TBE/Nrm)).
+    #[schemars(transform = Limit(limits::ABR_CRM))]
     pub crm: u32,
     /// Cut-off decrease factor (rule 6).
+    #[schemars(transform = Limit(limits::FRACTION))]
     pub cdf: f64,
     /// ACR retention time-out (rule 5).
+    #[schemars(transform = Limit(limits::ABR_ADTF_PS))]
     pub adtf_ps: Time,
-    /// Tagged cell rate: the least rate of forward RM cells.
+    /// Tagged cell rate: the least rate of forward RM cells (at most PCR).
+    #[schemars(transform = Limit(limits::ABR_RATE_CPS))]
     pub tcr_cps: f64,
 }
 
@@ -118,11 +136,13 @@ impl SourceEndSystem {
         self.acr.max(self.p.tcr_cps)
     }
 
-    /// The earliest time of the next in-rate cell.
+    /// The earliest time of the next in-rate cell (at most
+    /// [`crate::engine::time::NEVER`]: a TCR near 0 leaves an ACR of 0 a gap
+    /// longer than any run).
     pub fn next_opportunity(&self, now: Time) -> Time {
         match self.last_send {
             None => now,
-            Some(t) => now.max(t + (PS_PER_S as f64 / self.pace_cps() + 0.5) as Time),
+            Some(t) => now.max(later(t, (PS_PER_S as f64 / self.pace_cps() + 0.5) as Time)),
         }
     }
 
@@ -149,7 +169,7 @@ impl SourceEndSystem {
             self.sent_any = true;
             self.since_frm = 0;
             self.last_frm = now;
-            self.unacked_frms += 1;
+            self.unacked_frms = self.unacked_frms.saturating_add(1);
             self.frms_sent += 1;
             let mut c = forward_rm(self.vc, self.acr, self.p.pcr_cps, self.p.mcr_cps);
             if self.acr < self.p.tcr_cps {
@@ -292,6 +312,18 @@ mod tests {
         s.p.mcr_cps = 1000.0;
         s.on_brm(&brm(10.0, 0));
         assert_eq!(s.acr, 1000.0);
+    }
+
+    #[test]
+    fn a_rate_near_zero_paces_past_every_run() {
+        // TCR and ACR near 0: the gap to the next cell (10^12 / 10^-300 ps)
+        // saturates at NEVER instead of overflowing.
+        let mut p = params();
+        p.tcr_cps = 1e-300;
+        p.icr_cps = 1e-300;
+        let mut s = SourceEndSystem::new(0, p);
+        s.emit(5);
+        assert_eq!(s.next_opportunity(5), crate::engine::time::NEVER);
     }
 
     #[test]

@@ -25,12 +25,12 @@ pub enum Outcome {
     /// Not an EOM: the unit is still being collected.
     Pending,
     /// An intact frame of this many cells.
-    Delivered { frame: u32, cells: u32 },
+    Delivered { frame: u32, cells: u64 },
     /// One frame with cells missing: discarded. `frame` is the EOM's frame.
-    Corrupted { frame: u32, cells: u32 },
+    Corrupted { frame: u32, cells: u64 },
     /// Several frames merged after a lost EOM: all discarded. `frame` is the
     /// EOM's frame, the last of the unit.
-    Merged { frame: u32, frames: u32, cells: u32 },
+    Merged { frame: u32, frames: u64, cells: u64 },
 }
 
 /// Reassembly state of one VC at its receiver.
@@ -38,8 +38,11 @@ pub enum Outcome {
 pub struct Reassembly {
     active: bool,
     last_frame: u32,
-    frames_in_unit: u32,
-    cells: u32,
+    // A unit grows for as long as EOM cells are lost (a port in overload
+    // can lose every frame's end): counted in u64, where a run cannot make
+    // them wrap (10^6 s at 1 Tbit/s is 2.4 x 10^15 cells).
+    frames_in_unit: u64,
+    cells: u64,
     /// Frames reassembled intact.
     pub frames_delivered: u64,
     /// Single-frame units that missed cells.
@@ -70,24 +73,24 @@ impl Reassembly {
         }
         self.active = false;
         let cells = self.cells;
-        if self.frames_in_unit == 1 && cells == cell.frame_len as u32 {
+        if self.frames_in_unit == 1 && cells == cell.frame_len as u64 {
             self.frames_delivered += 1;
-            self.cells_good += cells as u64;
+            self.cells_good += cells;
             Outcome::Delivered {
                 frame: cell.frame,
                 cells,
             }
         } else if self.frames_in_unit == 1 {
             self.frames_corrupted += 1;
-            self.cells_discarded += cells as u64;
+            self.cells_discarded += cells;
             Outcome::Corrupted {
                 frame: cell.frame,
                 cells,
             }
         } else {
             let frames = self.frames_in_unit;
-            self.frames_merged += frames as u64;
-            self.cells_discarded += cells as u64;
+            self.frames_merged += frames;
+            self.cells_discarded += cells;
             Outcome::Merged {
                 frame: cell.frame,
                 frames,
@@ -97,7 +100,7 @@ impl Reassembly {
     }
 
     /// Cells held in an unfinished unit.
-    pub fn cells_pending(&self) -> u32 {
+    pub fn cells_pending(&self) -> u64 {
         if self.active {
             self.cells
         } else {

@@ -74,7 +74,9 @@ impl Cell {
 }
 
 /// ATM service category of a VC; decides the priority at a port.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ServiceClass {
     /// Constant bit rate: highest priority.

@@ -17,6 +17,7 @@
 
 use super::cell::Cell;
 use crate::buffer::{DropPolicy, Verdict, N_DROP_REASONS};
+use crate::engine::time::NEVER;
 use crate::engine::Time;
 use std::collections::VecDeque;
 
@@ -53,8 +54,14 @@ pub struct Port {
     pub mode: PortMode,
     policy: Box<dyn DropPolicy>,
 
-    // Fifo mode: time the transmitter finishes the last accepted cell.
+    // Fifo mode: the transmitter finishes the last accepted cell at
+    // free_at + excess x cell time. A slow link behind a fast one can hold
+    // a backlog longer than `u64` counts picoseconds: free_at stops below
+    // NEVER (after every run's end) and `excess` counts the cells beyond,
+    // so the cells in the port are still counted exactly, in u64 on the
+    // hot path. The departures handed out are clamped to NEVER.
     free_at: Time,
+    excess: u64,
     // Sum over accepted cells of (start - arrival), ps: the integral of the
     // queue length (Little's law), clipped at the end of the run.
     wait_sum_ps: u128,
@@ -92,6 +99,7 @@ impl Port {
             mode,
             policy,
             free_at: 0,
+            excess: 0,
             wait_sum_ps: 0,
             queues: Default::default(),
             in_service: None,
@@ -110,17 +118,28 @@ impl Port {
     /// Cells in the port at `now` (waiting and in service).
     #[inline]
     fn fifo_in_port(&self, now: Time) -> u64 {
-        if self.free_at > now {
+        // `excess` is 0 unless free_at lies past every run's end.
+        let ahead = if self.free_at > now {
             (self.free_at - now).div_ceil(self.cell_time_ps)
         } else {
             0
-        }
+        };
+        ahead + self.excess
     }
 
-    /// Cells waiting (not counting the one in service) at `now`.
+    /// Fifo mode: when the last accepted cell finishes, exactly.
+    fn fifo_end(&self) -> u128 {
+        self.free_at as u128 + self.excess as u128 * self.cell_time_ps as u128
+    }
+
+    /// Cells waiting (not counting the one in service) at `now`; an
+    /// unlimited buffer counts up to `u32::MAX`.
     pub fn occupancy(&self, now: Time) -> u32 {
         match self.mode {
-            PortMode::Fifo => self.fifo_in_port(now).saturating_sub(1) as u32,
+            PortMode::Fifo => {
+                let waiting = self.fifo_in_port(now).saturating_sub(1);
+                u32::try_from(waiting).unwrap_or(u32::MAX)
+            }
             PortMode::Priority => self.waiting,
         }
     }
@@ -164,18 +183,37 @@ impl Port {
         let in_port = self.fifo_in_port(now);
         // Occupancy as seen by the arriving cell: cells waiting behind the
         // one in service.
-        let occupancy = in_port.saturating_sub(1) as u32;
+        let occupancy = u32::try_from(in_port.saturating_sub(1)).unwrap_or(u32::MAX);
         if !self.judge(cell, occupancy) {
             return None;
         }
         if in_port > 0 {
-            // It waits behind `occupancy` others (an idle port sends it at once).
+            // It waits behind `occupancy` others (an idle port sends it at
+            // once). Every policy accepts only below the capacity, at most
+            // u32::MAX, so the sum fits.
             self.max_queue = self.max_queue.max(occupancy + 1);
         }
         let start = self.free_at.max(now);
         self.wait_sum_ps += (start - now) as u128;
-        self.free_at = start + self.cell_time_ps;
-        Some(self.free_at)
+        // start <= NEVER: the sum cannot overflow. While cells wait beyond
+        // NEVER, free_at + cell time lies past it too.
+        let end = start + self.cell_time_ps;
+        if end <= NEVER {
+            self.free_at = end;
+            Some(end)
+        } else {
+            Some(self.fifo_arrive_beyond_never())
+        }
+    }
+
+    /// The rest of `fifo_arrive` for a cell that leaves after NEVER.
+    #[cold]
+    #[inline(never)]
+    fn fifo_arrive_beyond_never(&mut self) -> Time {
+        // It waited `excess` cell times more than free_at tells.
+        self.wait_sum_ps += self.excess as u128 * self.cell_time_ps as u128;
+        self.excess += 1;
+        NEVER
     }
 
     fn prio_account(&mut self, now: Time) {
@@ -224,7 +262,7 @@ impl Port {
         match self.mode {
             PortMode::Fifo => {
                 let total = self.cells_accepted as u128 * self.cell_time_ps as u128;
-                total - self.free_at.saturating_sub(now) as u128
+                total - self.fifo_end().saturating_sub(now as u128)
             }
             PortMode::Priority => {
                 let current = if self.in_service.is_some() {
@@ -257,11 +295,12 @@ impl Port {
                 // Cells still waiting at `now` were charged their full wait;
                 // remove the part after `now`. They start at free_at - k*ct.
                 let mut area = self.wait_sum_ps;
-                let n = self.fifo_in_port(now);
+                let n = self.fifo_in_port(now) as u128;
+                let (now, end) = (now as u128, self.fifo_end());
                 for k in 1..=n {
-                    let start = self.free_at - k * self.cell_time_ps;
+                    let start = end - k * self.cell_time_ps as u128;
                     if start > now {
-                        area -= (start - now) as u128;
+                        area -= start - now;
                     }
                 }
                 area
@@ -271,5 +310,36 @@ impl Port {
             }
         };
         area as f64 / now as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buffer::tail::TailDrop;
+    use crate::engine::time::cell_time_ps;
+
+    #[test]
+    fn a_backlog_longer_than_u64_picoseconds_is_counted_exactly() {
+        // The slowest ATM link (1 kbit/s with SONET: 2.27 cells/s, 0.44 s a
+        // cell) fed 5 x 10^7 cells at once: they would leave over 2.2 x 10^19
+        // ps, more than u64 holds. The count of cells stays exact; the
+        // departures past NEVER are handed out as NEVER.
+        let ct = cell_time_ps(1e3 * 26.0 / 27.0 / 424.0);
+        let mut p = Port::new(ct, u32::MAX, PortMode::Fifo, Box::new(TailDrop));
+        let n = 50_000_000u64;
+        let cell = Cell::data(0, 0, 1, true);
+        let mut last = 0;
+        for _ in 0..n {
+            last = p.fifo_arrive(0, &cell).expect("unlimited");
+        }
+        assert!(n as u128 * ct as u128 > u64::MAX as u128);
+        assert_eq!(last, NEVER);
+        assert_eq!(p.cells_in_port(0), n);
+        assert_eq!(p.occupancy(0), (n - 1) as u32);
+        assert_eq!(p.max_queue, (n - 1) as u32);
+        // One cell time later, one has left.
+        assert_eq!(p.cells_out(ct), 1);
+        assert_eq!(p.busy_ps(ct), ct as u128);
     }
 }

@@ -58,7 +58,8 @@ impl RngStream {
             return 1;
         }
         let p = 1.0 / mean;
-        1 + (self.uniform_open0().ln() / (1.0 - p).ln()).floor() as u64
+        // The float-to-integer cast saturates for a huge mean; so does the +1.
+        ((self.uniform_open0().ln() / (1.0 - p).ln()).floor() as u64).saturating_add(1)
     }
 
     /// Geometric on {0, 1, ...} with the given mean (>= 0).
@@ -67,12 +68,20 @@ impl RngStream {
             return 0;
         }
         let q = mean / (1.0 + mean);
-        (self.uniform_open0().ln() / q.ln()).floor() as u64
+        // From a mean of 2^53 on, q rounds to 1 and ln q to 0 (every draw
+        // would be 0): then ln q = -ln(1 + 1/mean), which keeps its value.
+        let ln_q = match q.ln() {
+            0.0 => -(1.0 / mean).ln_1p(),
+            l => l,
+        };
+        // Saturates at u64::MAX for a huge mean.
+        (self.uniform_open0().ln() / ln_q).floor() as u64
     }
 
     /// Uniform integer in [lo, hi].
     pub fn int_between(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + ((self.uniform() * (hi - lo + 1) as f64) as u64).min(hi - lo)
+        let span = hi - lo;
+        lo + ((self.uniform() * span.saturating_add(1) as f64) as u64).min(span)
     }
 }
 

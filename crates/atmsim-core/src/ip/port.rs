@@ -16,6 +16,7 @@
 
 use super::packet::Packet;
 use super::red::{Red, RedVerdict};
+use crate::engine::time::NEVER;
 use crate::engine::{RngStream, Time, PS_PER_S};
 
 /// `arrive` forgets the packets that ended once this many have.
@@ -67,11 +68,15 @@ pub struct IpPort {
     ahead_bytes: u64,
     /// `arrive` forgets ended packets when `ahead` reaches this.
     settle_mark: usize,
+    /// When the last accepted packet ends: at most [`NEVER`],
+    /// as are the ends the port records and returns (a backlog can reach
+    /// past the range of `u64`; what is clamped lies after every run's end,
+    /// and the queue is counted in packets, so it stays exact).
     free_at: Time,
     last_tx_ps: Time,
     /// Transmission time of every packet accepted, ps: the busy time once
-    /// they have all ended.
-    tx_total_ps: u64,
+    /// they have all ended (more than `u64` holds for a long backlog).
+    tx_total_ps: u128,
     wait_sum_ps: u128,
     /// Packets accepted.
     accepted: u64,
@@ -109,9 +114,12 @@ impl IpPort {
         }
     }
 
-    /// Transmission time of `bytes` IP bytes, ps.
+    /// Transmission time of `bytes` IP bytes, ps. The product is taken in
+    /// 128 bits: at 1 kbit/s a 65,535-byte packet's is 3.4 x 10^19 before
+    /// the shift, more than `u64` holds.
+    #[inline]
     pub fn tx_time(&self, bytes: u32) -> Time {
-        (bytes as u64 * self.ps_per_byte_fp + (1 << 15)) >> 16
+        ((bytes as u128 * self.ps_per_byte_fp as u128 + (1 << 15)) >> 16) as Time
     }
 
     /// When `h`'s transmission started.
@@ -274,14 +282,16 @@ impl IpPort {
         }
         let start = self.free_at.max(now);
         let tx = self.tx_time(bytes);
-        let end = start + tx;
+        // start <= NEVER and tx < 10^15: the sum cannot overflow.
+        let end = (start + tx).min(NEVER);
         if start > now {
-            self.max_queue = self.max_queue.max(waiting as u32 + 1);
+            let queued = u32::try_from(waiting + 1).unwrap_or(u32::MAX);
+            self.max_queue = self.max_queue.max(queued);
         }
         self.wait_sum_ps += (start - now) as u128;
         self.free_at = end;
         self.last_tx_ps = tx;
-        self.tx_total_ps += tx;
+        self.tx_total_ps += tx as u128;
         self.accepted += 1;
         self.held.push(Held {
             arrival: now,
@@ -298,13 +308,13 @@ impl IpPort {
     /// time), ps: all that was accepted, less what the packets still there
     /// at `now` have yet to send.
     pub fn busy_ps(&self, now: Time) -> u128 {
-        let to_come: u64 = self
+        let to_come: u128 = self
             .live()
             .iter()
             .filter(|h| h.end > now)
-            .map(|h| h.end - self.start_of(h).max(now))
+            .map(|h| (h.end - self.start_of(h).max(now)) as u128)
             .sum();
-        (self.tx_total_ps - to_come) as u128
+        self.tx_total_ps - to_come
     }
 
     /// Time-average number of waiting packets over [0, now].
@@ -350,6 +360,34 @@ mod tests {
         // 1000 IP bytes at 8 Mb/s: 1 ms.
         let p = port(IpLimit::Unlimited);
         assert_eq!(p.tx_time(1000), MS);
+    }
+
+    #[test]
+    fn the_slowest_link_times_the_largest_packet_exactly() {
+        // 1 kbit/s: 8 ms a byte; 65,535 IP bytes take 524.28 s, though the
+        // fixed-point product (3.4 x 10^19) exceeds u64.
+        let p = IpPort::new(1e3, IpLimit::Unlimited, None, RngStream::new(1, 0));
+        assert_eq!(p.tx_time(65_535), 65_535 * 8 * MS);
+        assert_eq!(p.tx_time(1), 8 * MS);
+    }
+
+    #[test]
+    fn a_backlog_longer_than_u64_picoseconds_keeps_its_counts() {
+        // 40,000 largest packets at once at 1 kbit/s: 2.1 x 10^19 ps of
+        // transmission. Ends past NEVER are recorded as NEVER; the queue,
+        // counted in packets, and the busy time stay exact.
+        let mut p = IpPort::new(1e3, IpLimit::Unlimited, None, RngStream::new(1, 0));
+        let pk = Packet::data(0, 0, 65_495);
+        let tx = p.tx_time(pk.ip_bytes());
+        let ends: Vec<Time> = (0..40_000).map(|_| p.arrive(0, 0, &pk).unwrap()).collect();
+        assert_eq!(ends[0], tx);
+        assert_eq!(*ends.last().unwrap(), crate::engine::time::NEVER);
+        assert!(ends.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(p.queue_len(0), 39_999);
+        assert_eq!(p.packets_held(tx / 2), 40_000);
+        assert_eq!(p.busy_ps(tx / 2), (tx / 2) as u128);
+        assert_eq!(p.packets_out(3 * tx), 3);
+        assert_eq!(p.max_queue, 39_999);
     }
 
     #[test]

@@ -1,33 +1,52 @@
 //! The typed scenario handed over by the Python layer, in canonical units
-//! (picoseconds, cells/s, bits/s) with references as indices. The format is
-//! documented in `docs/core-interface.md`. [`Scenario::check`] rejects an
-//! inconsistent model with a message; Python validates first, so a failure
-//! here is a bug in validation, never a user error.
+//! (picoseconds, cells/s, bits/s) with references as indices.
+//!
+//! These types are the one definition of the core JSON: serde reads it
+//! with them (every object rejects unknown keys), and the JSON Schema in
+//! `docs/core-schema.json` is generated from them ([`json_schema`]), with
+//! the allowed range of every value from [`limits`]. `docs/core-interface.md`
+//! describes the format; its key tables are rendered from that schema.
+//! [`Scenario::check`] rejects a value outside its range, or an
+//! inconsistent model, with a message naming its JSON path; Python
+//! validates the same ranges first, so a failure here is a bug in
+//! validation, never a user error.
+
+pub mod limits;
 
 use crate::abr::{AbrParams, AlgorithmSpec};
 use crate::atm::ServiceClass;
 use crate::engine::Time;
-use crate::tcp::TcpConfig;
-use serde::Deserialize;
+use crate::tcp::{TcpConfig, TimerMode, Variant};
+use limits::{Limit, ZeroOr};
+use schemars::JsonSchema;
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer, Serialize};
 
-/// A whole run.
-#[derive(Clone, Debug, Deserialize)]
+/// A whole run: the network, its traffic and its probes.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Simulated duration, ps.
+    #[schemars(transform = Limit(limits::POSITIVE_TIME_PS))]
     pub duration_ps: Time,
     /// Seed of all random streams.
+    #[schemars(transform = Limit(limits::ANY_U64))]
     pub seed: u64,
     /// Nodes (hosts and switches).
+    #[schemars(transform = Limit(limits::ENTITIES))]
     pub nodes: Vec<NodeSpec>,
     /// Unidirectional links, each with its output port.
+    #[schemars(transform = Limit(limits::ENTITIES))]
     pub links: Vec<LinkSpec>,
     /// Virtual circuits.
+    #[schemars(transform = Limit(limits::ENTITIES))]
     pub vcs: Vec<VcSpec>,
     /// Traffic sources, one per VC at most.
+    #[schemars(transform = Limit(limits::ENTITIES))]
     pub sources: Vec<SourceSpec>,
     /// TCP connections.
     #[serde(default)]
+    #[schemars(transform = Limit(limits::ENTITIES))]
     pub flows: Vec<FlowSpec>,
     /// Time-series probes.
     #[serde(default)]
@@ -43,7 +62,7 @@ pub struct Scenario {
 }
 
 /// The order in which a port takes cells that reach it at the same instant.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Arbitration {
     /// A random order, drawn per instant from the run's seed (an
@@ -60,23 +79,30 @@ fn default_true() -> bool {
     true
 }
 
+/// What a node is (informational: any node can be a path's first or last).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKind {
+    /// An end system.
+    Host,
+    /// A switch or router.
+    #[default]
+    Switch,
+}
+
 /// A node.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NodeSpec {
     /// Name.
     pub name: String,
-    /// "host" or "switch" (informational).
-    #[serde(default = "default_kind")]
-    pub kind: String,
+    /// Host or switch (informational).
+    #[serde(default)]
+    pub kind: NodeKind,
 }
 
-fn default_kind() -> String {
-    "switch".to_string()
-}
-
-/// Which network a link belongs to.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+/// Which network a link or flow belongs to.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Layer {
     /// ATM: cells, switch ports.
@@ -86,8 +112,8 @@ pub enum Layer {
     Ip,
 }
 
-/// A link and its output port.
-#[derive(Clone, Debug, Deserialize)]
+/// A unidirectional link and its output port.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     /// ATM (cells) or IP (packets).
@@ -99,102 +125,132 @@ pub struct LinkSpec {
     pub from: u32,
     /// Index of the node it reaches.
     pub to: u32,
-    /// Line bit rate, bit/s (informational; the cell rate rules).
+    /// Line rate, bit/s: an IP link's rate; informational on an ATM link.
+    #[schemars(transform = Limit(limits::BIT_RATE_BPS))]
     pub bit_rate_bps: f64,
-    /// Cell rate, cells/s (ATM links).
+    /// Cell rate, cells/s: sets an ATM link's cell time (the line rate or
+    /// its SONET payload / 424); 0 on an IP link.
     #[serde(default)]
+    #[schemars(transform = ZeroOr(limits::CELL_RATE_CPS))]
     pub cell_rate_cps: f64,
     /// Propagation delay, ps.
+    #[schemars(transform = Limit(limits::DELAY_PS))]
     pub delay_ps: Time,
-    /// Buffer size of an ATM port in cells (None = unlimited).
+    /// ATM: buffer of the output port, cells (null: unlimited; null on IP
+    /// links).
     #[serde(default)]
+    #[schemars(transform = Limit(limits::BUFFER_CELLS))]
     pub buffer_cells: Option<u32>,
-    /// Buffer size of an IP port in packets.
+    /// IP: buffer of the router port, packets (at most one of the two IP
+    /// buffers is set; both null: unlimited).
     #[serde(default)]
+    #[schemars(transform = Limit(limits::BUFFER_PACKETS))]
     pub buffer_packets: Option<u32>,
-    /// Buffer size of an IP port in IP bytes.
+    /// IP: buffer of the router port, IP bytes.
     #[serde(default)]
+    #[schemars(transform = Limit(limits::BUFFER_BYTES))]
     pub buffer_bytes: Option<u64>,
-    /// Drop policy of the output port.
+    /// Drop policy of the output port: tail, intelligent_tail, ppd or epd on
+    /// ATM links; tail or red on IP links.
+    #[serde(deserialize_with = "strict_tagged")]
     pub policy: PolicySpec,
-    /// ABR switch algorithm at the output port (ATM links).
+    /// ATM: the ABR switch algorithm at the output port (null: none).
     #[serde(default)]
     pub algorithm: Option<AlgorithmSpec>,
 }
 
 /// Drop policy of a port.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum PolicySpec {
-    /// Tail drop.
+    /// Tail drop: a cell or packet that finds the buffer full is dropped.
     Tail,
-    /// Intelligent tail drop with a threshold in cells.
+    /// Intelligent tail drop: from the threshold on, every cell but EOM
+    /// cells is dropped.
     IntelligentTail {
-        /// Occupancy from which non-EOM cells are dropped.
+        /// Occupancy from which non-EOM cells are dropped, cells (at most
+        /// the buffer).
+        #[schemars(transform = Limit(limits::THRESHOLD_CELLS))]
         threshold: u32,
     },
-    /// Partial packet discard.
+    /// Partial packet discard: once a cell of a frame is dropped, the rest
+    /// of the frame is too.
     Ppd {
         /// Keep the EOM cell of a discarded frame.
         keep_eom: bool,
     },
-    /// Early packet discard with a threshold in cells.
+    /// Early packet discard: a frame whose first cell finds the occupancy
+    /// at or above the threshold is dropped whole.
     Epd {
-        /// Occupancy at which a new frame is refused.
+        /// Occupancy at which a new frame is refused, cells (at most the
+        /// buffer).
+        #[schemars(transform = Limit(limits::THRESHOLD_CELLS))]
         threshold: u32,
     },
-    /// RED at an IP port (thresholds in the buffer's unit).
+    /// RED at an IP port (thresholds in the buffer's unit: packets, or
+    /// bytes with buffer_bytes).
     Red {
-        /// Lower threshold.
+        /// Lower threshold (below max_th).
+        #[schemars(transform = Limit(limits::RED_THRESHOLD))]
         min_th: f64,
         /// Upper threshold.
+        #[schemars(transform = Limit(limits::RED_THRESHOLD))]
         max_th: f64,
-        /// EWMA weight.
+        /// Weight of the queue average (EWMA).
+        #[schemars(transform = Limit(limits::FRACTION))]
         w_q: f64,
         /// Drop probability at max_th.
+        #[schemars(transform = Limit(limits::FRACTION))]
         max_p: f64,
     },
 }
 
 /// A virtual circuit.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VcSpec {
     /// Name.
     pub name: String,
-    /// Service category.
+    /// Service category; decides the priority at a port (cbr > vbr > abr =
+    /// ubr = gfr).
     pub class: ServiceClass,
-    /// Path as link indices.
+    /// Path as link indices (ATM links; each ends where the next begins).
+    #[schemars(transform = Limit(limits::PATH_LINKS))]
     pub links: Vec<u32>,
     /// ABR: the path backward RM cells take to the source (the forward
-    /// path's nodes in reverse).
+    /// path's nodes in reverse); empty for other classes.
     #[serde(default)]
+    #[schemars(transform = Limit(limits::IP_PATH_LINKS))]
     pub back_links: Vec<u32>,
-    /// ABR: the source end system's parameters (required for class abr).
+    /// ABR: the source end system's parameters (required for class abr,
+    /// null otherwise).
     #[serde(default)]
     pub abr: Option<AbrParams>,
 }
 
 /// A traffic source on a VC.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SourceSpec {
     /// Name.
     pub name: String,
-    /// Index of its VC.
+    /// Index of its VC (one source per VC; not a VC of a flow).
     pub vc: u32,
     /// Start time, ps.
     #[serde(default)]
+    #[schemars(transform = Limit(limits::TIME_PS))]
     pub start_ps: Time,
-    /// Stop time, ps (None = runs to the end).
+    /// Stop time, ps, after the start (null: runs to the end).
     #[serde(default)]
+    #[schemars(transform = Limit(limits::TIME_PS))]
     pub stop_ps: Option<Time>,
     /// What it sends.
+    #[serde(deserialize_with = "strict_tagged")]
     pub model: SourceModel,
 }
 
 /// On and off time distribution.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Distribution {
     /// Always the mean.
@@ -204,7 +260,7 @@ pub enum Distribution {
 }
 
 /// Frame arrival process.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Arrivals {
     /// Evenly spaced.
@@ -213,14 +269,17 @@ pub enum Arrivals {
     Poisson,
 }
 
-/// Frame size in cells.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
+/// Frame size in cells: `{"fixed": n}` or `{"uniform": [lo, hi]}`.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum FrameSize {
     /// Always this many cells.
-    Fixed(u16),
-    /// Uniform integer in [lo, hi].
-    Uniform(u16, u16),
+    Fixed(#[schemars(transform = Limit(limits::FRAME_CELLS))] u16),
+    /// Uniform integer in [lo, hi], lo <= hi.
+    Uniform(
+        #[schemars(transform = Limit(limits::FRAME_CELLS))] u16,
+        #[schemars(transform = Limit(limits::FRAME_CELLS))] u16,
+    ),
 }
 
 impl FrameSize {
@@ -233,92 +292,239 @@ impl FrameSize {
     }
 }
 
-/// Source model and its parameters.
-#[derive(Clone, Debug, Deserialize)]
+/// Source model and its parameters. Rates are at most the cell rate of the
+/// VC's first link.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum SourceModel {
     /// Constant cell rate.
     Cbr {
         /// Cells/s.
+        #[schemars(transform = Limit(limits::SOURCE_RATE_CPS))]
         rate_cps: f64,
     },
-    /// One cell per cell time of the first link.
+    /// One cell per cell time of the VC's first link (on an ABR VC: an
+    /// infinite backlog at its source end system).
     Greedy,
-    /// Poisson cells.
+    /// Poisson cells: exponential gaps.
     Poisson {
         /// Cells/s.
+        #[schemars(transform = Limit(limits::SOURCE_RATE_CPS))]
         rate_cps: f64,
     },
-    /// On/off VBR.
+    /// On/off VBR: cells at the peak rate while on; starts on.
     VbrOnoff {
         /// Cells/s while on.
+        #[schemars(transform = Limit(limits::SOURCE_RATE_CPS))]
         peak_cps: f64,
         /// Mean on time, ps.
+        #[schemars(transform = Limit(limits::POSITIVE_TIME_PS))]
         on_ps: Time,
         /// Mean off time, ps.
+        #[schemars(transform = Limit(limits::POSITIVE_TIME_PS))]
         off_ps: Time,
         /// Distribution of on and off times.
         distribution: Distribution,
     },
-    /// Geometric bursts.
+    /// Geometric bursts at the peak rate; geometric silences in slots of
+    /// 1/peak_cps with mean mean_burst_cells * (peak_cps/mean_cps - 1).
     GeometricOnoff {
         /// Cells/s while in a burst.
+        #[schemars(transform = Limit(limits::SOURCE_RATE_CPS))]
         peak_cps: f64,
-        /// Long-run cells/s.
+        /// Long-run cells/s (below peak_cps).
+        #[schemars(transform = Limit(limits::SOURCE_RATE_CPS))]
         mean_cps: f64,
         /// Mean burst length, cells.
+        #[schemars(transform = Limit(limits::MEAN_BURST_CELLS))]
         mean_burst_cells: f64,
     },
-    /// AAL5 frames.
+    /// AAL5 frames; all cells of a frame enter the first port at once.
     Frames {
         /// Frame size.
         frame_cells: FrameSize,
-        /// Offered cells/s.
+        /// Offered cells/s (the mean frame gap is the mean frame size / rate).
+        #[schemars(transform = Limit(limits::SOURCE_RATE_CPS))]
         rate_cps: f64,
         /// Arrival process.
         arrivals: Arrivals,
     },
 }
 
-/// A TCP connection.
-#[derive(Clone, Debug, Deserialize)]
+/// A TCP connection: its two paths, the receiving host's timing and the
+/// TCP parameters, all keys of one object.
+// Read through `FlowJson`, which names every key (serde cannot reject
+// unknown keys of a flattened struct); the simulator keeps the TCP
+// parameters together as a `TcpConfig`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(from = "FlowJson")]
+#[schemars(with = "FlowJson")]
 pub struct FlowSpec {
     /// Name.
     pub name: String,
     /// ATM (over two VCs) or IP (over two link paths).
     pub layer: Layer,
     /// ATM: the VC carrying data.
-    #[serde(default)]
     pub data_vc: Option<u32>,
     /// ATM: the VC carrying ACKs back.
-    #[serde(default)]
     pub ack_vc: Option<u32>,
     /// IP: links from sender to receiver.
-    #[serde(default)]
     pub data_links: Vec<u32>,
     /// IP: links from receiver to sender.
-    #[serde(default)]
     pub ack_links: Vec<u32>,
     /// When the connection starts sending, ps.
-    #[serde(default)]
     pub start_ps: Time,
     /// Receiver processing time per data segment, ps.
-    #[serde(default)]
     pub processing_ps: Time,
     /// Uniform jitter around the processing time, ps.
-    #[serde(default)]
     pub processing_jitter_ps: Time,
     /// TCP parameters.
-    #[serde(flatten)]
     pub tcp: TcpConfig,
 }
 
+/// A TCP connection as the core JSON writes it: one object, every key
+/// named, so that an unknown key is an error.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "FlowSpec")]
+pub struct FlowJson {
+    /// Name.
+    name: String,
+    /// ATM (over two VCs) or IP (over two paths of IP links).
+    layer: Layer,
+    /// ATM: index of the VC carrying data, from the sender's host to the
+    /// receiver's (null on IP).
+    #[serde(default)]
+    data_vc: Option<u32>,
+    /// ATM: index of the VC carrying ACKs back (null on IP).
+    #[serde(default)]
+    ack_vc: Option<u32>,
+    /// IP: links from sender to receiver (empty on ATM).
+    #[serde(default)]
+    #[schemars(transform = Limit(limits::IP_PATH_LINKS))]
+    data_links: Vec<u32>,
+    /// IP: links from receiver to sender (empty on ATM).
+    #[serde(default)]
+    #[schemars(transform = Limit(limits::IP_PATH_LINKS))]
+    ack_links: Vec<u32>,
+    /// When the connection starts sending, ps.
+    #[serde(default)]
+    #[schemars(transform = Limit(limits::TIME_PS))]
+    start_ps: Time,
+    /// Receiver processing time per data segment, ps.
+    #[serde(default)]
+    #[schemars(transform = Limit(limits::DELAY_PS))]
+    processing_ps: Time,
+    /// Jitter of the processing time, ps: uniform in [p - j, p + j], j <= p.
+    #[serde(default)]
+    #[schemars(transform = Limit(limits::DELAY_PS))]
+    processing_jitter_ps: Time,
+    /// Congestion-control variant.
+    variant: Variant,
+    /// Maximum segment size, payload bytes.
+    #[schemars(transform = Limit(limits::MSS_BYTES))]
+    mss_bytes: u32,
+    /// Receiver buffer: the largest window it advertises, bytes (at least
+    /// the MSS).
+    #[schemars(transform = Limit(limits::RCV_WINDOW_BYTES))]
+    rcv_window_bytes: u64,
+    /// Window-scale shift (RFC 1323); the 16-bit field is
+    /// min(65535, rcv_window_bytes >> shift).
+    #[schemars(transform = Limit(limits::WINDOW_SCALE))]
+    window_scale: u8,
+    /// Initial congestion window, segments.
+    #[schemars(transform = Limit(limits::INITIAL_CWND_SEGMENTS))]
+    initial_cwnd_segments: u32,
+    /// Initial slow-start threshold, bytes (null: the largest window).
+    #[serde(default)]
+    #[schemars(transform = Limit(limits::BYTES_2_53))]
+    initial_ssthresh_bytes: Option<u64>,
+    /// Retransmission timer: coarse (BSD ticks) or fine.
+    #[serde(deserialize_with = "strict_tagged")]
+    timer: TimerMode,
+    /// RTO before the first RTT sample, ps (min_rto_ps <= it <= max_rto_ps).
+    #[schemars(transform = Limit(limits::POSITIVE_TIME_PS))]
+    initial_rto_ps: Time,
+    /// Smallest RTO, ps (rounded up to whole ticks with a coarse timer).
+    #[schemars(transform = Limit(limits::POSITIVE_TIME_PS))]
+    min_rto_ps: Time,
+    /// Largest RTO, ps.
+    #[schemars(transform = Limit(limits::POSITIVE_TIME_PS))]
+    max_rto_ps: Time,
+    /// Delayed-ACK timeout, ps (0: every segment is ACKed at once).
+    #[schemars(transform = Limit(limits::DELAY_PS))]
+    delayed_ack_ps: Time,
+    /// Bytes the application sends (null: an infinite source).
+    #[serde(default)]
+    #[schemars(transform = Limit(limits::BYTES_2_53))]
+    app_bytes: Option<u64>,
+    /// Most SACK blocks per ACK.
+    #[schemars(transform = Limit(limits::SACK_BLOCKS))]
+    max_sack_blocks: u8,
+}
+
+/// Reads a `kind`-tagged object (a policy, a source model, a timer),
+/// rejecting keys beside `kind` for a kind without parameters: serde
+/// ignores them there even with `deny_unknown_fields`. A kind without
+/// parameters is one that reads from `{"kind": ...}` alone.
+fn strict_tagged<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: DeserializeOwned,
+{
+    let v = serde_json::Value::deserialize(d)?;
+    let t = T::deserialize(&v).map_err(D::Error::custom)?;
+    if let (Some(obj), Some(kind)) = (v.as_object(), v.get("kind")) {
+        let extra = obj.keys().find(|k| *k != "kind");
+        if let Some(key) = extra {
+            if T::deserialize(serde_json::json!({ "kind": kind })).is_ok() {
+                return Err(D::Error::custom(format_args!(
+                    "unknown field `{key}`: kind {kind} takes no other key"
+                )));
+            }
+        }
+    }
+    Ok(t)
+}
+
+impl From<FlowJson> for FlowSpec {
+    fn from(f: FlowJson) -> Self {
+        FlowSpec {
+            name: f.name,
+            layer: f.layer,
+            data_vc: f.data_vc,
+            ack_vc: f.ack_vc,
+            data_links: f.data_links,
+            ack_links: f.ack_links,
+            start_ps: f.start_ps,
+            processing_ps: f.processing_ps,
+            processing_jitter_ps: f.processing_jitter_ps,
+            tcp: TcpConfig {
+                variant: f.variant,
+                mss_bytes: f.mss_bytes,
+                rcv_window_bytes: f.rcv_window_bytes,
+                window_scale: f.window_scale,
+                initial_cwnd_segments: f.initial_cwnd_segments,
+                initial_ssthresh_bytes: f.initial_ssthresh_bytes,
+                timer: f.timer,
+                initial_rto_ps: f.initial_rto_ps,
+                min_rto_ps: f.min_rto_ps,
+                max_rto_ps: f.max_rto_ps,
+                delayed_ack_ps: f.delayed_ack_ps,
+                app_bytes: f.app_bytes,
+                max_sack_blocks: f.max_sack_blocks,
+            },
+        }
+    }
+}
+
 /// Time-series probes.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProbeSpec {
-    /// Sampling period, ps (0 = no probes).
+    /// Sampling period, ps (0: no probes; not 0 when any list is given).
     #[serde(default)]
+    #[schemars(transform = ZeroOr(limits::PROBE_PERIOD_PS))]
     pub period_ps: Time,
     /// Links whose port queue length is sampled.
     #[serde(default)]
@@ -335,8 +541,8 @@ pub struct ProbeSpec {
     /// ABR VCs whose ACR and last received ER are recorded.
     #[serde(default)]
     pub abr_vcs: Vec<u32>,
-    /// Ports whose switch algorithm's load factor, fair share and last ER
-    /// are recorded.
+    /// Links whose port's switch algorithm's load factor, fair share and
+    /// last ER are recorded.
     #[serde(default)]
     pub abr_ports: Vec<u32>,
 }
@@ -353,162 +559,191 @@ impl ProbeSpec {
     }
 }
 
+/// The JSON Schema of the core JSON (draft 2020-12), generated from the
+/// types above with their ranges: what `docs/core-schema.json` holds.
+pub fn json_schema() -> schemars::Schema {
+    schemars::schema_for!(Scenario)
+}
+
+/// The schema as the checked-in file writes it: pretty JSON and a newline.
+pub fn json_schema_text() -> String {
+    let mut text = serde_json::to_string_pretty(&json_schema()).expect("a schema is JSON");
+    text.push('\n');
+    text
+}
+
 impl Scenario {
-    /// Rejects a model the simulator cannot run, naming the offending item.
+    /// Reads the core JSON; an error names the JSON path of the offending
+    /// value (an unknown key, a wrong type) and is one line.
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let sc: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            if path == "." {
+                inner.to_string()
+            } else {
+                format!("{path}: {inner}")
+            }
+        })?;
+        de.end().map_err(|e| e.to_string())?;
+        Ok(sc)
+    }
+
+    /// Rejects a model the simulator cannot run: a value outside its range
+    /// (see [`limits`]) or an inconsistent reference, naming its JSON path.
     pub fn check(&self) -> Result<(), String> {
-        let n_nodes = self.nodes.len() as u32;
-        let n_links = self.links.len() as u32;
-        let n_vcs = self.vcs.len() as u32;
-        if self.duration_ps == 0 {
-            return Err("duration_ps must be > 0".into());
-        }
+        use limits::*;
+        POSITIVE_TIME_PS.check("duration_ps", self.duration_ps)?;
+        ENTITIES.check_len("nodes", self.nodes.len())?;
+        ENTITIES.check_len("links", self.links.len())?;
+        ENTITIES.check_len("vcs", self.vcs.len())?;
+        ENTITIES.check_len("sources", self.sources.len())?;
+        ENTITIES.check_len("flows", self.flows.len())?;
         for (i, l) in self.links.iter().enumerate() {
-            if l.from >= n_nodes || l.to >= n_nodes {
-                return Err(format!("links[{i}]: node index out of range"));
-            }
-            match l.layer {
-                Layer::Atm => {
-                    if !(l.cell_rate_cps.is_finite() && l.cell_rate_cps > 0.0) {
-                        return Err(format!("links[{i}].cell_rate_cps must be > 0"));
-                    }
-                    if l.buffer_cells == Some(0) {
-                        return Err(format!("links[{i}].buffer_cells must be >= 1"));
-                    }
-                    if matches!(l.policy, PolicySpec::Red { .. }) {
-                        return Err(format!("links[{i}].policy: red is for IP links"));
-                    }
-                }
-                Layer::Ip => {
-                    if !(l.bit_rate_bps.is_finite() && l.bit_rate_bps > 0.0) {
-                        return Err(format!("links[{i}].bit_rate_bps must be > 0"));
-                    }
-                    if l.buffer_packets.is_some() && l.buffer_bytes.is_some() {
-                        return Err(format!("links[{i}]: buffer in packets or bytes, not both"));
-                    }
-                    match l.policy {
-                        PolicySpec::Tail => {}
-                        PolicySpec::Red {
-                            min_th,
-                            max_th,
-                            w_q,
-                            max_p,
-                        } => {
-                            if !(0.0 <= min_th
-                                && min_th < max_th
-                                && 0.0 < w_q
-                                && w_q <= 1.0
-                                && 0.0 < max_p
-                                && max_p <= 1.0)
-                            {
-                                return Err(format!(
-                                    "links[{i}].policy: RED parameters out of range"
-                                ));
-                            }
-                        }
-                        _ => return Err(format!("links[{i}].policy: IP links take tail or red")),
-                    }
-                }
-            }
+            self.check_link(i, l)?;
         }
-        let mut has_source = vec![false; self.vcs.len()];
+        let mut vc_used = vec![false; self.vcs.len()];
         for (i, v) in self.vcs.iter().enumerate() {
-            if v.links.is_empty() || v.links.len() > 255 {
-                return Err(format!("vcs[{i}].links must hold 1 to 255 links"));
-            }
-            if v.links.iter().any(|&l| l >= n_links) {
-                return Err(format!("vcs[{i}].links: link index out of range"));
-            }
-            if v.links
-                .iter()
-                .any(|&l| self.links[l as usize].layer != Layer::Atm)
-            {
-                return Err(format!("vcs[{i}].links: a VC runs on ATM links only"));
-            }
-            self.check_abr(i, v)?;
-            for w in v.links.windows(2) {
-                if self.links[w[0] as usize].to != self.links[w[1] as usize].from {
+            self.check_vc(i, v)?;
+        }
+        for (i, s) in self.sources.iter().enumerate() {
+            self.check_source(i, s, &mut vc_used)?;
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            self.check_flow(i, f, &mut vc_used)?;
+        }
+        self.check_probes()
+    }
+
+    fn check_link(&self, i: usize, l: &LinkSpec) -> Result<(), String> {
+        use limits::*;
+        let n_nodes = self.nodes.len();
+        if l.from as usize >= n_nodes {
+            return Err(format!("links[{i}].from: no node {}", l.from));
+        }
+        if l.to as usize >= n_nodes {
+            return Err(format!("links[{i}].to: no node {}", l.to));
+        }
+        BIT_RATE_BPS.check(format_args!("links[{i}].bit_rate_bps"), l.bit_rate_bps)?;
+        DELAY_PS.check(format_args!("links[{i}].delay_ps"), l.delay_ps)?;
+        match l.layer {
+            Layer::Atm => {
+                CELL_RATE_CPS.check(format_args!("links[{i}].cell_rate_cps"), l.cell_rate_cps)?;
+                if let Some(b) = l.buffer_cells {
+                    BUFFER_CELLS.check(format_args!("links[{i}].buffer_cells"), b as u64)?;
+                }
+                if l.buffer_packets.is_some() || l.buffer_bytes.is_some() {
                     return Err(format!(
-                        "vcs[{i}].links: links {} and {} do not join",
-                        w[0], w[1]
+                        "links[{i}]: buffer_packets and buffer_bytes are for IP links"
+                    ));
+                }
+                let buffer = l.buffer_cells.unwrap_or(u32::MAX - 1) as u64;
+                match l.policy {
+                    PolicySpec::Tail | PolicySpec::Ppd { .. } => {}
+                    PolicySpec::IntelligentTail { threshold } | PolicySpec::Epd { threshold } => {
+                        Ints {
+                            max: buffer,
+                            ..THRESHOLD_CELLS
+                        }
+                        .check(
+                            format_args!("links[{i}].policy.threshold"),
+                            threshold as u64,
+                        )?;
+                    }
+                    PolicySpec::Red { .. } => {
+                        return Err(format!("links[{i}].policy: red is for IP links"))
+                    }
+                }
+                if let Some(a) = &l.algorithm {
+                    check_algorithm(i, a)?;
+                }
+            }
+            Layer::Ip => {
+                if l.cell_rate_cps != 0.0 {
+                    CELL_RATE_CPS
+                        .check(format_args!("links[{i}].cell_rate_cps"), l.cell_rate_cps)?;
+                }
+                if l.buffer_cells.is_some() {
+                    return Err(format!("links[{i}].buffer_cells: for ATM links only"));
+                }
+                if let Some(b) = l.buffer_packets {
+                    BUFFER_PACKETS.check(format_args!("links[{i}].buffer_packets"), b as u64)?;
+                }
+                if let Some(b) = l.buffer_bytes {
+                    BUFFER_BYTES.check(format_args!("links[{i}].buffer_bytes"), b)?;
+                }
+                if l.buffer_packets.is_some() && l.buffer_bytes.is_some() {
+                    return Err(format!("links[{i}]: buffer in packets or bytes, not both"));
+                }
+                match l.policy {
+                    PolicySpec::Tail => {}
+                    PolicySpec::Red {
+                        min_th,
+                        max_th,
+                        w_q,
+                        max_p,
+                    } => {
+                        let p = format!("links[{i}].policy");
+                        RED_THRESHOLD.check(format_args!("{p}.min_th"), min_th)?;
+                        RED_THRESHOLD.check(format_args!("{p}.max_th"), max_th)?;
+                        if min_th >= max_th {
+                            return Err(format!(
+                                "{p}.min_th = {min_th:?} is not below {p}.max_th = {max_th:?}"
+                            ));
+                        }
+                        FRACTION.check(format_args!("{p}.w_q"), w_q)?;
+                        FRACTION.check(format_args!("{p}.max_p"), max_p)?;
+                    }
+                    _ => return Err(format!("links[{i}].policy: IP links take tail or red")),
+                }
+                if l.algorithm.is_some() {
+                    return Err(format!(
+                        "links[{i}].algorithm: switch algorithms run on ATM ports"
                     ));
                 }
             }
         }
-        for (i, s) in self.sources.iter().enumerate() {
-            if s.vc >= n_vcs {
-                return Err(format!("sources[{i}].vc out of range"));
-            }
-            if std::mem::replace(&mut has_source[s.vc as usize], true) {
-                return Err(format!("sources[{i}]: VC {} already has a source", s.vc));
-            }
-            let positive = |x: f64| x.is_finite() && x > 0.0;
-            let ok = match s.model {
-                SourceModel::Cbr { rate_cps } | SourceModel::Poisson { rate_cps } => {
-                    positive(rate_cps)
+        Ok(())
+    }
+
+    /// A path of link indices at `path`: in range, of `layer`, each link
+    /// beginning where the one before ends.
+    fn check_path(&self, path: &str, links: &[u32], layer: Layer) -> Result<(), String> {
+        limits::PATH_LINKS.check_len(path, links.len())?;
+        for (k, &l) in links.iter().enumerate() {
+            match self.links.get(l as usize) {
+                None => return Err(format!("{path}[{k}]: no link {l}")),
+                Some(link) if link.layer != layer => {
+                    let want = match layer {
+                        Layer::Atm => "ATM",
+                        Layer::Ip => "IP",
+                    };
+                    return Err(format!("{path}[{k}]: link {l} is not an {want} link"));
                 }
-                SourceModel::Greedy => true,
-                SourceModel::VbrOnoff {
-                    peak_cps, on_ps, ..
-                } => positive(peak_cps) && on_ps > 0,
-                SourceModel::GeometricOnoff {
-                    peak_cps,
-                    mean_cps,
-                    mean_burst_cells,
-                } => positive(mean_cps) && mean_cps < peak_cps && mean_burst_cells >= 1.0,
-                SourceModel::Frames {
-                    frame_cells,
-                    rate_cps,
-                    ..
-                } => {
-                    positive(rate_cps)
-                        && match frame_cells {
-                            FrameSize::Fixed(n) => n >= 1,
-                            FrameSize::Uniform(lo, hi) => lo >= 1 && lo <= hi,
-                        }
-                }
-            };
-            if !ok {
-                return Err(format!("sources[{i}].model: parameters out of range"));
+                Some(_) => {}
             }
         }
-        for (i, f) in self.flows.iter().enumerate() {
-            self.check_flow(i, f, &mut has_source)?;
-        }
-        for (i, l) in self.links.iter().enumerate() {
-            if l.algorithm.is_some() && l.layer != Layer::Atm {
+        for (k, w) in links.windows(2).enumerate() {
+            if self.links[w[0] as usize].to != self.links[w[1] as usize].from {
                 return Err(format!(
-                    "links[{i}].algorithm: switch algorithms run on ATM ports"
+                    "{path}[{}]: links {} and {} do not join",
+                    k + 1,
+                    w[0],
+                    w[1]
                 ));
             }
-        }
-        let p = &self.probes;
-        if p.flows.iter().any(|&f| f as usize >= self.flows.len()) {
-            return Err("probes.flows: index out of range".into());
-        }
-        if p.abr_vcs
-            .iter()
-            .any(|&v| v as usize >= self.vcs.len() || self.vcs[v as usize].abr.is_none())
-        {
-            return Err("probes.abr_vcs: not an ABR VC".into());
-        }
-        if p.abr_ports
-            .iter()
-            .any(|&l| l as usize >= self.links.len() || self.links[l as usize].algorithm.is_none())
-        {
-            return Err("probes.abr_ports: not a port with a switch algorithm".into());
-        }
-        if p.queue.iter().chain(&p.utilization).any(|&l| l >= n_links)
-            || p.vc_rate.iter().any(|&v| v >= n_vcs)
-        {
-            return Err("probes: index out of range".into());
-        }
-        if p.any() && p.period_ps == 0 {
-            return Err("probes.period_ps must be > 0".into());
         }
         Ok(())
     }
 
-    fn check_abr(&self, i: usize, v: &VcSpec) -> Result<(), String> {
+    /// The cell rate of the first link of VC `v` (checked before).
+    fn first_link_cps(&self, v: u32) -> f64 {
+        self.links[self.vcs[v as usize].links[0] as usize].cell_rate_cps
+    }
+
+    fn check_vc(&self, i: usize, v: &VcSpec) -> Result<(), String> {
+        self.check_path(&format!("vcs[{i}].links"), &v.links, Layer::Atm)?;
         let is_abr = v.class == ServiceClass::Abr;
         if is_abr != v.abr.is_some() {
             return Err(format!(
@@ -516,138 +751,336 @@ impl Scenario {
             ));
         }
         let Some(p) = &v.abr else {
+            if !v.back_links.is_empty() {
+                return Err(format!("vcs[{i}].back_links: for ABR VCs only"));
+            }
             return Ok(());
         };
-        let pos = |x: f64| x.is_finite() && x > 0.0;
-        if !(pos(p.pcr_cps)
-            && p.mcr_cps >= 0.0
-            && p.mcr_cps <= p.pcr_cps
-            && pos(p.icr_cps)
-            && p.icr_cps <= p.pcr_cps)
-            || !(pos(p.rif)
-                && p.rif <= 1.0
-                && pos(p.rdf)
-                && p.rdf <= 1.0
-                && pos(p.cdf)
-                && p.cdf <= 1.0)
-            || p.nrm < 2
-            || p.mrm == 0
-            || p.crm == 0
-            || !pos(p.tcr_cps)
-        {
-            return Err(format!("vcs[{i}].abr: parameters out of range"));
-        }
+        check_abr(&format!("vcs[{i}].abr"), p, self.first_link_cps(i as u32))?;
         // The backward path must visit the forward path's nodes in reverse.
         let n = v.links.len();
         if v.back_links.len() != n {
             return Err(format!(
-                "vcs[{i}].back_links: must reverse the forward path"
+                "vcs[{i}].back_links: must reverse the forward path ({n} links)"
             ));
         }
         for (k, &b) in v.back_links.iter().enumerate() {
             let Some(bl) = self.links.get(b as usize) else {
-                return Err(format!("vcs[{i}].back_links: link index out of range"));
+                return Err(format!("vcs[{i}].back_links[{k}]: no link {b}"));
             };
             let f = &self.links[v.links[n - 1 - k] as usize];
             if bl.layer != Layer::Atm || bl.from != f.to || bl.to != f.from {
                 return Err(format!(
-                    "vcs[{i}].back_links: must reverse the forward path"
+                    "vcs[{i}].back_links[{k}]: must reverse the forward path"
                 ));
             }
         }
         Ok(())
     }
 
-    fn check_flow(&self, i: usize, f: &FlowSpec, vc_used: &mut [bool]) -> Result<(), String> {
-        let t = &f.tcp;
-        if t.mss_bytes == 0 || t.window_scale > 14 || t.rcv_window_bytes < t.mss_bytes as u64 {
-            return Err(format!(
-                "flows[{i}]: mss, window or window_scale out of range"
-            ));
+    fn check_source(&self, i: usize, s: &SourceSpec, vc_used: &mut [bool]) -> Result<(), String> {
+        use limits::*;
+        if s.vc as usize >= self.vcs.len() {
+            return Err(format!("sources[{i}].vc: no VC {}", s.vc));
         }
-        if t.max_window() < t.mss_bytes as u64 {
-            return Err(format!(
-                "flows[{i}]: the advertised window is below one MSS"
-            ));
+        if std::mem::replace(&mut vc_used[s.vc as usize], true) {
+            return Err(format!("sources[{i}]: VC {} already has a source", s.vc));
         }
-        if t.initial_cwnd_segments == 0 || t.max_sack_blocks == 0 || t.max_sack_blocks > 4 {
-            return Err(format!(
-                "flows[{i}]: initial_cwnd or max_sack_blocks out of range"
-            ));
-        }
-        if t.min_rto_ps > t.max_rto_ps || t.initial_rto_ps == 0 || t.max_rto_ps == 0 {
-            return Err(format!("flows[{i}]: RTO bounds out of range"));
-        }
-        if let crate::tcp::TimerMode::Coarse { tick_ps } = t.timer {
-            if tick_ps == 0 {
-                return Err(format!("flows[{i}].timer.tick_ps must be > 0"));
+        TIME_PS.check(format_args!("sources[{i}].start_ps"), s.start_ps)?;
+        if let Some(stop) = s.stop_ps {
+            TIME_PS.check(format_args!("sources[{i}].stop_ps"), stop)?;
+            if stop <= s.start_ps {
+                return Err(format!(
+                    "sources[{i}].stop_ps = {stop} is not after sources[{i}].start_ps = {}",
+                    s.start_ps
+                ));
             }
         }
+        // Rates: in range, and at most the first link's cell rate.
+        let rate = SOURCE_RATE_CPS.at_most(self.first_link_cps(s.vc));
+        let p = format!("sources[{i}].model");
+        match s.model {
+            SourceModel::Cbr { rate_cps } | SourceModel::Poisson { rate_cps } => {
+                rate.check(format_args!("{p}.rate_cps"), rate_cps)
+            }
+            SourceModel::Greedy => Ok(()),
+            SourceModel::VbrOnoff {
+                peak_cps,
+                on_ps,
+                off_ps,
+                ..
+            } => {
+                rate.check(format_args!("{p}.peak_cps"), peak_cps)?;
+                POSITIVE_TIME_PS.check(format_args!("{p}.on_ps"), on_ps)?;
+                POSITIVE_TIME_PS.check(format_args!("{p}.off_ps"), off_ps)
+            }
+            SourceModel::GeometricOnoff {
+                peak_cps,
+                mean_cps,
+                mean_burst_cells,
+            } => {
+                rate.check(format_args!("{p}.peak_cps"), peak_cps)?;
+                rate.check(format_args!("{p}.mean_cps"), mean_cps)?;
+                if mean_cps >= peak_cps {
+                    return Err(format!(
+                        "{p}.mean_cps = {mean_cps:?} is not below {p}.peak_cps = {peak_cps:?}"
+                    ));
+                }
+                MEAN_BURST_CELLS.check(format_args!("{p}.mean_burst_cells"), mean_burst_cells)
+            }
+            SourceModel::Frames {
+                frame_cells,
+                rate_cps,
+                ..
+            } => {
+                match frame_cells {
+                    FrameSize::Fixed(n) => {
+                        FRAME_CELLS.check(format_args!("{p}.frame_cells.fixed"), n as u64)?
+                    }
+                    FrameSize::Uniform(lo, hi) => {
+                        FRAME_CELLS.check(format_args!("{p}.frame_cells.uniform[0]"), lo as u64)?;
+                        FRAME_CELLS.check(format_args!("{p}.frame_cells.uniform[1]"), hi as u64)?;
+                        if lo > hi {
+                            return Err(format!("{p}.frame_cells.uniform: [{lo}, {hi}] is empty"));
+                        }
+                    }
+                }
+                rate.check(format_args!("{p}.rate_cps"), rate_cps)
+            }
+        }
+    }
+
+    fn check_flow(&self, i: usize, f: &FlowSpec, vc_used: &mut [bool]) -> Result<(), String> {
+        use limits::*;
+        let p = format!("flows[{i}]");
+        TIME_PS.check(format_args!("{p}.start_ps"), f.start_ps)?;
+        DELAY_PS.check(format_args!("{p}.processing_ps"), f.processing_ps)?;
+        DELAY_PS.check(
+            format_args!("{p}.processing_jitter_ps"),
+            f.processing_jitter_ps,
+        )?;
         if f.processing_jitter_ps > f.processing_ps {
             return Err(format!(
-                "flows[{i}]: processing jitter above the processing time"
+                "{p}.processing_jitter_ps = {} is above {p}.processing_ps = {}",
+                f.processing_jitter_ps, f.processing_ps
             ));
         }
-        let endpoints = |links: &[u32]| -> Option<(u32, u32)> {
-            let first = self.links.get(*links.first()? as usize)?;
-            let last = self.links.get(*links.last()? as usize)?;
-            Some((first.from, last.to))
+        check_tcp(&p, &f.tcp)?;
+        let endpoints = |links: &[u32]| {
+            let first = &self.links[links[0] as usize];
+            let last = &self.links[links[links.len() - 1] as usize];
+            (first.from, last.to)
         };
         let (data, ack) = match f.layer {
             Layer::Atm => {
                 let (Some(d), Some(a)) = (f.data_vc, f.ack_vc) else {
-                    return Err(format!("flows[{i}]: an ATM flow needs data_vc and ack_vc"));
+                    return Err(format!("{p}: an ATM flow needs data_vc and ack_vc"));
                 };
-                if d as usize >= self.vcs.len() || a as usize >= self.vcs.len() || d == a {
-                    return Err(format!("flows[{i}]: data_vc/ack_vc out of range"));
+                if !(f.data_links.is_empty() && f.ack_links.is_empty()) {
+                    return Err(format!("{p}: data_links and ack_links are for IP flows"));
                 }
-                for v in [d, a] {
+                for (key, v) in [("data_vc", d), ("ack_vc", a)] {
+                    if v as usize >= self.vcs.len() {
+                        return Err(format!("{p}.{key}: no VC {v}"));
+                    }
                     if std::mem::replace(&mut vc_used[v as usize], true) {
                         return Err(format!(
-                            "flows[{i}]: VC {v} already carries a source or flow"
+                            "{p}.{key}: VC {v} already carries a source or flow"
                         ));
                     }
                 }
-                (
-                    self.vcs[d as usize].links.clone(),
-                    self.vcs[a as usize].links.clone(),
-                )
+                (&self.vcs[d as usize].links, &self.vcs[a as usize].links)
             }
             Layer::Ip => {
-                let all = f.data_links.iter().chain(&f.ack_links);
-                if f.data_links.is_empty()
-                    || f.ack_links.is_empty()
-                    || f.data_links.len() > 255
-                    || f.ack_links.len() > 255
-                {
-                    return Err(format!(
-                        "flows[{i}]: an IP flow needs data_links and ack_links (1 to 255)"
-                    ));
+                if f.data_vc.is_some() || f.ack_vc.is_some() {
+                    return Err(format!("{p}: data_vc and ack_vc are for ATM flows"));
                 }
-                for &l in all {
-                    match self.links.get(l as usize) {
-                        Some(link) if link.layer == Layer::Ip => {}
-                        _ => return Err(format!("flows[{i}]: link {l} is not an IP link")),
-                    }
-                }
-                for path in [&f.data_links, &f.ack_links] {
-                    for w in path.windows(2) {
-                        if self.links[w[0] as usize].to != self.links[w[1] as usize].from {
-                            return Err(format!(
-                                "flows[{i}]: links {} and {} do not join",
-                                w[0], w[1]
-                            ));
-                        }
-                    }
-                }
-                (f.data_links.clone(), f.ack_links.clone())
+                self.check_path(&format!("{p}.data_links"), &f.data_links, Layer::Ip)?;
+                self.check_path(&format!("{p}.ack_links"), &f.ack_links, Layer::Ip)?;
+                (&f.data_links, &f.ack_links)
             }
         };
-        match (endpoints(&data), endpoints(&ack)) {
-            (Some((a, b)), Some((c, d))) if a == d && b == c => Ok(()),
-            _ => Err(format!(
-                "flows[{i}]: the ACK path must run from the receiver back to the sender"
-            )),
+        let ((a, b), (c, d)) = (endpoints(data), endpoints(ack));
+        if a == d && b == c {
+            Ok(())
+        } else {
+            Err(format!(
+                "{p}: the ACK path must run from the receiver back to the sender"
+            ))
         }
     }
+
+    fn check_probes(&self) -> Result<(), String> {
+        let p = &self.probes;
+        if p.period_ps != 0 {
+            limits::PROBE_PERIOD_PS.check("probes.period_ps", p.period_ps)?;
+        } else if p.any() {
+            return Err("probes.period_ps must be > 0 when a series is asked for".into());
+        }
+        let lists: [(&str, &[u32], usize); 4] = [
+            ("queue", &p.queue, self.links.len()),
+            ("utilization", &p.utilization, self.links.len()),
+            ("vc_rate", &p.vc_rate, self.vcs.len()),
+            ("flows", &p.flows, self.flows.len()),
+        ];
+        for (key, list, n) in lists {
+            if let Some((k, x)) = list.iter().enumerate().find(|(_, &x)| x as usize >= n) {
+                return Err(format!("probes.{key}[{k}]: no entry {x}"));
+            }
+        }
+        for (k, &v) in p.abr_vcs.iter().enumerate() {
+            if self.vcs.get(v as usize).is_none_or(|vc| vc.abr.is_none()) {
+                return Err(format!("probes.abr_vcs[{k}]: {v} is not an ABR VC"));
+            }
+        }
+        for (k, &l) in p.abr_ports.iter().enumerate() {
+            if self
+                .links
+                .get(l as usize)
+                .is_none_or(|link| link.algorithm.is_none())
+            {
+                return Err(format!(
+                    "probes.abr_ports[{k}]: link {l} has no switch algorithm"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The switch algorithm of link `i`.
+fn check_algorithm(i: usize, a: &AlgorithmSpec) -> Result<(), String> {
+    use limits::*;
+    let p = format!("links[{i}].algorithm");
+    let interval = |interval_ps: Time, interval_cells: u32| {
+        INTERVAL_PS.check(format_args!("{p}.interval_ps"), interval_ps)?;
+        INTERVAL_CELLS.check(format_args!("{p}.interval_cells"), interval_cells as u64)
+    };
+    match *a {
+        AlgorithmSpec::Erica {
+            target_utilization,
+            interval_ps,
+            interval_cells,
+            delta,
+            ..
+        } => {
+            FRACTION.check(format_args!("{p}.target_utilization"), target_utilization)?;
+            interval(interval_ps, interval_cells)?;
+            ERICA_DELTA.check(format_args!("{p}.delta"), delta)
+        }
+        AlgorithmSpec::EricaPlus {
+            interval_ps,
+            interval_cells,
+            delta,
+            t0_ps,
+            a,
+            b,
+            qdlf,
+            ..
+        } => {
+            interval(interval_ps, interval_cells)?;
+            ERICA_DELTA.check(format_args!("{p}.delta"), delta)?;
+            INTERVAL_PS.check(format_args!("{p}.t0_ps"), t0_ps)?;
+            ERICA_PLUS_A.check(format_args!("{p}.a"), a)?;
+            ERICA_PLUS_B.check(format_args!("{p}.b"), b)?;
+            FRACTION.check(format_args!("{p}.qdlf"), qdlf)
+        }
+        AlgorithmSpec::Efci {
+            high_cells,
+            low_cells,
+        } => {
+            EFCI_HIGH_CELLS.check(format_args!("{p}.high_cells"), high_cells as u64)?;
+            Ints {
+                max: high_cells as u64,
+                ..EFCI_LOW_CELLS
+            }
+            .check(format_args!("{p}.low_cells"), low_cells as u64)
+        }
+        AlgorithmSpec::Fmmra {
+            interval_ps,
+            interval_cells,
+        } => interval(interval_ps, interval_cells),
+    }
+}
+
+/// The SES parameters at `p` of a VC whose first link carries `link_cps`.
+fn check_abr(p: &str, a: &AbrParams, link_cps: f64) -> Result<(), String> {
+    use limits::*;
+    ABR_RATE_CPS
+        .at_most(link_cps)
+        .check(format_args!("{p}.pcr_cps"), a.pcr_cps)?;
+    let pcr = a.pcr_cps;
+    ABR_MCR_CPS
+        .at_most(pcr)
+        .check(format_args!("{p}.mcr_cps"), a.mcr_cps)?;
+    ABR_RATE_CPS
+        .at_most(pcr)
+        .check(format_args!("{p}.icr_cps"), a.icr_cps)?;
+    ABR_RATE_CPS
+        .at_most(pcr)
+        .check(format_args!("{p}.tcr_cps"), a.tcr_cps)?;
+    FRACTION.check(format_args!("{p}.rif"), a.rif)?;
+    FRACTION.check(format_args!("{p}.rdf"), a.rdf)?;
+    FRACTION.check(format_args!("{p}.cdf"), a.cdf)?;
+    ABR_NRM.check(format_args!("{p}.nrm"), a.nrm as u64)?;
+    Ints {
+        max: a.nrm as u64,
+        ..ABR_MRM
+    }
+    .check(format_args!("{p}.mrm"), a.mrm as u64)?;
+    ABR_TRM_PS.check(format_args!("{p}.trm_ps"), a.trm_ps)?;
+    ABR_CRM.check(format_args!("{p}.crm"), a.crm as u64)?;
+    ABR_ADTF_PS.check(format_args!("{p}.adtf_ps"), a.adtf_ps)
+}
+
+/// The TCP parameters of the flow at `p`.
+fn check_tcp(p: &str, t: &TcpConfig) -> Result<(), String> {
+    use limits::*;
+    MSS_BYTES.check(format_args!("{p}.mss_bytes"), t.mss_bytes as u64)?;
+    Ints {
+        min: t.mss_bytes as u64,
+        ..RCV_WINDOW_BYTES
+    }
+    .check(format_args!("{p}.rcv_window_bytes"), t.rcv_window_bytes)?;
+    WINDOW_SCALE.check(format_args!("{p}.window_scale"), t.window_scale as u64)?;
+    if t.max_window() < t.mss_bytes as u64 {
+        return Err(format!(
+            "{p}: the advertised window ({} bytes at shift {}) is below one MSS",
+            t.max_window(),
+            t.window_scale
+        ));
+    }
+    INITIAL_CWND_SEGMENTS.check(
+        format_args!("{p}.initial_cwnd_segments"),
+        t.initial_cwnd_segments as u64,
+    )?;
+    if let Some(b) = t.initial_ssthresh_bytes {
+        BYTES_2_53.check(format_args!("{p}.initial_ssthresh_bytes"), b)?;
+    }
+    if let TimerMode::Coarse { tick_ps } = t.timer {
+        TICK_PS.check(format_args!("{p}.timer.tick_ps"), tick_ps)?;
+    }
+    POSITIVE_TIME_PS.check(format_args!("{p}.initial_rto_ps"), t.initial_rto_ps)?;
+    POSITIVE_TIME_PS.check(format_args!("{p}.min_rto_ps"), t.min_rto_ps)?;
+    POSITIVE_TIME_PS.check(format_args!("{p}.max_rto_ps"), t.max_rto_ps)?;
+    if t.min_rto_ps > t.initial_rto_ps {
+        return Err(format!(
+            "{p}.min_rto_ps = {} is above {p}.initial_rto_ps = {}",
+            t.min_rto_ps, t.initial_rto_ps
+        ));
+    }
+    if t.initial_rto_ps > t.max_rto_ps {
+        return Err(format!(
+            "{p}.initial_rto_ps = {} is above {p}.max_rto_ps = {}",
+            t.initial_rto_ps, t.max_rto_ps
+        ));
+    }
+    DELAY_PS.check(format_args!("{p}.delayed_ack_ps"), t.delayed_ack_ps)?;
+    if let Some(b) = t.app_bytes {
+        BYTES_2_53.check(format_args!("{p}.app_bytes"), b)?;
+    }
+    SACK_BLOCKS.check(
+        format_args!("{p}.max_sack_blocks"),
+        t.max_sack_blocks as u64,
+    )
 }

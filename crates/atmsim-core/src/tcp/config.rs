@@ -1,10 +1,12 @@
 //! Parameters of one TCP connection.
 
 use crate::engine::Time;
+use crate::scenario::limits::{self, Limit};
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// Congestion-control variant.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Variant {
     /// Tahoe without fast retransmit: only timeouts recover losses (seeds 000, 002, 003).
@@ -20,20 +22,22 @@ pub enum Variant {
 }
 
 /// How retransmission timers and RTT samples are timed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TimerMode {
     /// BSD: a global tick of `tick_ps`; RTT measured and RTO kept in ticks.
     Coarse {
         /// Timer granularity G, ps.
+        #[schemars(transform = Limit(limits::TICK_PS))]
         tick_ps: Time,
     },
     /// Exact times (seed 003's "fine-grained double-precision timing").
     Fine,
 }
 
-/// Everything that sets the behaviour of one connection.
-#[derive(Clone, Debug, Deserialize)]
+/// Everything that sets the behaviour of one connection (the core JSON
+/// gives it in a flow's object, see [`crate::scenario::FlowJson`]).
+#[derive(Clone, Debug)]
 pub struct TcpConfig {
     /// Congestion-control variant.
     pub variant: Variant,

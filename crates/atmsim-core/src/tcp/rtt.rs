@@ -43,8 +43,9 @@ struct Timing {
     seq: u64,
     /// When it was sent.
     start: Time,
-    /// Ticks seen since (coarse mode).
-    ticks: u32,
+    /// Ticks seen since (coarse mode): up to an RTO of 10^6 s in ticks of
+    /// 1 us, more than `u32` holds.
+    ticks: u64,
 }
 
 impl RttEstimator {
@@ -102,7 +103,7 @@ impl RttEstimator {
     /// A global tick passed (coarse mode).
     pub fn tick(&mut self) {
         if let Some(t) = &mut self.timing {
-            t.ticks += 1;
+            t.ticks = t.ticks.saturating_add(1);
         }
     }
 
@@ -180,8 +181,8 @@ impl RttEstimator {
     }
 
     /// The RTO in whole ticks (coarse mode).
-    pub fn rto_ticks(&self) -> u32 {
-        self.rto_units() as u32
+    pub fn rto_ticks(&self) -> u64 {
+        self.rto_units() as u64
     }
 
     /// The RTO in ps.
@@ -203,7 +204,8 @@ impl RttEstimator {
 
     /// Doubles the RTO (after a timeout).
     pub fn back_off(&mut self) {
-        self.backoff += 1;
+        // An RTO of 1 ps times out 10^18 times in a run of 10^6 s.
+        self.backoff = self.backoff.saturating_add(1);
         self.rto = self.compute_rto();
     }
 }

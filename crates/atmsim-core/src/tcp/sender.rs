@@ -98,7 +98,7 @@ impl SenderState {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum RexmtTimer {
     /// Coarse: ticks left (0 = off).
-    Ticks(u32),
+    Ticks(u64),
     /// Fine: the deadline (None = off).
     Deadline(Option<Time>),
 }
@@ -232,7 +232,7 @@ impl TcpSender {
     }
 
     /// Coarse mode: ticks left on the retransmission timer (0 = off).
-    pub fn ticks_left(&self) -> Option<u32> {
+    pub fn ticks_left(&self) -> Option<u64> {
         match self.timer {
             RexmtTimer::Ticks(n) => Some(n),
             RexmtTimer::Deadline(_) => None,
@@ -344,7 +344,7 @@ impl TcpSender {
                 self.arm_timer(now);
             }
         } else if ack == self.s.snd_una && self.s.snd_max > self.s.snd_una {
-            self.s.dupacks += 1;
+            self.s.dupacks = self.s.dupacks.saturating_add(1);
             self.cc.on_dupack(&mut self.s, sack);
         } else {
             self.cc.on_old_ack(&mut self.s, sack);

@@ -52,7 +52,9 @@ impl TrafficSource for GeometricOnOff {
             self.next_ps += self.slot_ps;
         } else {
             let idle = rng.geometric_from_0(self.mean_idle_slots);
-            self.next_ps += (1 + idle) as f64 * self.slot_ps;
+            // A mean silence of up to 10^9 cells x (peak/mean) slots: the
+            // draw can saturate u64 (it then lies far past any run's end).
+            self.next_ps += idle.saturating_add(1) as f64 * self.slot_ps;
             self.left_in_burst = rng.geometric_from_1(self.mean_burst);
         }
         Emission {
@@ -67,6 +69,22 @@ mod tests {
     use super::*;
     use crate::engine::PS_PER_S;
     use crate::traffic::testing::trace;
+
+    #[test]
+    fn the_longest_mean_silence_does_not_overflow() {
+        // Peak at the fastest link, mean at one cell every 1000 s, bursts of
+        // 10^9 cells: silences average 2.4 x 10^21 slots, beyond u64.
+        let mut s = GeometricOnOff::new(1e12 / 424.0, 1e-3, 1e9);
+        let mut rng = RngStream::new(1, 0);
+        let mut t = s.first(0, &mut rng);
+        s.left_in_burst = 1;
+        let e = s.fire(t, &mut rng);
+        // The silence lasts far past any run's end (almost surely more
+        // than 10^6 s).
+        assert!(e.next.unwrap() > 1_000_000 * crate::engine::PS_PER_S);
+        t = e.next.unwrap();
+        assert!(s.fire(t, &mut rng).next.unwrap() >= t);
+    }
 
     #[test]
     fn long_run_rate_is_the_mean() {
