@@ -358,3 +358,24 @@ def test_fast_paths_off_changes_the_events_only(tmp_path: Path, capsys) -> None:
     assert "fast_paths = false" in (out / "scenario.toml").read_text()
     summary = json.loads((out / "summary.json").read_text())
     assert summary["events"] > 5 * fast_events
+
+
+@needs_core
+def test_a_scenario_the_core_rejects_is_one_line_of_bad_input(
+    tiny: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """Should the Python validation let through what the core's ranges refuse, the
+    user still gets one line and exit 2, saying the core refused it."""
+    real = api.to_core
+
+    def out_of_range(scenario):
+        core = real(scenario)
+        core["links"][0]["delay_ps"] = 10**19
+        return core
+
+    monkeypatch.setattr(api, "to_core", out_of_range)
+    with pytest.raises(atmsim.ScenarioError, match="core rejects"):
+        atmsim.run(tiny, progress=False)
+    assert cli_main("run", str(tiny), "--out", str(tiny.parent / "run")) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "links[0].delay_ps" in err, err

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .errors import ScenarioError
 from .results import check_out_dir
 from .scenario import (
     Scenario,
@@ -282,7 +283,13 @@ def run(
             (out / stale).unlink(missing_ok=True)
         (out / "scenario.toml").write_text(scenario_toml, encoding="utf-8")
 
-    sim = core.Simulation(json.dumps(core_input))
+    try:
+        sim = core.Simulation(json.dumps(core_input))
+    except ValueError as error:
+        # The Python validation should have caught it first: say so, in one line.
+        raise ScenarioError(
+            scenario.file, None, f"the simulation core rejects this scenario: {error}"
+        ) from None
     duration_ps = core_input["duration_ps"]
     interrupted = False
     bar = None

@@ -31,6 +31,9 @@ struct SesState {
 
 /// The frames of a TCP-carrying VC that have not been resolved yet, by
 /// frame id: the packet each carries and how many of its cells were dropped.
+/// Frame ids are the VC's frame count in 32 bits, as the cells carry them:
+/// they wrap after 2^32 frames, so every id here is taken relative to the
+/// oldest (AAL5 only ever compares ids for equality).
 #[derive(Default)]
 struct FrameStore {
     base: u32,
@@ -48,19 +51,20 @@ impl FrameStore {
         if self.entries.is_empty() {
             self.base = frame;
         }
-        debug_assert_eq!(frame, self.base + self.entries.len() as u32);
+        debug_assert_eq!(frame, self.base.wrapping_add(self.entries.len() as u32));
         self.entries.push_back(entry);
     }
 
     fn get_mut(&mut self, frame: u32) -> Option<&mut FrameEntry> {
-        let k = frame.checked_sub(self.base)?;
+        // An id before the oldest wraps to a position past the end.
+        let k = frame.wrapping_sub(self.base);
         self.entries.get_mut(k as usize)
     }
 
     fn pop_front(&mut self) -> Option<(u32, FrameEntry)> {
         let e = self.entries.pop_front()?;
         let id = self.base;
-        self.base += 1;
+        self.base = self.base.wrapping_add(1);
         Some((id, e))
     }
 }
@@ -470,6 +474,28 @@ mod tests {
     fn ends(agenda: &mut EventQueue) -> Endpoints {
         let sc = scenario();
         Endpoints::new(&sc, &[true, false], &[366792.45; 2], agenda)
+    }
+
+    #[test]
+    fn frame_ids_wrap_after_two_to_the_32_frames() {
+        let entry = || FrameEntry {
+            packet: Packet::data(0, 0, 1),
+            cells: 1,
+            dropped: 0,
+        };
+        let mut store = FrameStore::default();
+        store.push(u32::MAX, entry());
+        store.push(0, entry());
+        store.get_mut(0).unwrap().dropped = 1;
+        assert!(store.get_mut(1).is_none() && store.get_mut(u32::MAX - 1).is_none());
+        assert_eq!(
+            store.pop_front().map(|(id, e)| (id, e.dropped)),
+            Some((u32::MAX, 0))
+        );
+        assert_eq!(
+            store.pop_front().map(|(id, e)| (id, e.dropped)),
+            Some((0, 1))
+        );
     }
 
     #[test]

@@ -408,8 +408,18 @@ impl IpFabric {
         for (l, h) in self.hops.iter_mut().enumerate() {
             h.port.settle(now);
             let p = &h.port;
-            let arrived = p.packets_in() - future_in[l] - future_drops[l];
-            let dropped = p.dropped() - future_drops[l];
+            // Checked: a misplaced packet must show as a problem, not wrap.
+            let arrived = p
+                .packets_in()
+                .checked_sub(future_in[l] + future_drops[l])
+                .unwrap_or_else(|| {
+                    ledger.problems.push(format!(
+                        "IP port {}: more packets told ahead than offered",
+                        h.name
+                    ));
+                    0
+                });
+            let dropped = p.dropped().saturating_sub(future_drops[l]);
             ledger.packets.queued += in_port[l];
             ledger.packets.on_links += on_link[l];
             ledger.packets.dropped += dropped;
