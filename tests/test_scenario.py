@@ -363,7 +363,7 @@ def test_scenario_name_and_file(tmp_path: Path) -> None:
     assert scenario.file == str(tmp_path / "my_study.toml")
 
 
-# --- templates, duplex links, IP links, TCP flows (issue 3) -------------------------------
+# --- templates, duplex links, IP links, TCP flows -------------------------------------
 
 STAR = """
 [run]

@@ -1,7 +1,7 @@
 """TCP flows over ATM and IP, run by the real core: physical facts checked by hand.
 
 Skipped (with the reason) only while the built core rejects the ``flows`` key
-of docs/core-interface.md (a core from before issue 3); a core that accepts
+of docs/core-interface.md (an older core); a core that accepts
 flows runs them all.
 """
 

@@ -1,5 +1,5 @@
 //! ABR end to end: greedy sources under ERICA, ERICA+ and FMMRA converge to
-//! the analytic rates (SPEC section 7 checks), EFCI reacts, and the ledger
+//! the analytic rates (the max-min rates of the reference configurations), EFCI reacts, and the ledger
 //! balances with RM cells, VBR priority and TCP on top.
 
 use atmsim_core::stats::Summary;
@@ -204,7 +204,7 @@ fn fmmra_gives_n_greedy_sources_c_over_n() {
     }
 }
 
-/// GFC-2 (SPEC section 7, seed 001 6.2): 7 switches in a chain.
+/// GFC-2 (seed 001 section 6.2, scaled from ATM Forum 94-0557): 7 switches in a chain.
 fn gfc2(algo: Value) -> Net {
     let mbps = |m: f64| m * 1e6 / 424.0;
     let mut net = Net::default();

@@ -1,4 +1,4 @@
-//! The ABR destination end system (SPEC 3.3): remembers the EFCI bit of the
+//! The ABR destination end system (TM 4.0 destination behaviour): remembers the EFCI bit of the
 //! last data cell and turns forward RM cells around, with CI set when that
 //! bit was set.
 

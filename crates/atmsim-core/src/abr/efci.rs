@@ -1,4 +1,4 @@
-//! Binary EFCI marking (seed 003; SPEC 3.4): once the ABR queue exceeds the
+//! Binary EFCI marking (seed 003; ATM Forum TM 4.0): once the ABR queue exceeds the
 //! high threshold, set EFCI on the ABR data cells offered to the port until
 //! the queue falls below the low threshold. Sources react through the
 //! destination's CI bit (rule 8).

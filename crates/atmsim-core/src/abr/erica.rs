@@ -1,4 +1,5 @@
-//! ERICA (seed 000 section 3.2; SPEC 3.4): explicit rates from the load
+//! ERICA (seed 000 section 3.2; Jain et al., "ERICA Switch Algorithm: A
+//! Complete Description", ATM Forum 96-1172): explicit rates from the load
 //! factor and the fair share, measured over averaging intervals.
 
 use super::algorithm::{AlgorithmStats, Measured, Meter, PortState, SwitchAlgorithm};

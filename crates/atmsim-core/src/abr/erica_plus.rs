@@ -1,4 +1,5 @@
-//! ERICA+ (SPEC 3.4; seed 001): ERICA whose target capacity follows the
+//! ERICA+ (Jain et al., "ERICA Switch Algorithm: A Complete Description",
+//! ATM Forum 96-1172; seed 001 section 5): ERICA whose target capacity follows the
 //! queueing delay instead of a fixed utilization. With Tq = Q / (ABR
 //! capacity) and target delay T0, the target is f(Tq) x ABR capacity with
 //! f = a T0 / ((a - 1) Tq + T0) above T0 and b T0 / ((b - 1) Tq + T0) below,

@@ -1,6 +1,6 @@
 //! FMMRA, the Fast Max-Min Rate Allocation of seed 003 section 3.4.
 //!
-//! **Our reconstruction** (SPEC 3.4): the published equations were not
+//! **Our reconstruction** (of seed 003 section 3.4): the published equations were not
 //! reachable, so this implements the behaviour the seed describes. The port
 //! measures the ABR capacity C = link rate - CBR/VBR rate (target
 //! utilization 1.0) over averaging intervals. It keeps, per VC, whether the

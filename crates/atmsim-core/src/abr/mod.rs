@@ -1,4 +1,4 @@
-//! ABR (SPEC section 3): the source and destination end systems of TM 4.0
+//! ABR (ATM Forum Traffic Management Specification 4.0; seeds 000, 002, 003): the source and destination end systems of TM 4.0
 //! and the switch algorithms that write explicit rates or set congestion
 //! bits: ERICA, ERICA+, EFCI and FMMRA.
 //!
@@ -54,7 +54,7 @@ pub fn forward_rm(vc: u32, acr: f64, pcr: f64, mcr: f64) -> Cell {
     }
 }
 
-/// The destination's turn-around of `frm` (SPEC 3.3): DIR = backward,
+/// The destination's turn-around of `frm` (TM 4.0 destination behaviour): DIR = backward,
 /// BN = 0, fields copied, CI set when `congested`.
 pub fn turn_around(frm: &Cell, congested: bool) -> Cell {
     let mut b = *frm;

@@ -1,4 +1,4 @@
-//! The ABR source end system (TM 4.0 source rules, SPEC 3.2): paces the
+//! The ABR source end system (ATM Forum Traffic Management Specification 4.0, source rules): paces the
 //! VC's in-rate cells at ACR, inserts forward RM cells, and adjusts ACR on
 //! backward RM cells.
 

@@ -1,5 +1,5 @@
 //! AAL5: segmentation of frames into cells and reassembly at the receiver
-//! (SPEC 1.2).
+//! (ITU-T I.363.5; LLC/SNAP encapsulation of RFC 1483, seed 000 section 8).
 //!
 //! The receiver collects cells until an EOM cell. A frame with any cell
 //! missing fails its CRC and is discarded whole. If an EOM cell is lost, the

@@ -1,4 +1,5 @@
-//! The ATM cell as the model keeps it (SPEC 1.1).
+//! The ATM cell as the model keeps it (ITU-T I.361 header fields, and the
+//! RM-cell fields of ATM Forum TM 4.0).
 
 /// Bytes of a cell on the wire.
 pub const CELL_BYTES: u32 = 53;
@@ -92,7 +93,7 @@ pub enum ServiceClass {
 }
 
 impl ServiceClass {
-    /// Priority level at a port: 0 is served first (SPEC 1.3: CBR > VBR > ABR/UBR/GFR).
+    /// Priority level at a port: 0 is served first (seed 000 section 6, seed 003 section 4: CBR > VBR > ABR/UBR/GFR).
     pub fn priority(self) -> usize {
         match self {
             ServiceClass::Cbr => 0,

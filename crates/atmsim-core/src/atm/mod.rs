@@ -1,7 +1,7 @@
 //! The ATM layer: cells, links, switch output ports and AAL5 reassembly.
 //!
 //! Not here: drop decisions (see [`crate::buffer`]), traffic generation
-//! (see [`crate::traffic`]) and the ABR feedback loop (a later module).
+//! (see [`crate::traffic`]) and the ABR feedback loop (see [`crate::abr`]).
 
 pub mod aal5;
 pub mod cell;

@@ -1,5 +1,5 @@
 //! Buffer management at an output port: which arriving cells to drop
-//! (SPEC section 4).
+//! (seeds 000 section 11, 004; Romanow and Floyd 1995 for EPD and PPD).
 //!
 //! Every policy sees each arriving cell with the port's occupancy (cells
 //! waiting, not counting the one being transmitted) and capacity, and says

@@ -3,7 +3,7 @@
 //! queues (tail drop or RED) feeding packet links.
 //!
 //! Not here: the rate-to-window translation and the ack bucket of seed 001
-//! (a later issue), and IP fragmentation (the seeds never fragment).
+//! (not modelled yet), and IP fragmentation (the seeds never fragment).
 
 pub mod checksum;
 pub mod packet;

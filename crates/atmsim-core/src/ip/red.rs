@@ -1,4 +1,5 @@
-//! Random Early Detection (Floyd & Jacobson 1993; SPEC section 4): an EWMA
+//! Random Early Detection (Floyd and Jacobson, "Random Early Detection Gateways for Congestion
+//! Avoidance", 1993): an EWMA
 //! of the queue decides early drops between two thresholds.
 
 use crate::engine::RngStream;

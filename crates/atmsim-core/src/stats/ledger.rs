@@ -1,4 +1,4 @@
-//! The conservation ledgers (SPEC section 6): every cell generated is
+//! The conservation ledgers (seed 000 section 7): every cell generated is
 //! delivered, dropped, waiting in a port or on a link; likewise every IP
 //! packet; and every TCP byte sent is delivered, dropped in the network,
 //! dropped by AAL5, dropped as a duplicate, held out of order or still in

@@ -1,4 +1,4 @@
-//! TCP (SPEC section 2): the sender with its congestion-control variants,
+//! TCP (seed 000 section 2; RFC 793, 5681, 6582, 2018): the sender with its congestion-control variants,
 //! the receiver, and the RTT/RTO estimator.
 //!
 //! The sender and receiver are plain state machines with no knowledge of the

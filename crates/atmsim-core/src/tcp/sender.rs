@@ -380,7 +380,7 @@ impl TcpSender {
         }
     }
 
-    /// The retransmission timeout (SPEC 2): ssthresh = max(2 MSS,
+    /// The retransmission timeout (seed 000 section 2): ssthresh = max(2 MSS,
     /// min(cwnd/2, Wrcvr)) in whole segments, cwnd = 1 MSS, go back to
     /// snd_una, back off. During fast recovery the window is the one before
     /// the inflation (ns-2's cwnd; RFC 5681 takes the flight).

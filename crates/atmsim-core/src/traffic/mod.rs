@@ -1,11 +1,11 @@
 //! Traffic sources: open-loop generators of cells and AAL5 frames
-//! (SPEC 1.4).
+//! (the seeds' traffic: VBR on/off, CBR, greedy).
 //!
 //! A source is asked to fire at the time it named; it answers with the
 //! number of cells of the frame it sends now (1 for cell sources) and when
 //! to call it next. Sources pace themselves in floating-point picoseconds so
 //! that a rate is kept exactly over long runs. Not here: where the cells go
-//! (see [`crate::sim`]) and closed-loop sources (TCP, ABR: later modules).
+//! (see [`crate::sim`]) and closed-loop sources (TCP and ABR: [`crate::tcp`], [`crate::abr`]).
 
 pub mod cbr;
 pub mod frames;
