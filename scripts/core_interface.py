@@ -47,6 +47,7 @@ ORDER = [
     "Layer",
     "PolicySpec",
     "AlgorithmSpec",
+    "EricaVariant",
     "VcSpec",
     "ServiceClass",
     "AbrParams",

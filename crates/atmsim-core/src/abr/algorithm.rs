@@ -40,6 +40,14 @@ pub trait SwitchAlgorithm: Send + Sync {
     /// port passes the switch at `now`.
     fn on_brm(&mut self, now: Time, cell: &mut Cell, port: &PortState);
 
+    /// A backward RM cell of a VC running the other way is offered to this
+    /// port at `now`, on its way back to its source. No VC of this port sent
+    /// it, but it takes the link's capacity like any ABR cell: the
+    /// algorithms count it in what they measure (ERICA in its ABR input
+    /// rate, FMMRA as capacity ABR cannot have), as their papers define the
+    /// input.
+    fn on_reverse_brm(&mut self, now: Time, port: &PortState);
+
     /// Values for the probes.
     fn stats(&self) -> AlgorithmStats;
 }
@@ -50,6 +58,10 @@ pub trait SwitchAlgorithm: Send + Sync {
 pub enum AlgorithmSpec {
     /// ERICA: explicit rates from the load factor and the fair share.
     Erica {
+        /// Which ERICA: the basic rule of seed 000 section 3.2, or the
+        /// description's max-min version (the default).
+        #[serde(default)]
+        variant: EricaVariant,
         /// Target utilization U of the link.
         #[schemars(transform = Limit(limits::FRACTION))]
         target_utilization: f64,
@@ -115,25 +127,45 @@ pub enum AlgorithmSpec {
     },
 }
 
+/// Which ERICA a port runs.
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EricaVariant {
+    /// ER = max(FairShare, VCShare) when the link is overloaded (z > 1 +
+    /// delta), else max(MaxAllocPrevious, VCShare); a VC below the fair
+    /// share rises only to it (Jain et al., "ERICA Switch Algorithm: A
+    /// Complete Description", ATM Forum 96-1172: the max-min fairness
+    /// enhancement).
+    #[default]
+    MaxMin,
+    /// ER = max(FairShare, VCShare) always (seed 000 section 3.2, the
+    /// algorithm as first proposed).
+    Basic,
+}
+
 /// Builds the algorithm a scenario asks for, for VCs `0..n_vcs`.
 pub fn build(spec: &AlgorithmSpec, n_vcs: usize) -> Box<dyn SwitchAlgorithm> {
     use super::{efci, erica, erica_plus, fmmra};
     match *spec {
         AlgorithmSpec::Erica {
+            variant,
             target_utilization,
             interval_ps,
             interval_cells,
             delta,
             measured_rate,
             bidirectional_count,
-        } => Box::new(erica::Erica::new(
-            n_vcs,
-            erica::Target::Utilization(target_utilization),
-            Meter::new(n_vcs, interval_ps, interval_cells),
-            delta,
-            measured_rate,
-            bidirectional_count,
-        )),
+        } => Box::new(
+            erica::Erica::new(
+                n_vcs,
+                erica::Target::Utilization(target_utilization),
+                Meter::new(n_vcs, interval_ps, interval_cells),
+                delta,
+                measured_rate,
+                bidirectional_count,
+            )
+            .with_variant(variant),
+        ),
         AlgorithmSpec::EricaPlus {
             interval_ps,
             interval_cells,
@@ -173,6 +205,9 @@ pub struct Measured {
     pub abr_cps: f64,
     /// CBR + VBR input rate, cells/s.
     pub vbr_cps: f64,
+    /// Rate of the backward RM cells of VCs running the other way, cells/s
+    /// (ABR cells no VC of this port sent).
+    pub reverse_brm_cps: f64,
     /// ABR VCs seen.
     pub active_vcs: u32,
     /// Length of the interval, ps.
@@ -193,6 +228,8 @@ pub struct Meter {
     /// CBR and VBR cells: not bounded by `interval_cells`, so up to 10 s of
     /// a 1 Tbit/s link's cells (more than `u32` holds).
     vbr_cells: u64,
+    /// Backward RM cells of VCs running the other way.
+    reverse_brm_cells: u32,
     seen: Vec<u64>,
     active: u32,
     per_vc: Vec<u32>,
@@ -211,6 +248,7 @@ impl Meter {
             start: 0,
             abr_cells: 0,
             vbr_cells: 0,
+            reverse_brm_cells: 0,
             seen: vec![u64::MAX; n_vcs],
             active: 0,
             per_vc: vec![0; n_vcs],
@@ -235,11 +273,21 @@ impl Meter {
             self.abr_cells += 1;
             self.per_vc[vc as usize] += 1;
             self.mark_active(vc);
-            if self.abr_cells >= self.interval_cells {
+            if self.abr_cells + self.reverse_brm_cells >= self.interval_cells {
                 return Some(self.close(now));
             }
         } else if priority < 2 {
             self.vbr_cells += 1;
+        }
+        self.close_if_due(now)
+    }
+
+    /// Counts a backward RM cell of a VC running the other way (an ABR input
+    /// cell, toward the interval's cell bound, of no VC of this port).
+    pub fn count_reverse_brm(&mut self, now: Time) -> Option<Measured> {
+        self.reverse_brm_cells += 1;
+        if self.abr_cells + self.reverse_brm_cells >= self.interval_cells {
+            return Some(self.close(now));
         }
         self.close_if_due(now)
     }
@@ -259,6 +307,7 @@ impl Meter {
         let m = Measured {
             abr_cps: self.abr_cells as f64 / secs,
             vbr_cps: self.vbr_cells as f64 / secs,
+            reverse_brm_cps: self.reverse_brm_cells as f64 / secs,
             active_vcs: self.active,
             length_ps,
         };
@@ -269,6 +318,7 @@ impl Meter {
         self.start = now;
         self.abr_cells = 0;
         self.vbr_cells = 0;
+        self.reverse_brm_cells = 0;
         self.active = 0;
         self.closed += 1;
         m

@@ -57,6 +57,9 @@ impl SwitchAlgorithm for Efci {
 
     fn on_brm(&mut self, _now: Time, _cell: &mut Cell, _port: &PortState) {}
 
+    /// EFCI acts on the queue, which these cells are part of already.
+    fn on_reverse_brm(&mut self, _now: Time, _port: &PortState) {}
+
     fn stats(&self) -> AlgorithmStats {
         AlgorithmStats::default()
     }

@@ -2,7 +2,7 @@
 //! Complete Description", ATM Forum 96-1172): explicit rates from the load
 //! factor and the fair share, measured over averaging intervals.
 
-use super::algorithm::{AlgorithmStats, Measured, Meter, PortState, SwitchAlgorithm};
+use super::algorithm::{AlgorithmStats, EricaVariant, Measured, Meter, PortState, SwitchAlgorithm};
 use super::erica_plus::QueueDelayTarget;
 use super::{is_brm, is_frm};
 use crate::atm::Cell;
@@ -20,6 +20,7 @@ pub enum Target {
 /// ERICA at one port.
 pub struct Erica {
     target: Target,
+    variant: EricaVariant,
     meter: Meter,
     delta: f64,
     measured_rate: bool,
@@ -50,6 +51,7 @@ impl Erica {
     ) -> Self {
         Erica {
             target,
+            variant: EricaVariant::MaxMin,
             meter,
             delta,
             measured_rate,
@@ -66,7 +68,15 @@ impl Erica {
         }
     }
 
+    /// The same ERICA with the rule of `variant`.
+    pub fn with_variant(mut self, variant: EricaVariant) -> Self {
+        self.variant = variant;
+        self
+    }
+
     /// End of an averaging interval: the new ABR capacity, z and fair share.
+    /// The ABR input rate counts every ABR cell offered to the port, the
+    /// backward RM cells of VCs running the other way included.
     pub fn end_interval(&mut self, m: &Measured, port: &PortState) {
         let avail = (port.link_cps - m.vbr_cps).max(0.0);
         self.abr_cap = match self.target {
@@ -80,10 +90,11 @@ impl Erica {
                 q.factor(tq_s) * avail
             }
         };
-        self.z = if self.abr_cap <= 0.0 || m.abr_cps <= 0.0 {
+        let input_cps = m.abr_cps + m.reverse_brm_cps;
+        self.z = if self.abr_cap <= 0.0 || input_cps <= 0.0 {
             f64::INFINITY
         } else {
-            m.abr_cps / self.abr_cap
+            input_cps / self.abr_cap
         };
         let n = m.active_vcs.max(1) as f64;
         self.fair_share = self.abr_cap / n;
@@ -103,6 +114,11 @@ impl Erica {
         } else {
             0.0
         };
+        if self.variant == EricaVariant::Basic {
+            let er = self.fair_share.max(vc_share).min(self.abr_cap);
+            *slot = (self.meter.closed, er);
+            return er;
+        }
         let mut er = if self.z > 1.0 + self.delta {
             self.fair_share.max(vc_share)
         } else {
@@ -176,6 +192,12 @@ impl SwitchAlgorithm for Erica {
         }
     }
 
+    fn on_reverse_brm(&mut self, now: Time, port: &PortState) {
+        if let Some(m) = self.meter.count_reverse_brm(now) {
+            self.end_interval(&m, port);
+        }
+    }
+
     fn stats(&self) -> AlgorithmStats {
         AlgorithmStats {
             load_factor: self.z,
@@ -213,6 +235,7 @@ mod tests {
         Measured {
             abr_cps: abr,
             vbr_cps: vbr,
+            reverse_brm_cps: 0.0,
             active_vcs: n,
             length_ps: 1,
         }
@@ -263,5 +286,41 @@ mod tests {
         let mut brm = crate::abr::turn_around(&crate::abr::forward_rm(0, 1.0, 1000.0, 0.0), false);
         e.on_brm(0, &mut brm, &port());
         assert_eq!(brm.er, 1000.0);
+    }
+
+    #[test]
+    fn the_basic_variant_gives_max_of_fair_share_and_vc_share_always() {
+        // Seed 000 section 3.2: no MaxAllocPrevious, no fair-share clamp.
+        let mut e = erica().with_variant(EricaVariant::Basic);
+        e.end_interval(&measured(160_000.0, 0.0, 2), &port());
+        assert_eq!(e.rate_for(0, 120_000.0), 67_500.0);
+        // Underloaded next: z = 0.9, fair share 45,000; a VC at 50,000 gets
+        // 50,000 / 0.9 (the max-min variant gave MaxAllocPrevious, 67,500),
+        // and one at 10,000 the fair share.
+        // (VCs 2 and 3: a VC's rate is computed once per interval, and
+        // these intervals are closed by hand.)
+        e.end_interval(&measured(81_000.0, 0.0, 2), &port());
+        assert!((e.rate_for(2, 50_000.0) - 50_000.0 / 0.9).abs() < 1e-9);
+        assert_eq!(e.rate_for(3, 10_000.0), 45_000.0);
+    }
+
+    #[test]
+    fn backward_rm_cells_of_the_other_direction_count_in_the_input_rate() {
+        // 100-cell intervals: 60 ABR cells of this port's VCs and 40 backward
+        // RM cells of VCs running the other way close one, and z counts all.
+        let ms = 1_000_000_000;
+        let meter = Meter::new(4, ms, 100);
+        let mut e = Erica::new(4, Target::Utilization(0.9), meter, 0.1, false, false);
+        let p = port();
+        for k in 0..60u64 {
+            let mut c = Cell::data(0, 0, 1, true);
+            e.on_cell(k * 10_000_000, &mut c, true, 2, &p);
+        }
+        for k in 60..100u64 {
+            e.on_reverse_brm(k * 10_000_000, &p);
+        }
+        // 100 cells over 0.99 ms: z = 101,010 / 90,000; one active VC.
+        assert!((e.z - 100.0 / 0.99e-3 / 90_000.0).abs() < 1e-9, "{}", e.z);
+        assert_eq!(e.fair_share, 90_000.0);
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! **Our reconstruction** (of seed 003 section 3.4): the published equations were not
 //! reachable, so this implements the behaviour the seed describes. The port
-//! measures the ABR capacity C = link rate - CBR/VBR rate (target
+//! measures the ABR capacity C = link rate - CBR/VBR rate - the rate of
+//! backward RM cells of VCs running the other way (target
 //! utilization 1.0) over averaging intervals. It keeps, per VC, whether the
 //! VC is bottlenecked here or elsewhere and, if elsewhere, its rate; the
 //! advertised rate is AR = (C - sum of rates bottlenecked elsewhere) /
@@ -13,10 +14,17 @@
 //! min(ER, AR). Marking both directions lets downstream switches learn
 //! upstream bottlenecks and the reverse.
 
-use super::algorithm::{AlgorithmStats, Meter, PortState, SwitchAlgorithm};
+use super::algorithm::{AlgorithmStats, Measured, Meter, PortState, SwitchAlgorithm};
 use super::is_rm;
 use crate::atm::Cell;
 use crate::engine::Time;
+
+/// The ABR capacity measured over an interval: the link rate less the
+/// CBR/VBR cells and the backward RM cells of VCs running the other way
+/// (target utilization 1.0).
+fn capacity(m: &Measured, port: &PortState) -> f64 {
+    (port.link_cps - m.vbr_cps - m.reverse_brm_cps).max(0.0)
+}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Bottleneck {
@@ -108,7 +116,7 @@ impl Fmmra {
 
     fn mark(&mut self, now: Time, cell: &mut Cell, port: &PortState) {
         if let Some(m) = self.meter.close_if_due(now) {
-            self.capacity = Some((port.link_cps - m.vbr_cps).max(0.0));
+            self.capacity = Some(capacity(&m, port));
         }
         let c = self.capacity.unwrap_or(port.link_cps);
         let ar = self.update(cell.vc, cell.er as f64, cell.ccr as f64, c);
@@ -133,7 +141,7 @@ impl SwitchAlgorithm for Fmmra {
         port: &PortState,
     ) {
         if let Some(m) = self.meter.count(now, cell.vc, abr, priority) {
-            self.capacity = Some((port.link_cps - m.vbr_cps).max(0.0));
+            self.capacity = Some(capacity(&m, port));
         }
         if abr && is_rm(cell) {
             self.mark(now, cell, port);
@@ -142,6 +150,12 @@ impl SwitchAlgorithm for Fmmra {
 
     fn on_brm(&mut self, now: Time, cell: &mut Cell, port: &PortState) {
         self.mark(now, cell, port);
+    }
+
+    fn on_reverse_brm(&mut self, now: Time, port: &PortState) {
+        if let Some(m) = self.meter.count_reverse_brm(now) {
+            self.capacity = Some(capacity(&m, port));
+        }
     }
 
     fn stats(&self) -> AlgorithmStats {
@@ -189,5 +203,20 @@ mod tests {
         let mut low = crate::abr::forward_rm(0, 5.0, 5.0, 0.0);
         f.on_cell(0, &mut low, true, 2, &p);
         assert_eq!(low.er, 5.0);
+    }
+
+    #[test]
+    fn backward_rm_cells_of_the_other_direction_take_capacity() {
+        // Intervals of 10 cells: 10 reverse backward RM cells in 1 ms are
+        // 10,000 cells/s the port's VCs cannot have.
+        let mut f = Fmmra::new(1, Meter::new(1, 1_000_000_000_000, 10));
+        let p = PortState {
+            link_cps: 100_000.0,
+            abr_queue: 0,
+        };
+        for k in 1..=10u64 {
+            f.on_reverse_brm(k * 100_000_000, &p);
+        }
+        assert_eq!(f.capacity, Some(90_000.0));
     }
 }

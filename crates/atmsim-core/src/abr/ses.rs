@@ -53,6 +53,12 @@ pub struct AbrParams {
     /// Tagged cell rate: the least rate of forward RM cells (at most PCR).
     #[schemars(transform = Limit(limits::ABR_RATE_CPS))]
     pub tcr_cps: f64,
+    /// Use it or lose it (an option; TM 4.0's mandatory rules only retain
+    /// ACR for ADTF): before each forward RM cell, an ACR above the rate
+    /// the source actually sent at since its previous forward RM cell falls
+    /// to that rate, not below ICR.
+    #[serde(default)]
+    pub use_it_or_lose_it: bool,
 }
 
 impl AbrParams {
@@ -71,6 +77,7 @@ impl AbrParams {
             cdf: 1.0 / 16.0,
             adtf_ps: PS_PER_S / 2,
             tcr_cps: 10.0,
+            use_it_or_lose_it: false,
         }
     }
 }
@@ -161,6 +168,14 @@ impl SourceEndSystem {
             if self.sent_any && self.acr > self.p.icr_cps && now - self.last_frm > self.p.adtf_ps {
                 self.acr = self.p.icr_cps;
             }
+            // Use it or lose it: the rate of the cells sent since the last
+            // forward RM cell (that one included) bounds ACR, down to ICR.
+            if self.p.use_it_or_lose_it && self.sent_any && now > self.last_frm {
+                let used = (self.since_frm + 1) as f64 / ((now - self.last_frm) as f64 * 1e-12);
+                if self.acr > used {
+                    self.acr = used.max(self.p.icr_cps).min(self.acr);
+                }
+            }
             // Rule 6: too many FRMs without feedback.
             if self.unacked_frms >= self.p.crm {
                 self.acr = (self.acr * (1.0 - self.p.cdf)).max(self.p.mcr_cps);
@@ -222,6 +237,7 @@ mod tests {
             cdf: 0.5,
             adtf_ps: 500 * MS,
             tcr_cps: 10.0,
+            use_it_or_lose_it: false,
         }
     }
 
@@ -266,6 +282,34 @@ mod tests {
         s.since_frm = 31;
         assert!(matches!(s.emit(600 * MS), Emit::Frm(_)));
         assert_eq!(s.acr, 23_585.0);
+    }
+
+    #[test]
+    fn use_it_or_lose_it_brings_acr_down_to_the_rate_used() {
+        let mut p = params();
+        p.use_it_or_lose_it = true;
+        let mut s = SourceEndSystem::new(0, p);
+        s.emit(0);
+        s.on_brm(&brm(300_000.0, 0));
+        assert_eq!(s.acr, 300_000.0);
+        // 31 data cells and the next FRM at 100,000 cells/s (10 us apart):
+        // ACR falls to 100,000.
+        for k in 1..32 {
+            assert_eq!(s.emit(k * 10_000_000), Emit::Data);
+        }
+        assert!(matches!(s.emit(32 * 10_000_000), Emit::Frm(_)));
+        assert!((s.acr - 100_000.0).abs() < 1e-6, "{}", s.acr);
+        // A source that paused long sends its next FRM at ICR at most.
+        s.since_frm = 31;
+        s.emit(40 * MS);
+        assert_eq!(s.acr, params().icr_cps);
+        // Without the option (rule 5 alone, ADTF 500 ms), ACR stays.
+        let mut s = SourceEndSystem::new(0, params());
+        s.emit(0);
+        s.on_brm(&brm(300_000.0, 0));
+        s.since_frm = 31;
+        s.emit(40 * MS);
+        assert_eq!(s.acr, 300_000.0);
     }
 
     #[test]

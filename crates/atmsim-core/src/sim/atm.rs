@@ -181,10 +181,14 @@ impl AtmFabric {
         let path = &self.paths[cell.vc as usize];
         let (prio, abr) = (path.priority, path.is_abr);
         let hop = &mut self.hops[l as usize];
-        if hop.algorithm.is_some() && !is_brm(&cell) {
+        if hop.algorithm.is_some() {
             let ps = hop.port_state(now);
             if let Some(a) = hop.algorithm.as_mut() {
-                a.on_cell(now, &mut cell, abr, prio, &ps);
+                if is_brm(&cell) {
+                    a.on_reverse_brm(now, &ps);
+                } else {
+                    a.on_cell(now, &mut cell, abr, prio, &ps);
+                }
             }
         }
         match hop.port.mode {
