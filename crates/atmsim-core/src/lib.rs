@@ -18,6 +18,7 @@ pub mod abr;
 pub mod atm;
 pub mod buffer;
 pub mod engine;
+pub mod gfr;
 pub mod ip;
 pub mod scenario;
 pub mod sim;

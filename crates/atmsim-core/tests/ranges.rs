@@ -700,7 +700,13 @@ fn the_schema_carries_the_ranges() {
     let link = &schema["$defs"]["LinkSpec"]["properties"];
     assert_eq!(link["delay_ps"]["maximum"], json!(1000 * S));
     assert_eq!(link["bit_rate_bps"]["minimum"], json!(1e3));
-    let red = &schema["$defs"]["PolicySpec"]["oneOf"][4]["properties"];
+    let red = schema["$defs"]["PolicySpec"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| &v["properties"])
+        .find(|p| p["kind"]["const"] == json!("red"))
+        .expect("a red policy");
     assert_eq!(red["w_q"]["exclusiveMinimum"], json!(0.0));
     let vc = &schema["$defs"]["VcSpec"]["properties"]["links"];
     assert_eq!((&vc["minItems"], &vc["maxItems"]), (&json!(1), &json!(255)));

@@ -16,7 +16,7 @@
 //! being transmitted; the buffer size bounds that number.
 
 use super::cell::Cell;
-use crate::buffer::{DropPolicy, Verdict, N_DROP_REASONS};
+use crate::buffer::{Arrival, DropPolicy, DropReason, VcOccupancy, Verdict, COMMON_DROP_REASONS};
 use crate::engine::time::NEVER;
 use crate::engine::Time;
 use std::collections::VecDeque;
@@ -79,8 +79,15 @@ pub struct Port {
     pub cells_in: u64,
     /// Cells accepted into the buffer.
     pub cells_accepted: u64,
-    /// Cells dropped, by [`crate::buffer::DropReason`].
-    pub drops: [u64; N_DROP_REASONS],
+    /// Cells dropped, by reason: the reasons every port reports, then any
+    /// other its policy gave, in the order they first occurred.
+    pub drops: Vec<(DropReason, u64)>,
+    /// The cells of each VC in the port, when its policy reads them or a
+    /// probe asked (None otherwise).
+    vcs: Option<VcOccupancy>,
+    /// FIFO mode with `vcs`: the accepted cells still in the port, as (end
+    /// of transmission, VC), in order.
+    leaving: VecDeque<(Time, u32)>,
     /// Largest number of waiting cells seen.
     pub max_queue: u32,
 }
@@ -110,7 +117,9 @@ impl Port {
             busy_done_ps: 0,
             cells_in: 0,
             cells_accepted: 0,
-            drops: [0; N_DROP_REASONS],
+            drops: COMMON_DROP_REASONS.iter().map(|&r| (r, 0)).collect(),
+            vcs: None,
+            leaving: VecDeque::new(),
             max_queue: 0,
         }
     }
@@ -160,16 +169,62 @@ impl Port {
         }
     }
 
+    /// Keeps the cells of each VC (`n_vcs` of them) in the port, from now on
+    /// (call before any cell arrives).
+    pub fn track_vcs(&mut self, n_vcs: usize) {
+        self.vcs = Some(VcOccupancy::new(n_vcs));
+    }
+
+    /// True when the port's policy reads its cells per VC.
+    pub fn policy_needs_vcs(&self) -> bool {
+        self.policy.needs_vc_occupancy()
+    }
+
+    /// The cells of each VC in the port at `now` (kept only when asked for
+    /// with [`Port::track_vcs`]).
+    pub fn vc_occupancy(&mut self, now: Time) -> Option<&VcOccupancy> {
+        self.settle_leaving(now);
+        self.vcs.as_ref()
+    }
+
+    /// FIFO mode: takes the cells whose transmission ended by `now` out of
+    /// the per-VC counts.
+    #[inline]
+    fn settle_leaving(&mut self, now: Time) {
+        if let Some(vcs) = self.vcs.as_mut() {
+            while let Some(&(end, vc)) = self.leaving.front() {
+                if end > now {
+                    break;
+                }
+                self.leaving.pop_front();
+                vcs.remove(vc);
+            }
+        }
+    }
+
     #[inline]
     fn judge(&mut self, cell: &Cell, occupancy: u32) -> bool {
         self.cells_in += 1;
-        match self.policy.admit(cell, occupancy, self.capacity) {
+        let empty = VcOccupancy::default();
+        let arrival = Arrival {
+            cell,
+            occupancy,
+            capacity: self.capacity,
+            vcs: self.vcs.as_ref().unwrap_or(&empty),
+        };
+        match self.policy.admit(&arrival) {
             Verdict::Accept => {
                 self.cells_accepted += 1;
+                if let Some(vcs) = self.vcs.as_mut() {
+                    vcs.add(cell.vc);
+                }
                 true
             }
             Verdict::Drop(reason) => {
-                self.drops[reason as usize] += 1;
+                match self.drops.iter_mut().find(|(r, _)| *r == reason) {
+                    Some((_, n)) => *n += 1,
+                    None => self.drops.push((reason, 1)),
+                }
                 false
             }
         }
@@ -184,6 +239,7 @@ impl Port {
         // Occupancy as seen by the arriving cell: cells waiting behind the
         // one in service.
         let occupancy = u32::try_from(in_port.saturating_sub(1)).unwrap_or(u32::MAX);
+        self.settle_leaving(now);
         if !self.judge(cell, occupancy) {
             return None;
         }
@@ -198,12 +254,16 @@ impl Port {
         // start <= NEVER: the sum cannot overflow. While cells wait beyond
         // NEVER, free_at + cell time lies past it too.
         let end = start + self.cell_time_ps;
-        if end <= NEVER {
+        let end = if end <= NEVER {
             self.free_at = end;
-            Some(end)
+            end
         } else {
-            Some(self.fifo_arrive_beyond_never())
+            self.fifo_arrive_beyond_never()
+        };
+        if self.vcs.is_some() {
+            self.leaving.push_back((end, cell.vc));
         }
+        Some(end)
     }
 
     /// The rest of `fifo_arrive` for a cell that leaves after NEVER.
@@ -246,6 +306,9 @@ impl Port {
     pub fn prio_tx_done(&mut self, now: Time) -> (Cell, Option<Time>) {
         self.prio_account(now);
         let done = self.in_service.take().expect("tx done on an idle port");
+        if let Some(vcs) = self.vcs.as_mut() {
+            vcs.remove(done.vc);
+        }
         self.busy_done_ps += (now - self.tx_start) as u128;
         let next = self.queues.iter_mut().find_map(|q| q.pop_front());
         let end = next.map(|c| {
@@ -282,7 +345,7 @@ impl Port {
 
     /// Total dropped cells.
     pub fn cells_dropped(&self) -> u64 {
-        self.drops.iter().sum()
+        self.drops.iter().map(|(_, n)| n).sum()
     }
 
     /// Time-average number of waiting cells over [0, now].
@@ -341,5 +404,67 @@ mod tests {
         // One cell time later, one has left.
         assert_eq!(p.cells_out(ct), 1);
         assert_eq!(p.busy_ps(ct), ct as u128);
+    }
+
+    #[test]
+    fn the_cells_per_vc_always_equal_a_recount() {
+        // Random arrivals of five VCs' cells into a FIFO port and a priority
+        // port with 40-cell buffers: after each arrival, X_i, N_a and X match
+        // a recount of the cells in the port.
+        use crate::engine::RngStream;
+        let ct: Time = 1000;
+        for mode in [PortMode::Fifo, PortMode::Priority] {
+            let mut p = Port::new(ct, 40, mode, Box::new(TailDrop));
+            p.track_vcs(5);
+            let mut rng = RngStream::new(3, 0);
+            // The cells in the port, as (end of transmission, VC), for the
+            // FIFO port; the priority port is driven by its own events.
+            let mut fifo_in: Vec<(Time, u32)> = Vec::new();
+            let mut prio_in: Vec<u32> = Vec::new();
+            let mut tx_end: Option<Time> = None;
+            let mut now: Time = 0;
+            for _ in 0..20_000 {
+                now += (rng.exponential(900.0)) as Time;
+                let vc = rng.int_between(0, 4) as u32;
+                let cell = Cell::data(vc, 0, 1, true);
+                match mode {
+                    PortMode::Fifo => {
+                        if let Some(end) = p.fifo_arrive(now, &cell) {
+                            fifo_in.push((end, vc));
+                        }
+                        fifo_in.retain(|&(end, _)| end > now);
+                    }
+                    PortMode::Priority => {
+                        while let Some(t) = tx_end.filter(|&t| t <= now) {
+                            let (done, next) = p.prio_tx_done(t);
+                            let k = prio_in.iter().position(|&v| v == done.vc).unwrap();
+                            prio_in.remove(k);
+                            tx_end = next;
+                        }
+                        match p.prio_arrive(now, cell, 2) {
+                            PriorityArrival::Started(end) => {
+                                tx_end = Some(end);
+                                prio_in.push(vc);
+                            }
+                            PriorityArrival::Queued => prio_in.push(vc),
+                            PriorityArrival::Dropped => {}
+                        }
+                    }
+                }
+                let listed: Vec<u32> = match mode {
+                    PortMode::Fifo => fifo_in.iter().map(|&(_, v)| v).collect(),
+                    PortMode::Priority => prio_in.clone(),
+                };
+                let occ = p.vc_occupancy(now).unwrap().clone();
+                for v in 0..5u32 {
+                    assert_eq!(occ.of(v), listed.iter().filter(|&&x| x == v).count() as u32);
+                }
+                assert_eq!(occ.total as usize, listed.len());
+                let active = (0..5u32).filter(|v| listed.contains(v)).count() as u32;
+                assert_eq!(occ.active, active);
+                assert_eq!(occ.total as u64, p.cells_in_port(now));
+            }
+            assert!(p.cells_dropped() > 0, "{mode:?}: the buffer never filled");
+        }
     }
 }

@@ -3,17 +3,13 @@
 //! already accepted continue; if the buffer fills under one of them, the
 //! rest of it is discarded as by PPD (keeping its EOM when there is room).
 
-use super::ppd::PartialPacketDiscard;
-use super::{DropPolicy, DropReason, FrameTracker, Verdict};
-use crate::atm::Cell;
+use super::{Arrival, DropPolicy, FrameGate, Verdict, EPD};
 
 /// EPD with a threshold in cells.
 pub struct EarlyPacketDiscard {
     /// Occupancy (cells) at or above which a new frame is refused.
     pub threshold: u32,
-    frames: FrameTracker,
-    refusing: Vec<bool>,
-    partial: PartialPacketDiscard,
+    gate: FrameGate,
 }
 
 impl EarlyPacketDiscard {
@@ -21,25 +17,20 @@ impl EarlyPacketDiscard {
     pub fn new(n_vcs: usize, threshold: u32) -> Self {
         Self {
             threshold,
-            frames: FrameTracker::new(n_vcs),
-            refusing: vec![false; n_vcs],
-            partial: PartialPacketDiscard::new(n_vcs, true),
+            gate: FrameGate::new(n_vcs),
         }
     }
 }
 
 impl DropPolicy for EarlyPacketDiscard {
     #[inline]
-    fn admit(&mut self, cell: &Cell, occupancy: u32, capacity: u32) -> Verdict {
-        let vc = cell.vc as usize;
-        if self.frames.observe(cell) {
+    fn admit(&mut self, a: &Arrival) -> Verdict {
+        if self.gate.starts_frame(a.cell) {
             // The only decision point: a frame's first cell.
-            self.refusing[vc] = occupancy >= self.threshold.min(capacity);
+            let refuse = a.occupancy >= self.threshold.min(a.capacity);
+            self.gate.decide(a.cell.vc, refuse.then_some(EPD));
         }
-        if self.refusing[vc] {
-            return Verdict::Drop(DropReason::Epd);
-        }
-        self.partial.admit(cell, occupancy, capacity)
+        self.gate.follow(a)
     }
 }
 
@@ -47,7 +38,7 @@ impl DropPolicy for EarlyPacketDiscard {
 mod tests {
     use super::*;
     use crate::buffer::testing::*;
-    use DropReason::*;
+    use crate::buffer::{EPD, PPD, TAIL};
     use Verdict::*;
 
     #[test]
@@ -60,7 +51,7 @@ mod tests {
         // First cell at the threshold: the whole frame goes, even if the
         // queue drains meanwhile.
         let g = frame(0, 1, 4);
-        assert_eq!(verdicts(&mut p, &g, &[5, 0, 0, 0], 10), vec![Drop(Epd); 4]);
+        assert_eq!(verdicts(&mut p, &g, &[5, 0, 0, 0], 10), vec![Drop(EPD); 4]);
         // The next frame is judged afresh.
         let h = frame(0, 2, 2);
         assert_eq!(verdicts(&mut p, &h, &[1, 1], 10), vec![Accept, Accept]);
@@ -71,6 +62,6 @@ mod tests {
         let mut p = EarlyPacketDiscard::new(1, 5);
         let f = frame(0, 0, 4);
         let v = verdicts(&mut p, &f, &[4, 10, 3, 3], 10);
-        assert_eq!(v, vec![Accept, Drop(Tail), Drop(Ppd), Accept]);
+        assert_eq!(v, vec![Accept, Drop(TAIL), Drop(PPD), Accept]);
     }
 }

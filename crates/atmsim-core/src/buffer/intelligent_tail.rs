@@ -2,8 +2,7 @@
 //! below the buffer size, drop every cell except EOM cells, so that the
 //! frame boundaries survive and frames do not merge at the receiver.
 
-use super::{DropPolicy, DropReason, Verdict};
-use crate::atm::Cell;
+use super::{Arrival, DropPolicy, Verdict, INTELLIGENT_TAIL, TAIL};
 
 /// Drops non-EOM cells once the occupancy reaches `threshold`; EOM cells are
 /// dropped only when the buffer is full.
@@ -21,11 +20,12 @@ impl IntelligentTailDrop {
 
 impl DropPolicy for IntelligentTailDrop {
     #[inline]
-    fn admit(&mut self, cell: &Cell, occupancy: u32, capacity: u32) -> Verdict {
+    fn admit(&mut self, a: &Arrival) -> Verdict {
+        let (cell, occupancy, capacity) = (a.cell, a.occupancy, a.capacity);
         if occupancy >= capacity {
-            Verdict::Drop(DropReason::Tail)
+            Verdict::Drop(TAIL)
         } else if occupancy >= self.threshold && !cell.is_eom() {
-            Verdict::Drop(DropReason::IntelligentTail)
+            Verdict::Drop(INTELLIGENT_TAIL)
         } else {
             Verdict::Accept
         }
@@ -46,11 +46,11 @@ mod tests {
             v,
             vec![
                 Verdict::Accept,
-                Verdict::Drop(DropReason::IntelligentTail),
+                Verdict::Drop(INTELLIGENT_TAIL),
                 Verdict::Accept
             ]
         );
         // A full buffer drops the EOM too.
-        assert_eq!(p.admit(&f[2], 10, 10), Verdict::Drop(DropReason::Tail));
+        assert_eq!(admit(&mut p, &f[2], 10, 10), Verdict::Drop(TAIL));
     }
 }

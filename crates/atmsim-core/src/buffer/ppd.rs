@@ -3,8 +3,7 @@
 //! room) if `keep_eom`, so the receiver sees the frame boundary and the next
 //! frame is not merged into the broken one.
 
-use super::{DropPolicy, DropReason, Verdict};
-use crate::atm::Cell;
+use super::{Arrival, DropPolicy, Verdict, PPD, TAIL};
 
 /// Per-VC "discarding the rest of this frame" state plus tail drop.
 pub struct PartialPacketDiscard {
@@ -35,7 +34,8 @@ impl PartialPacketDiscard {
 
 impl DropPolicy for PartialPacketDiscard {
     #[inline]
-    fn admit(&mut self, cell: &Cell, occupancy: u32, capacity: u32) -> Verdict {
+    fn admit(&mut self, a: &Arrival) -> Verdict {
+        let (cell, occupancy, capacity) = (a.cell, a.occupancy, a.capacity);
         let vc = cell.vc as usize;
         let full = occupancy >= capacity;
         if self.discarding[vc] {
@@ -44,19 +44,15 @@ impl DropPolicy for PartialPacketDiscard {
                 if self.keep_eom && !full {
                     return Verdict::Accept;
                 }
-                return Verdict::Drop(if full {
-                    DropReason::Tail
-                } else {
-                    DropReason::Ppd
-                });
+                return Verdict::Drop(if full { TAIL } else { PPD });
             }
-            return Verdict::Drop(DropReason::Ppd);
+            return Verdict::Drop(PPD);
         }
         if full {
             if !cell.is_eom() {
                 self.discarding[vc] = true;
             }
-            return Verdict::Drop(DropReason::Tail);
+            return Verdict::Drop(TAIL);
         }
         Verdict::Accept
     }
@@ -66,7 +62,7 @@ impl DropPolicy for PartialPacketDiscard {
 mod tests {
     use super::*;
     use crate::buffer::testing::*;
-    use DropReason::*;
+    use crate::buffer::{PPD, TAIL};
     use Verdict::*;
 
     #[test]
@@ -76,7 +72,7 @@ mod tests {
         // Cell 1 meets a full buffer; cells 2 and 3 find room but belong to a
         // broken frame; the EOM is kept.
         let v = verdicts(&mut p, &f, &[9, 10, 3, 2, 1], 10);
-        assert_eq!(v, vec![Accept, Drop(Tail), Drop(Ppd), Drop(Ppd), Accept]);
+        assert_eq!(v, vec![Accept, Drop(TAIL), Drop(PPD), Drop(PPD), Accept]);
         // The next frame is untouched.
         let g = frame(0, 1, 2);
         assert_eq!(verdicts(&mut p, &g, &[1, 1], 10), vec![Accept, Accept]);
@@ -87,7 +83,7 @@ mod tests {
         let f = frame(0, 0, 3);
         let mut p = PartialPacketDiscard::new(1, false);
         let v = verdicts(&mut p, &f, &[10, 0, 0], 10);
-        assert_eq!(v, vec![Drop(Tail), Drop(Ppd), Drop(Ppd)]);
+        assert_eq!(v, vec![Drop(TAIL), Drop(PPD), Drop(PPD)]);
     }
 
     #[test]
@@ -95,8 +91,8 @@ mod tests {
         let mut p = PartialPacketDiscard::new(2, true);
         let a = frame(0, 0, 3);
         let b = frame(1, 0, 3);
-        assert_eq!(p.admit(&a[0], 10, 10), Drop(Tail));
-        assert_eq!(p.admit(&b[0], 0, 10), Accept);
-        assert_eq!(p.admit(&a[1], 0, 10), Drop(Ppd));
+        assert_eq!(admit(&mut p, &a[0], 10, 10), Drop(TAIL));
+        assert_eq!(admit(&mut p, &b[0], 0, 10), Accept);
+        assert_eq!(admit(&mut p, &a[1], 0, 10), Drop(PPD));
     }
 }

@@ -1,16 +1,16 @@
 //! Tail drop: drop a cell when the buffer is full.
 
-use super::{DropPolicy, DropReason, Verdict};
-use crate::atm::Cell;
+use super::{Arrival, DropPolicy, Verdict, TAIL};
 
 /// Drops a cell when the buffer holds `capacity` cells.
 pub struct TailDrop;
 
 impl DropPolicy for TailDrop {
     #[inline]
-    fn admit(&mut self, _cell: &Cell, occupancy: u32, capacity: u32) -> Verdict {
+    fn admit(&mut self, a: &Arrival) -> Verdict {
+        let (occupancy, capacity) = (a.occupancy, a.capacity);
         if occupancy >= capacity {
-            Verdict::Drop(DropReason::Tail)
+            Verdict::Drop(TAIL)
         } else {
             Verdict::Accept
         }
@@ -28,11 +28,7 @@ mod tests {
         let v = verdicts(&mut TailDrop, &f, &[9, 10, 11], 10);
         assert_eq!(
             v,
-            vec![
-                Verdict::Accept,
-                Verdict::Drop(DropReason::Tail),
-                Verdict::Drop(DropReason::Tail)
-            ]
+            vec![Verdict::Accept, Verdict::Drop(TAIL), Verdict::Drop(TAIL)]
         );
     }
 }

@@ -244,6 +244,30 @@ pub const FRACTION: Reals = Reals {
     max: 1.0,
 };
 
+/// A value in [0, 1]: DFBA's alpha and Z.
+pub const UNIT_INTERVAL: Reals = Reals {
+    min: 0.0,
+    min_open: false,
+    max: 1.0,
+};
+/// DFBA's low threshold L, cells (at most H: checked).
+pub const DFBA_THRESHOLD_CELLS: Ints = Ints {
+    min: 0,
+    max: BUFFER_CELLS.max,
+};
+/// A GFR VC's MCR, cells/s (at most its first link's: checked): at least one
+/// cell every 1000 s.
+pub const GFR_MCR_CPS: Reals = Reals {
+    min: 1e-3,
+    min_open: false,
+    max: CELL_RATE_CPS.max,
+};
+/// A GFR VC's MBS and MFS, cells.
+pub const GFR_CELLS: Ints = Ints {
+    min: 1,
+    max: u16::MAX as u64,
+};
+
 /// A source's cell rate (peak, mean): at least one cell every 1000 s, at
 /// most the fastest link's cell rate (and the VC's first link's, checked).
 pub const SOURCE_RATE_CPS: Reals = Reals {

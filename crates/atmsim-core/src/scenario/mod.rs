@@ -187,6 +187,46 @@ pub enum PolicySpec {
         #[schemars(transform = Limit(limits::THRESHOLD_CELLS))]
         threshold: u32,
     },
+    /// Selective Drop (seed 004 section 6): above R cells in the port, a
+    /// frame of a VC holding more than its share (X_i N_a / X > Z) is
+    /// dropped whole.
+    SelectiveDrop {
+        /// R: the occupancy above which shares are enforced, cells (at most
+        /// the buffer).
+        #[schemars(transform = Limit(limits::THRESHOLD_CELLS))]
+        threshold: u32,
+        /// Z: the share factor.
+        #[schemars(transform = Limit(limits::FRACTION))]
+        z: f64,
+    },
+    /// Fair Buffer Allocation (seed 004 section 6): as Selective Drop with
+    /// the share scaled by (K - R) / (X - R).
+    Fba {
+        /// R: the occupancy above which shares are enforced, cells (at most
+        /// the buffer).
+        #[schemars(transform = Limit(limits::THRESHOLD_CELLS))]
+        threshold: u32,
+        /// Z: the share factor.
+        #[schemars(transform = Limit(limits::FRACTION))]
+        z: f64,
+    },
+    /// Differential Fair Buffer Allocation (seed 004 section 3): buffer
+    /// shares in proportion to the GFR VCs' MCRs.
+    Dfba {
+        /// L: below it every frame is accepted, cells.
+        #[schemars(transform = Limit(limits::DFBA_THRESHOLD_CELLS))]
+        low: u32,
+        /// H: above it every frame is refused (EPD), cells (at least L, at
+        /// most the buffer).
+        #[schemars(transform = Limit(limits::THRESHOLD_CELLS))]
+        high: u32,
+        /// Weight of the fairness term in the drop probability (the
+        /// efficiency term gets 1 - alpha).
+        #[schemars(transform = Limit(limits::UNIT_INTERVAL))]
+        alpha: f64,
+        /// Z_i, the scale of each VC's drop probability.
+        z: DfbaZ,
+    },
     /// RED at an IP port (thresholds in the buffer's unit: packets, or
     /// bytes with buffer_bytes).
     Red {
@@ -203,6 +243,44 @@ pub enum PolicySpec {
         #[schemars(transform = Limit(limits::FRACTION))]
         max_p: f64,
     },
+}
+
+/// DFBA's Z_i (seed 004 section 5, Table 6), with W_i / W a VC's share of
+/// the port's weights.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum DfbaZ {
+    /// The same Z for every VC (seed 004: 1 "in most cases").
+    Constant {
+        /// Z, in [0, 1].
+        #[schemars(transform = Limit(limits::UNIT_INTERVAL))]
+        value: f64,
+    },
+    /// Z_i = 1 - W_i / W.
+    OneMinusShare,
+    /// Z_i = (1 - W_i / W)^2.
+    OneMinusShareSquared,
+}
+
+/// A GFR VC's traffic contract (ATM Forum Traffic Management Specification
+/// 4.1, the Guaranteed Frame Rate service).
+#[derive(Clone, Debug, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GfrParams {
+    /// Minimum cell rate, cells/s (at most the cell rate of the VC's first
+    /// link).
+    #[schemars(transform = Limit(limits::GFR_MCR_CPS))]
+    pub mcr_cps: f64,
+    /// Maximum burst size, cells (the burst tolerance of the frame-based
+    /// GCRA).
+    #[schemars(transform = Limit(limits::GFR_CELLS))]
+    pub mbs_cells: u32,
+    /// Maximum frame size, cells: longer frames are not eligible.
+    #[schemars(transform = Limit(limits::GFR_CELLS))]
+    pub mfs_cells: u32,
+    /// Tag (CLP = 1) the frames the frame-based GCRA finds not eligible,
+    /// at the VC's first switch.
+    pub tagging: bool,
 }
 
 /// A virtual circuit.
@@ -226,6 +304,9 @@ pub struct VcSpec {
     /// null otherwise).
     #[serde(default)]
     pub abr: Option<AbrParams>,
+    /// GFR: the traffic contract (required for class gfr, null otherwise).
+    #[serde(default)]
+    pub gfr: Option<GfrParams>,
 }
 
 /// A traffic source on a VC.
@@ -535,6 +616,10 @@ pub struct ProbeSpec {
     /// VCs whose delivered cell rate over each period is recorded.
     #[serde(default)]
     pub vc_rate: Vec<u32>,
+    /// ATM links whose port's cells of each VC crossing it are sampled (the
+    /// series' entities are "<link>/<vc>").
+    #[serde(default)]
+    pub vc_queue: Vec<u32>,
     /// Flows whose cwnd, window, sequence number and srtt are recorded.
     #[serde(default)]
     pub flows: Vec<u32>,
@@ -553,6 +638,7 @@ impl ProbeSpec {
         !(self.queue.is_empty()
             && self.utilization.is_empty()
             && self.vc_rate.is_empty()
+            && self.vc_queue.is_empty()
             && self.flows.is_empty()
             && self.abr_vcs.is_empty()
             && self.abr_ports.is_empty())
@@ -651,6 +737,40 @@ impl Scenario {
                             threshold as u64,
                         )?;
                     }
+                    PolicySpec::SelectiveDrop { threshold, z }
+                    | PolicySpec::Fba { threshold, z } => {
+                        Ints {
+                            max: buffer,
+                            ..THRESHOLD_CELLS
+                        }
+                        .check(
+                            format_args!("links[{i}].policy.threshold"),
+                            threshold as u64,
+                        )?;
+                        FRACTION.check(format_args!("links[{i}].policy.z"), z)?;
+                    }
+                    PolicySpec::Dfba {
+                        low,
+                        high,
+                        alpha,
+                        z,
+                    } => {
+                        let p = format!("links[{i}].policy");
+                        Ints {
+                            max: buffer,
+                            ..THRESHOLD_CELLS
+                        }
+                        .check(format_args!("{p}.high"), high as u64)?;
+                        Ints {
+                            max: high as u64,
+                            ..DFBA_THRESHOLD_CELLS
+                        }
+                        .check(format_args!("{p}.low"), low as u64)?;
+                        UNIT_INTERVAL.check(format_args!("{p}.alpha"), alpha)?;
+                        if let DfbaZ::Constant { value } = z {
+                            UNIT_INTERVAL.check(format_args!("{p}.z.value"), value)?;
+                        }
+                    }
                     PolicySpec::Red { .. } => {
                         return Err(format!("links[{i}].policy: red is for IP links"))
                     }
@@ -744,6 +864,19 @@ impl Scenario {
 
     fn check_vc(&self, i: usize, v: &VcSpec) -> Result<(), String> {
         self.check_path(&format!("vcs[{i}].links"), &v.links, Layer::Atm)?;
+        if (v.class == ServiceClass::Gfr) != v.gfr.is_some() {
+            return Err(format!(
+                "vcs[{i}]: class gfr and gfr parameters go together"
+            ));
+        }
+        if let Some(g) = &v.gfr {
+            use limits::*;
+            GFR_MCR_CPS
+                .at_most(self.first_link_cps(i as u32))
+                .check(format_args!("vcs[{i}].gfr.mcr_cps"), g.mcr_cps)?;
+            GFR_CELLS.check(format_args!("vcs[{i}].gfr.mbs_cells"), g.mbs_cells as u64)?;
+            GFR_CELLS.check(format_args!("vcs[{i}].gfr.mfs_cells"), g.mfs_cells as u64)?;
+        }
         let is_abr = v.class == ServiceClass::Abr;
         if is_abr != v.abr.is_some() {
             return Err(format!(
@@ -883,11 +1016,16 @@ impl Scenario {
                     if v as usize >= self.vcs.len() {
                         return Err(format!("{p}.{key}: no VC {v}"));
                     }
-                    if std::mem::replace(&mut vc_used[v as usize], true) {
-                        return Err(format!(
-                            "{p}.{key}: VC {v} already carries a source or flow"
-                        ));
+                    // Flows may share VCs (an edge router multiplexes many
+                    // TCP connections onto one VC), sources may not.
+                    if vc_used[v as usize] {
+                        return Err(format!("{p}.{key}: VC {v} carries a traffic source"));
                     }
+                }
+                if d == a {
+                    return Err(format!(
+                        "{p}: data_vc and ack_vc must differ (both are VC {d})"
+                    ));
                 }
                 (&self.vcs[d as usize].links, &self.vcs[a as usize].links)
             }
@@ -926,6 +1064,15 @@ impl Scenario {
         for (key, list, n) in lists {
             if let Some((k, x)) = list.iter().enumerate().find(|(_, &x)| x as usize >= n) {
                 return Err(format!("probes.{key}[{k}]: no entry {x}"));
+            }
+        }
+        for (k, &l) in p.vc_queue.iter().enumerate() {
+            if self
+                .links
+                .get(l as usize)
+                .is_none_or(|link| link.layer != Layer::Atm)
+            {
+                return Err(format!("probes.vc_queue[{k}]: {l} is not an ATM link"));
             }
         }
         for (k, &v) in p.abr_vcs.iter().enumerate() {

@@ -15,14 +15,15 @@
 //! `deliver` callback when cells are added, at probe ticks and at the end.
 
 use crate::abr::algorithm::{self, AlgorithmStats, PortState};
-use crate::abr::{is_brm, SwitchAlgorithm};
+use crate::abr::{is_brm, is_rm, SwitchAlgorithm};
 use crate::atm::port::PriorityArrival;
 use crate::atm::{Cell, Link, Port, PortMode, ServiceClass};
-use crate::buffer::DROP_REASON_NAMES;
+use crate::buffer::{PolicyContext, VcOccupancy};
 use crate::engine::time::cell_time_ps;
-use crate::engine::{Event, EventQueue, Time};
+use crate::engine::{Event, EventQueue, RngStream, Time};
+use crate::gfr::Fgcra;
 use crate::scenario::{LinkSpec, VcSpec};
-use crate::stats::{Ledger, PortSummary};
+use crate::stats::{GfrSummary, Ledger, PortSummary};
 use std::collections::VecDeque;
 
 /// An ATM link with its output port and, for ABR, its switch algorithm.
@@ -77,32 +78,69 @@ pub(super) enum BrmStep {
 pub(super) struct AtmFabric {
     hops: Vec<AtmHop>,
     paths: Vec<VcPath>,
+    /// GFR VCs: the frame-based GCRA at the VC's first switch.
+    policers: Vec<Option<Fgcra>>,
+    /// GFR VCs: the MCR, cells/s.
+    mcr_cps: Vec<f64>,
 }
 
 impl AtmFabric {
-    /// The fabric of the scenario's ATM links `specs` (given with their
-    /// lazy flag), in order, and of its VCs; `local` maps a scenario link
-    /// index to the fabric's (only ATM links are looked up).
-    pub(super) fn new(specs: Vec<(&LinkSpec, bool)>, vcs: &[VcSpec], local: &[u32]) -> Self {
+    /// The fabric of the scenario's ATM links `specs` (each with its scenario
+    /// index and its lazy flag), in order, and of its VCs; `local` maps a
+    /// scenario link index to the fabric's (only ATM links are looked up);
+    /// `seed` seeds the ports' random streams; `vc_probed` lists the links
+    /// whose ports' cells per VC are probed.
+    pub(super) fn new(
+        specs: Vec<(usize, &LinkSpec, bool)>,
+        vcs: &[VcSpec],
+        local: &[u32],
+        seed: u64,
+        vc_probed: &[u32],
+    ) -> Self {
         let n_vcs = vcs.len();
         // Which priorities use each link: a port with one class needs no
-        // transmit events.
+        // transmit events; and each GFR VC's weight at each port (DFBA).
         let mut classes = vec![[false; 3]; specs.len()];
-        for v in vcs {
-            for &l in &v.links {
-                classes[local[l as usize] as usize][v.class.priority()] = true;
+        let mut weights = vec![vec![0.0; n_vcs]; specs.len()];
+        for (v, vc) in vcs.iter().enumerate() {
+            for &l in &vc.links {
+                let a = local[l as usize] as usize;
+                classes[a][vc.class.priority()] = true;
+                if let Some(g) = &vc.gfr {
+                    // W_i = MCR_i / GFR capacity, the capacity being the
+                    // link's cell rate (seed 004 section 4).
+                    weights[a][v] = g.mcr_cps / specs[a].1.cell_rate_cps;
+                }
             }
         }
         let hops = specs
             .into_iter()
+            .zip(weights)
             .enumerate()
-            .map(|(i, (l, lazy))| {
-                let n_classes = classes[i].iter().filter(|&&c| c).count();
+            .map(|(a, ((i, l, lazy), weights))| {
+                let n_classes = classes[a].iter().filter(|&&c| c).count();
                 let mode = if n_classes <= 1 {
                     PortMode::Fifo
                 } else {
                     PortMode::Priority
                 };
+                let policy = crate::buffer::build(
+                    &l.policy,
+                    PolicyContext {
+                        n_vcs,
+                        weights,
+                        rng: RngStream::new(seed, super::STREAM_ATM_PORTS + i as u64),
+                    },
+                );
+                let mut port = Port::new(
+                    cell_time_ps(l.cell_rate_cps),
+                    l.buffer_cells.unwrap_or(u32::MAX),
+                    mode,
+                    policy,
+                );
+                if port.policy_needs_vcs() || vc_probed.contains(&(i as u32)) {
+                    port.track_vcs(n_vcs);
+                }
                 AtmHop {
                     link: Link {
                         name: l.name.clone(),
@@ -113,12 +151,7 @@ impl AtmFabric {
                         in_flight: VecDeque::new(),
                         lazy,
                     },
-                    port: Port::new(
-                        cell_time_ps(l.cell_rate_cps),
-                        l.buffer_cells.unwrap_or(u32::MAX),
-                        mode,
-                        crate::buffer::build(&l.policy, n_vcs),
-                    ),
+                    port,
                     algorithm: l.algorithm.as_ref().map(|a| algorithm::build(a, n_vcs)),
                 }
             })
@@ -147,8 +180,32 @@ impl AtmFabric {
                     links,
                 }
             })
+            .collect::<Vec<VcPath>>();
+        let policers = vcs
+            .iter()
+            .zip(&paths)
+            .map(|(v, path)| {
+                let g = v.gfr.as_ref()?;
+                let pcr = hops[path.links[0] as usize].link.cell_rate_cps;
+                Some(Fgcra::new(
+                    g.mcr_cps,
+                    pcr,
+                    g.mbs_cells,
+                    g.mfs_cells,
+                    g.tagging,
+                ))
+            })
             .collect();
-        AtmFabric { hops, paths }
+        let mcr_cps = vcs
+            .iter()
+            .map(|v| v.gfr.as_ref().map_or(0.0, |g| g.mcr_cps))
+            .collect();
+        AtmFabric {
+            hops,
+            paths,
+            policers,
+            mcr_cps,
+        }
     }
 
     /// Number of links.
@@ -260,8 +317,9 @@ impl AtmFabric {
     }
 
     /// The head cell of link `l` reaches its far end at `now`; the next
-    /// one's arrival is scheduled.
-    pub(super) fn link_arrival(&mut self, l: u32, agenda: &mut EventQueue) -> Arrived {
+    /// one's arrival is scheduled. A GFR VC's data cells are policed as they
+    /// reach the VC's first switch (the end of its first link).
+    pub(super) fn link_arrival(&mut self, l: u32, now: Time, agenda: &mut EventQueue) -> Arrived {
         let link = &mut self.hops[l as usize].link;
         let (_, mut cell) = link
             .in_flight
@@ -276,9 +334,39 @@ impl AtmFabric {
         cell.hop += 1;
         let path = &self.paths[cell.vc as usize];
         match path.links.get(cell.hop as usize) {
-            Some(&next) => Arrived::Onward(next, cell),
+            Some(&next) => {
+                if cell.hop == 1 && !is_rm(&cell) {
+                    if let Some(p) = self.policers[cell.vc as usize].as_mut() {
+                        p.police(now, &mut cell);
+                    }
+                }
+                Arrived::Onward(next, cell)
+            }
             None => Arrived::End(cell),
         }
+    }
+
+    /// A GFR VC's conformance counters (None for other VCs).
+    pub(super) fn gfr_summary(&self, vc: u32) -> Option<GfrSummary> {
+        let p = self.policers[vc as usize].as_ref()?;
+        Some(GfrSummary {
+            mcr_cps: self.mcr_cps[vc as usize],
+            frames_tested: p.frames_tested,
+            frames_ineligible: p.frames_ineligible,
+            cells_tagged: p.cells_tagged,
+        })
+    }
+
+    /// The cells of each VC in the port of link `l` at `now`, if kept.
+    pub(super) fn vc_occupancy(&mut self, l: u32, now: Time) -> Option<&VcOccupancy> {
+        self.hops[l as usize].port.vc_occupancy(now)
+    }
+
+    /// The VCs whose path crosses link `l`, in index order.
+    pub(super) fn vcs_on(&self, l: u32) -> Vec<u32> {
+        (0..self.paths.len() as u32)
+            .filter(|&v| self.paths[v as usize].links.contains(&l))
+            .collect()
     }
 
     /// A backward RM cell arrived over hop `cell.hop` of its backward path at
@@ -379,10 +467,10 @@ impl AtmFabric {
             cells_in: port.cells_in,
             cells_out: port.cells_out(now),
             cells_dropped: dropped,
-            drops: DROP_REASON_NAMES
+            drops: port
+                .drops
                 .iter()
-                .zip(port.drops)
-                .map(|(n, c)| (n.to_string(), c))
+                .map(|(r, c)| (r.0.to_string(), *c))
                 .collect(),
             clr: if port.cells_in > 0 {
                 dropped as f64 / port.cells_in as f64
@@ -432,7 +520,19 @@ mod tests {
             links,
             back_links: vec![],
             abr: None,
+            gfr: None,
         }
+    }
+
+    /// The fabric of `specs` (the scenario's only links, in order).
+    fn fabric(specs: &[LinkSpec], lazy: bool, vcs: &[VcSpec]) -> AtmFabric {
+        let local: Vec<u32> = (0..specs.len() as u32).collect();
+        let with_index = specs
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (i, l, lazy))
+            .collect();
+        AtmFabric::new(with_index, vcs, &local, 1, &[])
     }
 
     const US: Time = 1_000_000;
@@ -444,11 +544,7 @@ mod tests {
             link("ab", 0, 1, None, 2 * US),
             link("bc", 1, 2, None, 2 * US),
         ];
-        let mut fabric = AtmFabric::new(
-            specs.iter().map(|l| (l, false)).collect(),
-            &[vc(ServiceClass::Ubr, vec![0, 1])],
-            &[0, 1],
-        );
+        let mut fabric = fabric(&specs, false, &[vc(ServiceClass::Ubr, vec![0, 1])]);
         let mut agenda = EventQueue::new();
         let mut nothing = |_: &Cell| panic!("no lazy link here");
         for k in 0..2 {
@@ -463,7 +559,7 @@ mod tests {
             agenda.next_until(Time::MAX),
             Some((3 * US, Event::CellArrival(0)))
         );
-        match fabric.link_arrival(0, &mut agenda) {
+        match fabric.link_arrival(0, 0, &mut agenda) {
             Arrived::Onward(1, c) => assert_eq!((c.hop, c.is_eom()), (1, false)),
             other => panic!("{other:?}"),
         }
@@ -473,7 +569,7 @@ mod tests {
             Some((4 * US, Event::CellArrival(0)))
         );
         assert!(matches!(
-            fabric.link_arrival(0, &mut agenda),
+            fabric.link_arrival(0, 0, &mut agenda),
             Arrived::Onward(1, _)
         ));
         assert_eq!(agenda.next_until(Time::MAX), None);
@@ -482,11 +578,7 @@ mod tests {
     #[test]
     fn a_full_buffer_drops_and_the_ledger_counts_every_cell() {
         let specs = [link("ab", 0, 1, Some(1), 0)];
-        let mut fabric = AtmFabric::new(
-            specs.iter().map(|l| (l, false)).collect(),
-            &[vc(ServiceClass::Ubr, vec![0])],
-            &[0],
-        );
+        let mut fabric = fabric(&specs, false, &[vc(ServiceClass::Ubr, vec![0])]);
         let mut agenda = EventQueue::new();
         let mut nothing = |_: &Cell| {};
         let accepted: Vec<bool> = (0..3)
@@ -504,11 +596,7 @@ mod tests {
     #[test]
     fn a_lazy_link_schedules_nothing_and_delivers_when_drained() {
         let specs = [link("ab", 0, 1, None, 5 * US)];
-        let mut fabric = AtmFabric::new(
-            specs.iter().map(|l| (l, true)).collect(),
-            &[vc(ServiceClass::Ubr, vec![0])],
-            &[0],
-        );
+        let mut fabric = fabric(&specs, true, &[vc(ServiceClass::Ubr, vec![0])]);
         let mut agenda = EventQueue::new();
         let mut got = 0;
         for _ in 0..3 {
@@ -534,7 +622,7 @@ mod tests {
             vc(ServiceClass::Ubr, vec![0]),
             vc(ServiceClass::Cbr, vec![0]),
         ];
-        let mut fabric = AtmFabric::new(specs.iter().map(|l| (l, false)).collect(), &vcs, &[0]);
+        let mut fabric = fabric(&specs, false, &vcs);
         let mut agenda = EventQueue::new();
         let mut nothing = |_: &Cell| {};
         fabric.port_arrive(0, Cell::data(0, 0, 1, true), 0, &mut agenda, &mut nothing);
@@ -544,7 +632,7 @@ mod tests {
         while let Some((t, ev)) = agenda.next_until(Time::MAX) {
             match ev {
                 Event::PortTxDone(l) => fabric.tx_done(l, t, &mut agenda, &mut nothing),
-                Event::CellArrival(l) => match fabric.link_arrival(l, &mut agenda) {
+                Event::CellArrival(l) => match fabric.link_arrival(l, t, &mut agenda) {
                     Arrived::End(c) => order.push((t, c.vc)),
                     other => panic!("{other:?}"),
                 },

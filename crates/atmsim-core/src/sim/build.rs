@@ -36,9 +36,9 @@ pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
         .iter()
         .enumerate()
         .filter(|(_, l)| l.layer == Layer::Atm)
-        .map(|(i, l)| (l, plan.lazy_atm[i]))
+        .map(|(i, l)| (i, l, plan.lazy_atm[i]))
         .collect();
-    let atm = atm::AtmFabric::new(atm_specs, &sc.vcs, &local);
+    let atm = atm::AtmFabric::new(atm_specs, &sc.vcs, &local, sc.seed, &sc.probes.vc_queue);
     let ip_links: Vec<usize> = (0..sc.links.len())
         .filter(|&i| sc.links[i].layer == Layer::Ip)
         .collect();
@@ -65,7 +65,7 @@ pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
     };
     let ends = ends::Endpoints::new(sc, &tcp_vc, &first_link_cps, &mut agenda);
     let tcp = tcp::TcpHosts::new(sc, &plan.eager_rx, &plan.eager_tx, &mut agenda);
-    let probes = probes::Probes::new(sc, &links);
+    let probes = probes::Probes::new(sc, &links, &atm);
     if sc.probes.any() {
         agenda.push(sc.probes.period_ps, crate::engine::Event::ProbeTick);
     }

@@ -438,6 +438,7 @@ impl Endpoints {
                     rule6_cuts: st.ses.rule6_cuts,
                     source_queue_cells: st.queue.len() as u64,
                 }),
+                gfr: None,
             });
         }
         (vcs, bytes)

@@ -63,7 +63,7 @@ impl Simulation {
     }
 
     pub(super) fn on_cell_arrival(&mut self, l: u32) {
-        match self.atm.link_arrival(l, &mut self.agenda) {
+        match self.atm.link_arrival(l, self.clock.now, &mut self.agenda) {
             CellArrived::Onward(next, cell) => self.cell_to_port(next, cell),
             CellArrived::Brm(cell) => match self.atm.brm_onward(cell, self.clock.now) {
                 BrmStep::Onward(next, cell) => self.cell_to_port(next, cell),
@@ -222,8 +222,14 @@ impl Simulation {
         }
         // A probe sees the state before the arrivals of its instant.
         self.drain_lazy(now, false);
-        self.probes
-            .sample(now, next, &self.atm, &self.ip, &self.ends, &mut self.tcp);
+        self.probes.sample(
+            now,
+            next,
+            &mut self.atm,
+            &self.ip,
+            &self.ends,
+            &mut self.tcp,
+        );
     }
 
     /// Hands the cells of lazy links that arrived before `t` (by `t` with

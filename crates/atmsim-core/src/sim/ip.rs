@@ -16,7 +16,7 @@
 //! packet where it is at the end of the run from the recorded times.
 
 use super::fast_paths::IpFastPaths;
-use crate::buffer::DROP_REASON_NAMES;
+use crate::buffer::COMMON_DROP_REASONS;
 use crate::engine::{Event, EventQueue, RngStream, Time};
 use crate::ip::red::Red;
 use crate::ip::{IpLimit, IpPort, Packet};
@@ -438,9 +438,9 @@ impl IpFabric {
             ports.push(PortSummary {
                 name: h.name.clone(),
                 layer: "ip",
-                drops: DROP_REASON_NAMES
+                drops: COMMON_DROP_REASONS
                     .iter()
-                    .map(|n| (n.to_string(), 0))
+                    .map(|r| (r.0.to_string(), 0))
                     .collect(),
                 utilization: if now > 0 {
                     p.busy_ps(now) as f64 / now as f64

@@ -35,9 +35,11 @@ mod tcp;
 use crate::engine::{Event, EventQueue, Time};
 use crate::scenario::Scenario;
 
-/// Random stream ids: sources use their index; flows and IP ports these bases.
+/// Random stream ids: sources use their index; flows, IP ports and ATM ports
+/// (their drop policies) these bases.
 const STREAM_FLOWS: u64 = 1 << 40;
 const STREAM_IP_PORTS: u64 = 1 << 41;
+const STREAM_ATM_PORTS: u64 = 1 << 42;
 
 /// Where a scenario link lives: the index of an ATM link in the ATM fabric,
 /// or of an IP link in the IP fabric.

@@ -33,6 +33,9 @@ pub(super) struct Probes {
     abr_vcs: Vec<u32>,
     /// Ports whose switch algorithm is recorded: (scenario link, ATM link).
     abr_ports: Vec<(u32, u32)>,
+    /// Ports whose cells per VC are sampled: (ATM link, the VCs crossing
+    /// it, the entity id of the first (link, VC) pair).
+    vc_queue: Vec<(u32, Vec<u32>, u32)>,
     /// Entity ids: links, then VCs, then flows.
     n_links: u32,
     n_vcs: u32,
@@ -41,7 +44,7 @@ pub(super) struct Probes {
 
 impl Probes {
     /// The probes of `sc`, with `links` locating each scenario link.
-    pub(super) fn new(sc: &Scenario, links: &[LinkRef]) -> Self {
+    pub(super) fn new(sc: &Scenario, links: &[LinkRef], atm: &AtmFabric) -> Self {
         let p = &sc.probes;
         let mut series = Series::default();
         if p.any() {
@@ -52,6 +55,20 @@ impl Probes {
                 .chain(sc.vcs.iter().map(|v| v.name.clone()))
                 .chain(sc.flows.iter().map(|f| f.name.clone()))
                 .collect();
+        }
+        let mut vc_queue = Vec::new();
+        for &l in &p.vc_queue {
+            let LinkRef::Atm(a) = links[l as usize] else {
+                continue;
+            };
+            let vcs = atm.vcs_on(a);
+            let first = series.entity_names.len() as u32;
+            let link = &sc.links[l as usize].name;
+            series.entity_names.extend(
+                vcs.iter()
+                    .map(|&v| format!("{link}/{}", sc.vcs[v as usize].name)),
+            );
+            vc_queue.push((a, vcs, first));
         }
         let at = |l: u32| (l, links[l as usize]);
         Probes {
@@ -73,6 +90,7 @@ impl Probes {
                     LinkRef::Ip(_) => None,
                 })
                 .collect(),
+            vc_queue,
             n_links: sc.links.len() as u32,
             n_vcs: sc.vcs.len() as u32,
             series,
@@ -90,7 +108,7 @@ impl Probes {
         &mut self,
         now: Time,
         next: Time,
-        atm: &AtmFabric,
+        atm: &mut AtmFabric,
         ip: &IpFabric,
         ends: &Endpoints,
         tcp: &mut TcpHosts,
@@ -144,6 +162,13 @@ impl Probes {
                 Metric::AbrQueueCells,
                 atm.abr_queue_cells(a, now) as f64,
             );
+        }
+        for (a, vcs, first) in &self.vc_queue {
+            if let Some(occ) = atm.vc_occupancy(*a, now) {
+                for (k, &v) in vcs.iter().enumerate() {
+                    series.push(t, first + k as u32, Metric::VcQueueCells, occ.of(v) as f64);
+                }
+            }
         }
         let base = n_links + self.n_vcs;
         for &f in &self.flows {

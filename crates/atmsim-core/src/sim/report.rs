@@ -30,7 +30,10 @@ impl Simulation {
                 *slot = ip_ports.next().expect("an IP port summary per IP link");
             }
         }
-        let (vcs, end_bytes) = self.ends.report(t_s, &mut ledger);
+        let (mut vcs, end_bytes) = self.ends.report(t_s, &mut ledger);
+        for (v, summary) in vcs.iter_mut().enumerate() {
+            summary.gfr = self.atm.gfr_summary(v as u32);
+        }
         let flows = self.tcp.report(t_s, &mut ledger.bytes);
         let b = &mut ledger.bytes;
         b.dropped_in_network = ip_dropped_bytes + end_bytes.dropped_in_network;

@@ -110,6 +110,22 @@ pub struct VcSummary {
     /// ABR VCs: the source end system at the end.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub abr: Option<AbrSummary>,
+    /// GFR VCs: the conformance of their frames at the first switch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gfr: Option<GfrSummary>,
+}
+
+/// A GFR VC's frames as its first switch's frame-based GCRA judged them.
+#[derive(Clone, Debug, Serialize)]
+pub struct GfrSummary {
+    /// The VC's minimum cell rate, cells/s.
+    pub mcr_cps: f64,
+    /// Frames tested (data frames that reached the first switch).
+    pub frames_tested: u64,
+    /// Frames not eligible for the MCR guarantee.
+    pub frames_ineligible: u64,
+    /// Cells tagged CLP = 1 (with tagging on).
+    pub cells_tagged: u64,
 }
 
 /// The state of an ABR source end system at the end of a run.

@@ -30,10 +30,12 @@ pub enum Metric {
     FairShareCps = 11,
     /// Cells waiting in a port's ABR queue.
     AbrQueueCells = 12,
+    /// Cells of one VC in one port (the one being sent included).
+    VcQueueCells = 13,
 }
 
 /// Names of the metrics, indexed by [`Metric`].
-pub const METRIC_NAMES: [&str; 13] = [
+pub const METRIC_NAMES: [&str; 14] = [
     "queue_cells",
     "utilization",
     "vc_rate_cps",
@@ -47,6 +49,7 @@ pub const METRIC_NAMES: [&str; 13] = [
     "load_factor",
     "fair_share_cps",
     "abr_queue_cells",
+    "vc_queue_cells",
 ];
 
 /// The recorded samples.

@@ -73,6 +73,10 @@ pub(super) fn port_allows_fast_paths(link: &LinkSpec) -> bool {
         | PolicySpec::IntelligentTail { .. }
         | PolicySpec::Ppd { .. }
         | PolicySpec::Epd { .. } => true,
+        // ATM policies that read the port's cells per VC: the IP fast paths
+        // never feed an ATM port, and the ATM one (lazy links) only delays
+        // deliveries at passive sinks, after the port.
+        PolicySpec::SelectiveDrop { .. } | PolicySpec::Fba { .. } | PolicySpec::Dfba { .. } => true,
     }
 }
 
