@@ -55,6 +55,11 @@ pub enum Event {
     RxDone(u32),
     /// An ABR source end system may send its next in-rate cell.
     SesSend(u32),
+    /// A rate-controlled IP port ends an averaging interval (its index is
+    /// the IP link's).
+    RateInterval(u32),
+    /// A flow's ack bucket releases its next ACK.
+    AckRelease(u32),
 }
 
 /// A pending event. `key` packs (time, sequence number) into one integer

@@ -2,12 +2,17 @@
 //! checksum and its incremental update, and router output ports with FIFO
 //! queues (tail drop or RED) feeding packet links.
 //!
-//! Not here: the rate-to-window translation and the ack bucket of seed 001
-//! (not modelled yet), and IP fragmentation (the seeds never fragment).
+//! Also the explicit-rate control of TCP at a router port (seed 001): the
+//! rates ([`rate_control`]) and the ack bucket ([`ack_bucket`]); the
+//! translation of a rate into the window of passing ACKs is
+//! [`Packet::rewrite_window`] with the checksum updated incrementally.
+//! Not here: IP fragmentation (the seeds never fragment).
 
+pub mod ack_bucket;
 pub mod checksum;
 pub mod packet;
 pub mod port;
+pub mod rate_control;
 pub mod red;
 
 pub use packet::{Packet, SackBlock, SackRing};

@@ -169,6 +169,18 @@ impl IpPort {
         self.waiting(now, true)
     }
 
+    /// IP bytes of the packets waiting at `now` (not counting the one in
+    /// transmission).
+    pub fn queue_bytes(&self, now: Time) -> u64 {
+        self.live()
+            .iter()
+            .rev()
+            .take_while(|h| self.start_of(h) > now)
+            .filter(|h| h.arrival <= now)
+            .map(|h| h.bytes as u64)
+            .sum()
+    }
+
     /// Packets waiting at `now` before the arrivals of that instant: what a
     /// probe at `now` sees (probes come before simultaneous arrivals, see
     /// docs/model.md, "Time and order"), however early the port was told.

@@ -262,6 +262,12 @@ pub const GFR_MCR_CPS: Reals = Reals {
     min_open: false,
     max: CELL_RATE_CPS.max,
 };
+/// The largest increase of an explicit rate per interval (seed 001: 10 %).
+pub const RATE_INCREASE: Reals = Reals {
+    min: 0.0,
+    min_open: false,
+    max: 10.0,
+};
 /// A GFR VC's MBS and MFS, cells.
 pub const GFR_CELLS: Ints = Ints {
     min: 1,

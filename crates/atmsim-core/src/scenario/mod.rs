@@ -157,6 +157,73 @@ pub struct LinkSpec {
     /// ATM: the ABR switch algorithm at the output port (null: none).
     #[serde(default)]
     pub algorithm: Option<AlgorithmSpec>,
+    /// IP: the port computes explicit rates for the TCP flows through it
+    /// (seed 001's simplified ERICA+; null: none).
+    #[serde(default)]
+    pub rate_control: Option<RateControlSpec>,
+    /// IP: what the router at this link's far end does to the ACKs of the
+    /// flows another of its ports rate-controls (null: nothing).
+    #[serde(default)]
+    pub ack_control: Option<AckControlSpec>,
+}
+
+/// The simplified ERICA+ of seed 001 section 5 at a router port.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RateControlSpec {
+    /// Averaging interval, ps.
+    #[schemars(transform = Limit(limits::INTERVAL_PS))]
+    pub interval_ps: Time,
+    /// Target queueing delay T0, ps.
+    #[schemars(transform = Limit(limits::INTERVAL_PS))]
+    pub t0_ps: Time,
+    /// The target curve above T0.
+    #[schemars(transform = Limit(limits::ERICA_PLUS_A))]
+    pub a: f64,
+    /// The target curve below T0.
+    #[schemars(transform = Limit(limits::ERICA_PLUS_B))]
+    pub b: f64,
+    /// Queue drain limit factor: the floor of the target factor.
+    #[schemars(transform = Limit(limits::FRACTION))]
+    pub qdlf: f64,
+    /// Overload band: z > 1 + delta counts as overload.
+    #[schemars(transform = Limit(limits::ERICA_DELTA))]
+    pub delta: f64,
+    /// Largest increase of a flow's rate per interval, a fraction of it.
+    #[schemars(transform = Limit(limits::RATE_INCREASE))]
+    pub max_increase: f64,
+}
+
+/// How a flow's explicit rate becomes the window written into its ACKs:
+/// W = ER x T.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum WindowRule {
+    /// ACK windows are left alone.
+    None,
+    /// One time T for every flow.
+    Fixed {
+        /// T, ps.
+        #[schemars(transform = Limit(limits::POSITIVE_TIME_PS))]
+        t_ps: Time,
+    },
+    /// Each flow's own round-trip time (its paths' propagation and one
+    /// segment's and one ACK's transmission at every hop, no queueing).
+    Rtt,
+}
+
+/// What the router at a link's far end does to the ACKs it receives over
+/// the link, for the flows whose data leave through its port `rates_from`.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct AckControlSpec {
+    /// The IP link whose port computes the rates (it must leave the node
+    /// this link reaches, and have `rate_control`).
+    pub rates_from: u32,
+    /// Writes min(window, ER x T) into each ACK (RFC 1624 checksum update).
+    pub window: WindowRule,
+    /// Holds the ACKs and releases them at the flow's rate (the ack bucket).
+    pub ack_bucket: bool,
 }
 
 /// Drop policy of a port.
@@ -822,7 +889,43 @@ impl Scenario {
                         "links[{i}].algorithm: switch algorithms run on ATM ports"
                     ));
                 }
+                if let Some(rc) = &l.rate_control {
+                    let p = format!("links[{i}].rate_control");
+                    INTERVAL_PS.check(format_args!("{p}.interval_ps"), rc.interval_ps)?;
+                    INTERVAL_PS.check(format_args!("{p}.t0_ps"), rc.t0_ps)?;
+                    ERICA_PLUS_A.check(format_args!("{p}.a"), rc.a)?;
+                    ERICA_PLUS_B.check(format_args!("{p}.b"), rc.b)?;
+                    FRACTION.check(format_args!("{p}.qdlf"), rc.qdlf)?;
+                    ERICA_DELTA.check(format_args!("{p}.delta"), rc.delta)?;
+                    RATE_INCREASE.check(format_args!("{p}.max_increase"), rc.max_increase)?;
+                }
+                if let Some(ac) = &l.ack_control {
+                    let p = format!("links[{i}].ack_control");
+                    let r = ac.rates_from;
+                    let Some(ports) = self.links.get(r as usize) else {
+                        return Err(format!("{p}.rates_from: no link {r}"));
+                    };
+                    if ports.layer != Layer::Ip || ports.rate_control.is_none() {
+                        return Err(format!(
+                            "{p}.rates_from: link {r} is not an IP link with rate_control"
+                        ));
+                    }
+                    if ports.from != l.to {
+                        return Err(format!(
+                            "{p}.rates_from: link {r} does not leave node {}, where this link ends",
+                            l.to
+                        ));
+                    }
+                    if let WindowRule::Fixed { t_ps } = ac.window {
+                        POSITIVE_TIME_PS.check(format_args!("{p}.window.t_ps"), t_ps)?;
+                    }
+                }
             }
+        }
+        if l.layer == Layer::Atm && (l.rate_control.is_some() || l.ack_control.is_some()) {
+            return Err(format!(
+                "links[{i}]: rate_control and ack_control are for IP links"
+            ));
         }
         Ok(())
     }

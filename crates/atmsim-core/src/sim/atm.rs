@@ -510,6 +510,8 @@ mod tests {
             buffer_bytes: None,
             policy: PolicySpec::Tail,
             algorithm: None,
+            rate_control: None,
+            ack_control: None,
         }
     }
 

@@ -42,9 +42,15 @@ pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
     let ip_links: Vec<usize> = (0..sc.links.len())
         .filter(|&i| sc.links[i].layer == Layer::Ip)
         .collect();
+    // The event queue (simultaneous cell arrivals ordered as the scenario
+    // says); the parts schedule their first events on it as they are built.
+    let mut agenda = match sc.arbitration {
+        Arbitration::Random => EventQueue::with_tie_seed(sc.seed),
+        Arbitration::SchedulingOrder => EventQueue::by_scheduling_order(),
+    };
     let ip_fast = IpFastPaths::new(&plan, &ip_links, &local);
     let ip_specs = ip_links.iter().map(|&i| (i, &sc.links[i])).collect();
-    let ip = ip::IpFabric::new(sc, ip_specs, &local, ip_fast);
+    let ip = ip::IpFabric::new(sc, ip_specs, &local, ip_fast, &mut agenda);
     // VCs that carry a TCP flow end in a host, not a passive sink.
     let mut tcp_vc = vec![false; sc.vcs.len()];
     for fl in &sc.flows {
@@ -57,12 +63,9 @@ pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
         .iter()
         .map(|v| sc.links[v.links[0] as usize].cell_rate_cps)
         .collect();
-    // The first events, in this order: sources, flows and their ticks, the
-    // first probe tick (ties at one instant go by scheduling order).
-    let mut agenda = match sc.arbitration {
-        Arbitration::Random => EventQueue::with_tie_seed(sc.seed),
-        Arbitration::SchedulingOrder => EventQueue::by_scheduling_order(),
-    };
+    // The first events, in this order: rate intervals of IP ports, sources,
+    // flows and their ticks, the first probe tick (ties at one instant go by
+    // scheduling order).
     let ends = ends::Endpoints::new(sc, &tcp_vc, &first_link_cps, &mut agenda);
     let tcp = tcp::TcpHosts::new(sc, &plan.eager_rx, &plan.eager_tx, &mut agenda);
     let probes = probes::Probes::new(sc, &links, &atm);

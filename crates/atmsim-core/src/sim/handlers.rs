@@ -6,6 +6,7 @@
 use super::atm::{Arrived as CellArrived, BrmStep};
 use super::ends::AtEnd;
 use super::ip::Arrived as PacketArrived;
+use super::ip_control::AckFate;
 use super::tcp::FlowRoute;
 use super::Simulation;
 use crate::abr::is_rm;
@@ -122,11 +123,27 @@ impl Simulation {
     pub(super) fn on_packet_arrival(&mut self, l: u32) {
         let now = self.clock.now;
         match self.ip.link_arrival(l, &mut self.agenda) {
-            PacketArrived::Onward(next, packet) => self.ip_port_arrive(next, packet, now),
+            PacketArrived::Onward(next, packet) => {
+                if let AckFate::Pass(packet) = self.ip.at_router(l, packet, now, &mut self.agenda) {
+                    self.ip_port_arrive(next, packet, now);
+                }
+            }
             PacketArrived::End(packet) => {
                 self.ip.note_delivered();
                 self.packet_arrives(packet, now);
             }
+        }
+    }
+
+    pub(super) fn on_rate_interval(&mut self, l: u32) {
+        self.ip
+            .end_rate_interval(l, self.clock.now, &mut self.agenda);
+    }
+
+    pub(super) fn on_ack_release(&mut self, f: u32) {
+        let now = self.clock.now;
+        if let Some((next, packet)) = self.ip.release_ack(f, now, &mut self.agenda) {
+            self.ip_port_arrive(next, packet, now);
         }
     }
 

@@ -16,6 +16,7 @@
 //! packet where it is at the end of the run from the recorded times.
 
 use super::fast_paths::IpFastPaths;
+use super::ip_control::{AckFate, IpControl};
 use crate::buffer::COMMON_DROP_REASONS;
 use crate::engine::{Event, EventQueue, RngStream, Time};
 use crate::ip::red::Red;
@@ -83,6 +84,7 @@ pub(super) struct IpFabric {
     /// Per flow, where its ACK path [0] and data path [1] start in `route`.
     route_base: Vec<[u32; 2]>,
     fast: IpFastPaths,
+    control: IpControl,
     future_drops: Vec<FutureDrop>,
     /// Packets handed to the first port of their path.
     generated: u64,
@@ -101,8 +103,9 @@ impl IpFabric {
         specs: Vec<(usize, &LinkSpec)>,
         local: &[u32],
         fast: IpFastPaths,
+        agenda: &mut EventQueue,
     ) -> Self {
-        let hops = specs
+        let hops: Vec<IpHop> = specs
             .into_iter()
             .map(|(i, l)| {
                 let limit = match (l.buffer_packets, l.buffer_bytes) {
@@ -143,11 +146,13 @@ impl IpFabric {
             }
             route_base.push(bases);
         }
+        let control = IpControl::new(sc, local, hops.len(), agenda);
         IpFabric {
             hops,
             route,
             route_base,
             fast,
+            control,
             future_drops: Vec::new(),
             generated: 0,
             delivered: 0,
@@ -213,11 +218,16 @@ impl IpFabric {
             route,
             route_base,
             fast,
+            control,
             delivered,
             ..
         } = self;
+        let has_control = control.any();
         let base = route_base[packet.flow as usize][packet.is_data as usize] as usize;
         loop {
+            if has_control {
+                control.count(l, &packet);
+            }
             let h = &mut hops[l as usize];
             let Some(end) = h.port.arrive(at, now, &packet) else {
                 self.drop(&packet, at, now);
@@ -247,6 +257,44 @@ impl IpFabric {
             }
             return None;
         }
+    }
+
+    /// Port `l`'s rate controller ends an averaging interval at `now`.
+    pub(super) fn end_rate_interval(&mut self, l: u32, now: Time, agenda: &mut EventQueue) {
+        let queue = self.hops[l as usize].port.queue_bytes(now);
+        self.control.end_interval(l, now, queue, agenda);
+    }
+
+    /// `packet` arrived over link `l` at `now`, at a router that may control
+    /// its flow's ACKs: it goes on (perhaps rewritten) or waits in a bucket.
+    #[inline]
+    pub(super) fn at_router(
+        &mut self,
+        l: u32,
+        packet: Packet,
+        now: Time,
+        agenda: &mut EventQueue,
+    ) -> AckFate {
+        if packet.is_data || !self.control.any() {
+            return AckFate::Pass(packet);
+        }
+        self.control.on_ack(l, packet, now, agenda)
+    }
+
+    /// Flow `f`'s ack bucket releases an ACK at `now`: the ACK and the link
+    /// it goes on to.
+    pub(super) fn release_ack(
+        &mut self,
+        f: u32,
+        now: Time,
+        agenda: &mut EventQueue,
+    ) -> Option<(u32, Packet)> {
+        self.control.release(f, now, agenda)
+    }
+
+    /// Flow `f`'s explicit rate (bits/s) and last written window (bytes).
+    pub(super) fn control_sample(&self, f: u32) -> Option<(f64, f64)> {
+        self.control.sample(f)
     }
 
     /// The head packet of link `l` reaches its far end; the next one's
@@ -458,6 +506,7 @@ impl IpFabric {
         }
         ledger.packets.generated = self.generated;
         ledger.packets.delivered = self.delivered;
+        ledger.packets.held_at_routers = self.control.held();
         // Drops still to come at the end are packets in the path.
         let dropped_bytes = self.bytes_dropped - future_drop_bytes;
         (ports, dropped_bytes, in_path + future_drop_bytes)
@@ -477,7 +526,13 @@ mod tests {
         let all: Vec<usize> = (0..sc.links.len()).collect();
         let local: Vec<u32> = (0..sc.links.len() as u32).collect();
         let fast = IpFastPaths::new(&plan, &all, &local);
-        IpFabric::new(sc, sc.links.iter().enumerate().collect(), &local, fast)
+        IpFabric::new(
+            sc,
+            sc.links.iter().enumerate().collect(),
+            &local,
+            fast,
+            &mut EventQueue::new(),
+        )
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! - [`atm`]: the ATM fabric: links, their output ports and switch
 //!   algorithms, the VCs' paths;
 //! - [`ip`]: the IP fabric: packet links, router ports, the flows' IP paths
-//!   and the IP part of the ledger;
+//!   and the IP part of the ledger, with [`ip_control`], the explicit-rate
+//!   control of TCP at routers (rates, ACK windows, ack buckets);
 //! - [`ends`]: what sits at the ends of the VCs: traffic sources, AAL5
 //!   segmentation and reassembly, the ABR source and destination end
 //!   systems;
@@ -28,6 +29,7 @@ mod ends;
 mod fast_paths;
 mod handlers;
 mod ip;
+mod ip_control;
 mod probes;
 mod report;
 mod tcp;
@@ -118,6 +120,8 @@ impl Simulation {
                 Event::FlowTimer(f) => self.on_flow_timer(f),
                 Event::RxDone(f) => self.on_rx_done(f),
                 Event::SesSend(v) => self.on_ses_send(v),
+                Event::RateInterval(l) => self.on_rate_interval(l),
+                Event::AckRelease(f) => self.on_ack_release(f),
             }
         }
         self.clock.now = self.clock.now.max(until);

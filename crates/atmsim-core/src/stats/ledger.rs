@@ -31,7 +31,8 @@ pub struct Ledger {
     pub bytes: ByteLedger,
 }
 
-/// IP packets: generated = delivered + dropped + queued + on links.
+/// IP packets: generated = delivered + dropped + queued + on links + held
+/// at routers (ack buckets).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct PacketLedger {
     /// True when it balances.
@@ -46,6 +47,13 @@ pub struct PacketLedger {
     pub queued: u64,
     /// Packets propagating on IP links.
     pub on_links: u64,
+    /// ACKs held in ack buckets at routers (neither lost nor delivered).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub held_at_routers: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// TCP payload bytes (seed 000 section 7).
@@ -79,7 +87,7 @@ impl Ledger {
     /// found, and sets `ok`.
     pub fn close(mut self) -> Self {
         let p = &mut self.packets;
-        p.ok = p.generated == p.delivered + p.dropped + p.queued + p.on_links;
+        p.ok = p.generated == p.delivered + p.dropped + p.queued + p.on_links + p.held_at_routers;
         if !p.ok {
             self.problems.push(format!("packets: {p:?}"));
         }

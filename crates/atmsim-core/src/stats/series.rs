@@ -32,10 +32,14 @@ pub enum Metric {
     AbrQueueCells = 12,
     /// Cells of one VC in one port (the one being sent included).
     VcQueueCells = 13,
+    /// A TCP flow's explicit rate at the router port controlling it, bits/s.
+    ErBps = 14,
+    /// The last window a router wrote into a flow's ACKs, bytes.
+    RwndWrittenBytes = 15,
 }
 
 /// Names of the metrics, indexed by [`Metric`].
-pub const METRIC_NAMES: [&str; 14] = [
+pub const METRIC_NAMES: [&str; 16] = [
     "queue_cells",
     "utilization",
     "vc_rate_cps",
@@ -50,6 +54,8 @@ pub const METRIC_NAMES: [&str; 14] = [
     "fair_share_cps",
     "abr_queue_cells",
     "vc_queue_cells",
+    "er_bps",
+    "rwnd_written_bytes",
 ];
 
 /// The recorded samples.

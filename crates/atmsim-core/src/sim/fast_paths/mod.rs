@@ -49,11 +49,11 @@
 //! switch.
 //!
 //! Opting out: a kind of port or element that changes cells or packets in
-//! flight (a router rewriting an ACK's window, an ACK pacer), or whose
-//! decisions need more than its own arrivals in time order (per-VC buffer
-//! accounting fed by departures), must not be fed early. It says so in
-//! [`port_allows_fast_paths`] or [`flow_allows_fast_paths`], the one place
-//! the plan below consults.
+//! flight (a router rewriting an ACK's window, an ack bucket), or whose
+//! decisions need its arrivals at their own time (a port computing explicit
+//! rates), must not be fed early. It says so in [`port_allows_fast_paths`],
+//! [`link_end_allows_fast_paths`] or [`flow_allows_fast_paths`], the one
+//! place the plan below consults.
 
 mod ip;
 
@@ -63,10 +63,14 @@ use crate::scenario::{FlowSpec, Layer, LinkSpec, PolicySpec, Scenario};
 use crate::tcp::TimerMode;
 
 /// Whether the output port of `link` may be fed early (eager or batch) by
-/// the fast paths. Every port kind today decides on each arrival from its
-/// own state at that instant, so all may; the match makes a new policy
-/// choose.
+/// the fast paths: not a port that computes explicit rates from its
+/// arrivals (it must count them at their time); otherwise every policy
+/// decides on each arrival from its own state at that instant, so all may
+/// (the match makes a new policy choose).
 pub(super) fn port_allows_fast_paths(link: &LinkSpec) -> bool {
+    if link.rate_control.is_some() {
+        return false;
+    }
     match link.policy {
         PolicySpec::Tail
         | PolicySpec::Red { .. }
@@ -78,6 +82,13 @@ pub(super) fn port_allows_fast_paths(link: &LinkSpec) -> bool {
         // deliveries at passive sinks, after the port.
         PolicySpec::SelectiveDrop { .. } | PolicySpec::Fba { .. } | PolicySpec::Dfba { .. } => true,
     }
+}
+
+/// Whether a packet at the far end of `link` may go on early into the next
+/// port (or, over a batch port's feeder, be taken early): not when a router
+/// there acts on it at the instant it passes (ACK windows, ack buckets).
+pub(super) fn link_end_allows_fast_paths(link: &LinkSpec) -> bool {
+    link.ack_control.is_none()
 }
 
 /// Whether the end hosts of `flow` may take packets as soon as their
@@ -190,7 +201,11 @@ fn eager_ip_links(sc: &Scenario) -> Vec<Option<u32>> {
         .collect();
     candidate
         .iter()
-        .map(|c| c.filter(|&p| candidate[p as usize].is_none()))
+        .map(|c| {
+            c.filter(|&p| {
+                candidate[p as usize].is_none() && link_end_allows_fast_paths(&sc.links[p as usize])
+            })
+        })
         .collect()
 }
 
@@ -228,7 +243,11 @@ fn batch_ports(sc: &Scenario, eager_links: &[Option<u32>]) -> Vec<Vec<u32>> {
         for (k, &l) in path.iter().enumerate() {
             used[l as usize] = true;
             match k.checked_sub(1).map(|j| path[j]) {
-                Some(p) if next[p as usize] == Some(l) && sc.links[p as usize].delay_ps > 0 => {
+                Some(p)
+                    if next[p as usize] == Some(l)
+                        && sc.links[p as usize].delay_ps > 0
+                        && link_end_allows_fast_paths(&sc.links[p as usize]) =>
+                {
                     feeders[l as usize].push(p)
                 }
                 _ => ok[l as usize] = false,

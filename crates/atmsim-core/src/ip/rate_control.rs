@@ -1,0 +1,241 @@
+//! Explicit rates for TCP flows at a router port: the simplified ERICA+ of
+//! seed 001 section 5 (Satyavolu, Duvedi and Kalyanaraman, "Explicit rate
+//! control of TCP applications", ATM Forum 98-0152).
+//!
+//! At the end of each averaging interval the port measures its input rate
+//! and each flow's rate (bytes of the flow's packets that reached the port
+//! in the interval), and its queue. The target capacity is f(Tq) x the link
+//! rate, with Tq the queueing delay of the queue at the link rate and f the
+//! ERICA+ curve (T0, a, b, floored at QDLF); z = input / target; with N the
+//! flows seen in the interval, FairShare = target / N. For each flow seen:
+//!
+//! ```text
+//! VCShare = Rate[i] / z
+//! IF z > 1 + delta: ER[i] = min(max(VCShare, FairShare), (1 + inc) ER[i])
+//! ELSE:             ER[i] = min(max(MaxAllocPrevious, VCShare), (1 + inc) ER[i])
+//! MaxAllocCurrent = max(MaxAllocCurrent, ER[i])
+//! IF ER[i] > FairShare AND Rate[i] < FairShare: ER[i] = FairShare
+//! ```
+//!
+//! then MaxAllocPrevious = MaxAllocCurrent and MaxAllocCurrent = FairShare.
+//! Increases are capped at `inc` (10 %) of the previous ER per interval,
+//! decreases are not. Rates are in bytes/s (IP bytes).
+//!
+//! The seed leaves the initial ER open; with a cap on increases an ER that
+//! starts at 0 stays at 0. A flow's ER starts at the port's link rate, as an
+//! ABR source's forward RM cell starts with ER = PCR (ATM Forum TM 4.0): no
+//! limit until the port has measured the flow, whose first computed ER then
+//! falls to its allocation at once (decreases are not capped). Our choice.
+
+use crate::engine::PS_PER_S;
+
+/// The ERICA+ queue-delay curve and the controller's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateControlParams {
+    /// Averaging interval, ps.
+    pub interval_ps: u64,
+    /// Target queueing delay T0, ps.
+    pub t0_ps: u64,
+    /// Curve above T0.
+    pub a: f64,
+    /// Curve below T0.
+    pub b: f64,
+    /// Floor of the target factor (queue drain limit factor).
+    pub qdlf: f64,
+    /// Overload band: z > 1 + delta is overload.
+    pub delta: f64,
+    /// Largest increase of a flow's ER per interval, as a fraction of it.
+    pub max_increase: f64,
+}
+
+impl RateControlParams {
+    /// f(Tq) for a queueing delay of `tq_s` seconds (the ERICA+ curve).
+    pub fn factor(&self, tq_s: f64) -> f64 {
+        let t0 = self.t0_ps as f64 / PS_PER_S as f64;
+        let (k, x) = if tq_s > t0 {
+            (self.a, tq_s)
+        } else {
+            (self.b, tq_s)
+        };
+        let f = k * t0 / ((k - 1.0) * x + t0);
+        if f.is_finite() {
+            f.max(self.qdlf)
+        } else {
+            self.qdlf
+        }
+    }
+}
+
+/// One flow's state at the port.
+#[derive(Clone, Copy, Debug, Default)]
+struct FlowRate {
+    /// Bytes in the current interval.
+    bytes: u64,
+    /// Explicit rate, bytes/s (None until the flow is first measured).
+    er: Option<f64>,
+}
+
+/// The rate controller of one router port.
+#[derive(Clone, Debug)]
+pub struct RateControl {
+    /// Parameters.
+    pub p: RateControlParams,
+    /// The link rate, bytes/s.
+    link_bps: f64,
+    flows: Vec<FlowRate>,
+    /// Flows seen in the current interval (indices into `flows`).
+    seen: Vec<u32>,
+    input_bytes: u64,
+    max_alloc_prev: f64,
+    max_alloc_cur: f64,
+    /// Of the last interval: load factor, fair share (bytes/s), target.
+    pub z: f64,
+    /// Of the last interval: the fair share, bytes/s.
+    pub fair_share: f64,
+    /// Of the last interval: the target capacity, bytes/s.
+    pub target: f64,
+}
+
+impl RateControl {
+    /// A controller for flows `0..n_flows` at a port sending `link_bps`
+    /// bits/s.
+    pub fn new(p: RateControlParams, link_bps: f64, n_flows: usize) -> Self {
+        RateControl {
+            p,
+            link_bps: link_bps / 8.0,
+            flows: vec![FlowRate::default(); n_flows],
+            seen: Vec::new(),
+            input_bytes: 0,
+            max_alloc_prev: 0.0,
+            max_alloc_cur: 0.0,
+            z: 0.0,
+            fair_share: 0.0,
+            target: 0.0,
+        }
+    }
+
+    /// A packet of `bytes` IP bytes of `flow` reached the port.
+    #[inline]
+    pub fn count(&mut self, flow: u32, bytes: u32) {
+        let f = &mut self.flows[flow as usize];
+        if f.bytes == 0 {
+            self.seen.push(flow);
+        }
+        f.bytes += bytes as u64;
+        self.input_bytes += bytes as u64;
+    }
+
+    /// The end of an interval of `length_ps` with `queue_bytes` waiting:
+    /// every measured flow's new ER.
+    pub fn end_interval(&mut self, length_ps: u64, queue_bytes: u64) {
+        let secs = length_ps as f64 / PS_PER_S as f64;
+        let capacity = self.link_bps;
+        let tq = queue_bytes as f64 / capacity;
+        self.target = self.p.factor(tq) * capacity;
+        let input = self.input_bytes as f64 / secs;
+        self.z = if input > 0.0 && self.target > 0.0 {
+            input / self.target
+        } else {
+            0.0
+        };
+        let n = self.seen.len().max(1) as f64;
+        self.fair_share = self.target / n;
+        for &i in &self.seen {
+            let f = &mut self.flows[i as usize];
+            let rate = f.bytes as f64 / secs;
+            let vc_share = if self.z > 0.0 { rate / self.z } else { rate };
+            let cap = (1.0 + self.p.max_increase) * f.er.unwrap_or(capacity);
+            let mut er = if self.z > 1.0 + self.p.delta {
+                vc_share.max(self.fair_share).min(cap)
+            } else {
+                self.max_alloc_prev.max(vc_share).min(cap)
+            };
+            self.max_alloc_cur = self.max_alloc_cur.max(er);
+            if er > self.fair_share && rate < self.fair_share {
+                er = self.fair_share;
+            }
+            f.er = Some(er);
+            f.bytes = 0;
+        }
+        self.seen.clear();
+        self.input_bytes = 0;
+        self.max_alloc_prev = self.max_alloc_cur;
+        self.max_alloc_cur = self.fair_share;
+    }
+
+    /// Flow `flow`'s explicit rate, bytes/s (the link rate before the port
+    /// first measured it).
+    pub fn er(&self, flow: u32) -> f64 {
+        self.flows[flow as usize].er.unwrap_or(self.link_bps)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000_000;
+
+    fn params() -> RateControlParams {
+        RateControlParams {
+            interval_ps: 5 * MS,
+            t0_ps: 1_500_000_000,
+            a: 1.15,
+            b: 1.0,
+            qdlf: 0.5,
+            delta: 0.1,
+            max_increase: 0.1,
+        }
+    }
+
+    #[test]
+    fn the_curve_of_erica_plus() {
+        let p = params();
+        // At or below T0 with b = 1: f = 1.
+        assert_eq!(p.factor(0.0), 1.0);
+        assert_eq!(p.factor(0.0015), 1.0);
+        // Above: a T0 / ((a - 1) Tq + T0); at Tq = 11.5 ms:
+        // 1.15 x 1.5 / (0.15 x 11.5 + 1.5) = 1.725 / 3.225.
+        assert!((p.factor(0.0115) - 1.725 / 3.225).abs() < 1e-12);
+        // Floored at QDLF.
+        assert_eq!(p.factor(1.0), 0.5);
+    }
+
+    #[test]
+    fn intervals_by_hand() {
+        // A 8 Mbit/s link (1,000,000 bytes/s), two flows, 5 ms intervals.
+        let mut c = RateControl::new(params(), 8e6, 2);
+        // Interval 1: flow 0 sends 4000 bytes (800,000 B/s), flow 1 1000
+        // (200,000 B/s); empty queue: target 1,000,000, z = 1, fair share
+        // 500,000. Underload branch: MaxAllocPrevious = 0, so ER = VCShare,
+        // capped at 1.1 x the link rate; flow 1 below the fair share asking
+        // less stays at its share.
+        c.count(0, 4000);
+        c.count(1, 1000);
+        c.end_interval(5 * MS, 0);
+        assert!((c.z - 1.0).abs() < 1e-12);
+        assert!((c.er(0) - 800_000.0).abs() < 1e-6);
+        assert!((c.er(1) - 200_000.0).abs() < 1e-6);
+        // Interval 2: the same input, the queue at 11.5 ms of the link:
+        // target 534,884, z = 1.87 > 1.1: ER = max(VCShare, FairShare),
+        // with fair share 267,442: flow 0 gets 800,000 / 1.87 = 427,907;
+        // flow 1 its fair share, but only 10 % above its last ER: 220,000.
+        c.count(0, 4000);
+        c.count(1, 1000);
+        c.end_interval(5 * MS, 11_500);
+        let target = 1.725 / 3.225 * 1e6;
+        assert!((c.target - target).abs() < 1e-6);
+        assert!((c.er(0) - 800_000.0 / (1e6 / target)).abs() < 1e-6);
+        assert!((c.er(1) - 220_000.0).abs() < 1e-6);
+        // A flow not seen keeps its ER.
+        c.count(0, 100);
+        c.end_interval(5 * MS, 0);
+        assert!((c.er(1) - 220_000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn an_unmeasured_flow_has_the_link_rate() {
+        let c = RateControl::new(params(), 8e6, 1);
+        assert_eq!(c.er(0), 1_000_000.0);
+    }
+}

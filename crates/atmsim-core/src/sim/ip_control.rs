@@ -1,0 +1,263 @@
+//! The IP fabric's explicit-rate control of TCP (seed 001): the ports that
+//! compute rates, the routers that write them into ACK windows or hold ACKs
+//! in ack buckets, and the flows they control.
+//!
+//! A port with `rate_control` counts every packet offered to it per flow and
+//! computes each flow's explicit rate (ER) at the end of each averaging
+//! interval ([`crate::ip::rate_control`]). A link with `ack_control` names
+//! such a port at the node it reaches: the ACKs arriving over it of the
+//! flows whose data leave through that port get min(window, ER x T) written
+//! into their window field (the checksum updated as RFC 1624 says), and/or
+//! wait in the flow's ack bucket, which releases them at the flow's ER
+//! ([`crate::ip::ack_bucket`]). These elements act on packets at the
+//! instant they pass, so the fast paths never feed them early
+//! (`fast_paths::port_allows_fast_paths`).
+
+use crate::engine::{Event, EventQueue, Time, PS_PER_S};
+use crate::ip::ack_bucket::AckBucket;
+use crate::ip::rate_control::{RateControl, RateControlParams};
+use crate::ip::Packet;
+use crate::scenario::{Layer, Scenario, WindowRule};
+
+/// What a router does to the ACKs arriving over one link.
+struct AckControl {
+    /// The fabric index of the port whose rates it uses.
+    rates_from: u32,
+    window: WindowRule,
+    bucket: bool,
+    /// Per flow: its data leave through `rates_from` and its ACKs come over
+    /// this link.
+    controls: Vec<bool>,
+}
+
+/// What became of an ACK at a controlling router.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum AckFate {
+    /// It goes on (its window perhaps rewritten).
+    Pass(Packet),
+    /// It waits in its flow's ack bucket.
+    Held,
+}
+
+/// The explicit-rate control of an IP fabric.
+#[derive(Default)]
+pub(super) struct IpControl {
+    /// Per fabric link: its port's rate controller.
+    rate: Vec<Option<RateControl>>,
+    /// Per fabric link: what the router at its far end does to ACKs.
+    ack: Vec<Option<AckControl>>,
+    /// Per flow: its ack bucket, and the link after the bucket's router.
+    buckets: Vec<AckBucket>,
+    bucket_next: Vec<u32>,
+    /// Per flow: the port that rates it (fabric index), if any.
+    rated_at: Vec<Option<u32>>,
+    /// Per flow: its round-trip time without queueing, ps.
+    rtt_ps: Vec<Time>,
+    /// Per flow: window scale shift and MSS.
+    scale: Vec<u8>,
+    mss: Vec<u32>,
+    /// Per flow: the last window written into its ACKs, bytes (0: none).
+    written: Vec<u64>,
+    /// ACKs held in buckets now.
+    held: u64,
+}
+
+impl IpControl {
+    /// The controls of `sc`, with `local` mapping scenario link indices to
+    /// the fabric's; the rate intervals are scheduled on `agenda`.
+    pub(super) fn new(
+        sc: &Scenario,
+        local: &[u32],
+        n_local: usize,
+        agenda: &mut EventQueue,
+    ) -> Self {
+        let n_flows = sc.flows.len();
+        let mut c = IpControl {
+            rate: (0..n_local).map(|_| None).collect(),
+            ack: (0..n_local).map(|_| None).collect(),
+            buckets: vec![AckBucket::default(); n_flows],
+            bucket_next: vec![u32::MAX; n_flows],
+            rated_at: vec![None; n_flows],
+            rtt_ps: vec![0; n_flows],
+            scale: sc.flows.iter().map(|f| f.tcp.window_scale).collect(),
+            mss: sc.flows.iter().map(|f| f.tcp.mss_bytes).collect(),
+            written: vec![0; n_flows],
+            held: 0,
+        };
+        for (i, l) in sc.links.iter().enumerate() {
+            if l.layer != Layer::Ip {
+                continue;
+            }
+            let a = local[i];
+            if let Some(rc) = &l.rate_control {
+                let p = RateControlParams {
+                    interval_ps: rc.interval_ps,
+                    t0_ps: rc.t0_ps,
+                    a: rc.a,
+                    b: rc.b,
+                    qdlf: rc.qdlf,
+                    delta: rc.delta,
+                    max_increase: rc.max_increase,
+                };
+                c.rate[a as usize] = Some(RateControl::new(p, l.bit_rate_bps, n_flows));
+                agenda.push(rc.interval_ps, Event::RateInterval(a));
+            }
+        }
+        for (i, l) in sc.links.iter().enumerate() {
+            let Some(ac) = &l.ack_control else { continue };
+            let controls: Vec<bool> = sc
+                .flows
+                .iter()
+                .map(|f| f.data_links.contains(&ac.rates_from) && f.ack_links.contains(&(i as u32)))
+                .collect();
+            for (f, fl) in sc.flows.iter().enumerate().filter(|(f, _)| controls[*f]) {
+                c.rated_at[f] = Some(local[ac.rates_from as usize]);
+                let k = fl.ack_links.iter().position(|&x| x == i as u32).unwrap();
+                if let Some(&next) = fl.ack_links.get(k + 1) {
+                    c.bucket_next[f] = local[next as usize];
+                }
+                c.rtt_ps[f] = propagation_rtt(sc, f);
+            }
+            c.ack[local[i] as usize] = Some(AckControl {
+                rates_from: local[ac.rates_from as usize],
+                window: ac.window,
+                bucket: ac.ack_bucket,
+                controls,
+            });
+        }
+        c
+    }
+
+    /// True when any port or router controls rates.
+    pub(super) fn any(&self) -> bool {
+        self.rate.iter().any(Option::is_some)
+    }
+
+    /// A packet is offered to the port of link `l`.
+    #[inline]
+    pub(super) fn count(&mut self, l: u32, packet: &Packet) {
+        if let Some(rc) = self.rate.get_mut(l as usize).and_then(Option::as_mut) {
+            rc.count(packet.flow, packet.ip_bytes());
+        }
+    }
+
+    /// The end of an averaging interval at port `l`, whose queue holds
+    /// `queue_bytes` now: new rates, and the next interval scheduled.
+    pub(super) fn end_interval(
+        &mut self,
+        l: u32,
+        now: Time,
+        queue_bytes: u64,
+        agenda: &mut EventQueue,
+    ) {
+        let rc = self.rate[l as usize]
+            .as_mut()
+            .expect("a rate-controlled port");
+        rc.end_interval(rc.p.interval_ps, queue_bytes);
+        agenda.push(now + rc.p.interval_ps, Event::RateInterval(l));
+    }
+
+    /// Flow `f`'s explicit rate at its controlling port, bytes/s.
+    fn er(&self, f: u32) -> Option<f64> {
+        let l = self.rated_at[f as usize]?;
+        Some(self.rate[l as usize].as_ref()?.er(f))
+    }
+
+    /// ACK `packet` arrived over link `l` at `now`: rewritten and passed
+    /// on, held in its bucket (its release scheduled), or untouched.
+    pub(super) fn on_ack(
+        &mut self,
+        l: u32,
+        mut packet: Packet,
+        now: Time,
+        agenda: &mut EventQueue,
+    ) -> AckFate {
+        let Some(ctl) = self.ack.get(l as usize).and_then(Option::as_ref) else {
+            return AckFate::Pass(packet);
+        };
+        let f = packet.flow as usize;
+        if packet.is_data || !ctl.controls[f] {
+            return AckFate::Pass(packet);
+        }
+        let er = self.rate[ctl.rates_from as usize]
+            .as_ref()
+            .map_or(0.0, |rc| rc.er(packet.flow));
+        let t_ps = match ctl.window {
+            WindowRule::None => None,
+            WindowRule::Fixed { t_ps } => Some(t_ps),
+            WindowRule::Rtt => Some(self.rtt_ps[f]),
+        };
+        if let Some(t_ps) = t_ps {
+            // W = ER x T, not below one segment: a sender with nothing in
+            // flight and a window under one segment would wait for ever
+            // (TCP's persist timer is not modelled). Never raised.
+            let w = (er * t_ps as f64 / PS_PER_S as f64).max(self.mss[f] as f64) as u64;
+            let field = (w >> self.scale[f]).min(u16::MAX as u64) as u16;
+            if field < packet.wnd {
+                packet.rewrite_window(field);
+            }
+            self.written[f] = (packet.wnd as u64) << self.scale[f];
+        }
+        if !ctl.bucket {
+            return AckFate::Pass(packet);
+        }
+        if self.buckets[f].hold(packet, now) {
+            let t = self.buckets[f].next_release(now, er).unwrap_or(now);
+            agenda.push(t, Event::AckRelease(packet.flow));
+        }
+        self.held += 1;
+        AckFate::Held
+    }
+
+    /// Flow `f`'s bucket releases its oldest ACK at `now` (its next release
+    /// scheduled): the ACK and the link it goes on to.
+    pub(super) fn release(
+        &mut self,
+        f: u32,
+        now: Time,
+        agenda: &mut EventQueue,
+    ) -> Option<(u32, Packet)> {
+        let er = self.er(f).unwrap_or(0.0);
+        let bucket = &mut self.buckets[f as usize];
+        let packet = bucket.release(now)?;
+        self.held -= 1;
+        if let Some(t) = bucket.next_release(now, er) {
+            agenda.push(t, Event::AckRelease(f));
+        }
+        Some((self.bucket_next[f as usize], packet))
+    }
+
+    /// ACKs held in buckets now (a term of the packet ledger).
+    pub(super) fn held(&self) -> u64 {
+        self.held
+    }
+
+    /// Flow `f`'s explicit rate (bits/s) and the last window written into
+    /// its ACKs (bytes), for the probes; None for a flow not rate-controlled.
+    pub(super) fn sample(&self, f: u32) -> Option<(f64, f64)> {
+        let er = self.er(f)?;
+        Some((er * 8.0, self.written[f as usize] as f64))
+    }
+}
+
+/// Flow `f`'s round-trip time without queueing: the propagation delay of
+/// every link of its data and ACK paths, one full segment's transmission on
+/// each data link and one ACK's on each ACK link.
+fn propagation_rtt(sc: &Scenario, f: usize) -> Time {
+    let fl = &sc.flows[f];
+    let tx = |l: u32, bytes: u32| -> Time {
+        let link = &sc.links[l as usize];
+        (bytes as f64 * 8.0 / link.bit_rate_bps * PS_PER_S as f64).round() as Time
+    };
+    let data: Time = fl
+        .data_links
+        .iter()
+        .map(|&l| sc.links[l as usize].delay_ps + tx(l, fl.tcp.mss_bytes + 40))
+        .sum();
+    let acks: Time = fl
+        .ack_links
+        .iter()
+        .map(|&l| sc.links[l as usize].delay_ps + tx(l, 40))
+        .sum();
+    data + acks
+}
