@@ -128,7 +128,7 @@ def test_bad_scenario(tmp_path: Path, command: str, name: str, text: str, key: s
         ("algorithm_on_ip", "ATM ports"),
         ("template_unknown_param", "unknown key; allowed: kind, n, vbr, "),
         ("template_bad_kind", 'templates: "n-source-vbr", "n-source", "fmmra-lan", "gfc2"'),
-        ("template_n_zero", "must be >= 1"),
+        ("template_n_zero", "from 1 to 100000"),
     ],
 )
 def test_tcp_errors_say_what_is_allowed(tmp_path: Path, name: str, words: str) -> None:

@@ -10,7 +10,10 @@
 
 from __future__ import annotations
 
-import json
+import datetime
+import math
+import re
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import ValidationError
@@ -31,17 +34,121 @@ class ScenarioError(ValueError):
 
     def __str__(self) -> str:
         parts = [part for part in (self.file, self.key) if part]
-        return ": ".join([*parts, self.message]).replace("\n", " ")
+        return one_line(": ".join([*parts, self.message]))
+
+
+SHOW_LIMIT = 60
+"""Values in error messages are cut to this many characters (with "...")."""
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 def show_value(value: Any) -> str:
-    """A value as TOML would spell it, on one line and short, for error messages."""
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    text = text.replace("\n", " ")
-    return text if len(text) <= 60 else text[:57] + "..."
+    """A value as TOML spells it, on one line and short, for error messages.
+
+    ``true``, ``"fast"``, ``1e+30``, ``inf``, ``["a", "a"]``, ``{ kind = "atm" }``;
+    anything longer than 60 characters is cut with "...". Only as much of a large
+    table or list is looked at as is shown.
+    """
+    text = ""
+    for part in _toml_parts(value, 0):
+        text += part
+        if len(text) > SHOW_LIMIT:
+            return text[: SHOW_LIMIT - 3] + "..."
+    return text
+
+
+def _toml_parts(value: Any, depth: int) -> Iterator[str]:
+    """The pieces of ``value`` spelled as a TOML value (inline tables and arrays)."""
+    if depth > 20:
+        yield "..."
+    elif isinstance(value, bool):
+        yield "true" if value else "false"
+    elif isinstance(value, int):
+        yield _int_text(value)
+    elif isinstance(value, float):
+        if math.isnan(value):
+            yield "nan"
+        elif math.isinf(value):
+            yield "inf" if value > 0 else "-inf"
+        else:
+            yield repr(value)
+    elif isinstance(value, str):
+        yield _toml_string(value[: SHOW_LIMIT + 1])
+    elif isinstance(value, (datetime.date, datetime.time)):  # datetime is a date
+        yield value.isoformat()
+    elif isinstance(value, dict):
+        if not value:
+            yield "{}"
+            return
+        yield "{ "
+        for n, (key, item) in enumerate(value.items()):
+            if n:
+                yield ", "
+            key = str(key)
+            yield key if _BARE_KEY.match(key) else _toml_string(key[: SHOW_LIMIT + 1])
+            yield " = "
+            yield from _toml_parts(item, depth + 1)
+        yield " }"
+    elif isinstance(value, (list, tuple)):
+        yield "["
+        for n, item in enumerate(value):
+            if n:
+                yield ", "
+            yield from _toml_parts(item, depth + 1)
+        yield "]"
+    elif value is None:
+        yield "nothing"
+    else:
+        yield str(value)
+
+
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string: quotes, backslashes and unprintable characters escaped."""
+    out = []
+    for char in text:
+        if char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif char.isprintable():
+            out.append(char)
+        elif ord(char) <= 0xFFFF:
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(f"\\U{ord(char):08X}")
+    return '"' + "".join(out) + '"'
+
+
+def one_line(text: str) -> str:
+    """``text`` on one printable line: line breaks and tabs become spaces, other
+    unprintable characters (a DEL, a zero-width space) their escapes."""
+    if text.isprintable():
+        return text
+    return "".join(
+        char
+        if char.isprintable()
+        else " "
+        if char.isspace()
+        else char.encode("unicode_escape", "backslashreplace").decode("ascii")
+        for char in text
+    )
+
+
+def _int_text(value: int) -> str:
+    """An integer's digits; one too long to print (Python's 4300-digit limit) by its size."""
+    if value.bit_length() > 256:
+        return f"a {value.bit_length()}-bit integer"
+    return str(value)
 
 
 def dotted_key(loc: tuple | list) -> str:

@@ -32,10 +32,28 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Literal, Optional, Union
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import ValidationError, model_validator
 
 from .errors import ScenarioError, from_validation_error, show_value
-from .scenario import TBE_MAX, Buffer, Size, Table, Time, WindowScale, _fail
+from .scenario import Buffer, Size, Table, WindowScale, _fail
+from .scenario.limits import MAX_LINK_KM
+from .scenario.limits import number as number_in
+from .scenario.models import (
+    Count,
+    Crm,
+    Duration,
+    EfciHigh,
+    EfciLow,
+    Interval,
+    IntervalCells,
+    Mss,
+    PositiveTime,
+    ProbePeriod,
+    UnitFraction,
+)
+
+Km = number_in(0, MAX_LINK_KM, unit="km")
+"""A link length in km: 0 to 2e8 (a propagation delay of at most 1000 s)."""
 
 OC3 = "155.52 Mbps"
 """The seeds' link rate (seed 000 section 6, seed 002; seed 003 writes "155 Mbps")."""
@@ -50,19 +68,19 @@ class _Switch(Table):
 
     algorithm: Algorithm = "erica"
     """The bottleneck's ABR switch algorithm; "none": the TCP VCs are UBR (no ABR at all)."""
-    interval: Time = "1 ms"
+    interval: Interval = "1 ms"
     """ERICA, ERICA+, FMMRA averaging interval: seed 000 section 5 ("100 cells or 1 ms,
     whichever is smaller"), seed 002 ("(1 ms, 100 cells)")."""
-    interval_cells: int = Field(100, ge=1)
+    interval_cells: IntervalCells = 100
     """Seed 000 section 5, seed 002."""
-    target_utilization: float = Field(0.9, gt=0, le=1, allow_inf_nan=False)
+    target_utilization: UnitFraction = 0.9
     """ERICA's U: 90 % in seeds 000 (section 5), 002 and 003 (section 4.1)."""
-    efci_high: int = Field(300, ge=1)
+    efci_high: EfciHigh = 300
     """EFCI: ABR queue (cells) above which data cells are marked. Our choice (seed 003
     names a "High Queue length Threshold" without its value): 20 % of seed 003's
     1500-cell limited buffer, about 1.5 segments of MSS 9180 (193 cells each), so the
     binary feedback starts well before that buffer fills."""
-    efci_low: Optional[int] = Field(None, ge=0)
+    efci_low: Optional[EfciLow] = None
     """EFCI: the queue below which marking stops; default efci_high (no hysteresis, our
     choice: the seed gives one threshold)."""
 
@@ -114,7 +132,10 @@ class _Switch(Table):
 
 
 def _km(length: float) -> str:
-    return f"{length:g} km"
+    """A length for a link table: "1000 km" (every digit kept: "1234567.5 km", not
+    "1.23457e+06 km")."""
+    text = f"{length:g}"
+    return f"{text if float(text) == length else repr(length)} km"
 
 
 def _check_port(buffer: Any, policy: Any) -> None:
@@ -140,15 +161,15 @@ class NSource(_Switch):
     2 x 5 us x access km (seed 002 Tables 2 and 4)."""
 
     kind: Literal["n-source"]
-    n: int = Field(5, ge=1)
+    n: Count = 5
     """Seed 002 Table 1 starts at 5 sources (and goes to 10 and 15; Tables 2-4 use 15)."""
-    access_km: float = Field(1000.0, ge=0, allow_inf_nan=False)
+    access_km: Km = 1000.0
     """s{i} -> sw1. 1000 km: seed 002 Table 1 (RTT 30 ms, feedback delay 10 ms)."""
-    bottleneck_km: float = Field(1000.0, ge=0, allow_inf_nan=False)
+    bottleneck_km: Km = 1000.0
     """sw1 -> sw2 (seed 002)."""
-    exit_km: float = Field(1000.0, ge=0, allow_inf_nan=False)
+    exit_km: Km = 1000.0
     """sw2 -> d{i} (seed 002)."""
-    tbe: int = Field(512, ge=1, le=TBE_MAX)
+    tbe: Crm = 512
     """Transient buffer exposure, cells. Seed 002 uses "default values [5]" that it does
     not list; our choice: seed 000's 512 (same group, same configuration)."""
     buffer: Buffer = "inf"
@@ -156,16 +177,16 @@ class NSource(_Switch):
     and reports the maximum queue."""
     policy: Union[str, dict] = "tail"
     """Drop policy at sw1 -> sw2 (any link policy); seeds 000 and 002: tail drop."""
-    mss: int = Field(512, ge=1)
+    mss: Mss = 512
     """Seed 002 ("TCP and ABR options"), seed 000 section 4."""
     window: Size = "1024 KB"
     """16 x 64 KB = 1024 KB with window scaling (seed 002, seed 000 section 4)."""
     window_scale: WindowScale = 4
     """RFC 1323 shift: 16 x 64 KB is a 16-bit window scaled by 2^4 (seed 000 section 4)."""
-    duration: Time = "2 s"
+    duration: Duration = "2 s"
     """Our choice: seed 000's figures run to 2 s (section 11 cites events at 1.9 s); seed
     002's queues peak within the first few round trips."""
-    period: Time = "1 ms"
+    period: ProbePeriod = "1 ms"
     """Probe period. Our choice: the ERICA averaging interval, fine enough for 30 ms RTTs."""
 
     @model_validator(mode="after")
@@ -184,11 +205,11 @@ class NSourceVbr(NSource):
     optional VBR on/off source from its own host through the bottleneck."""
 
     kind: Literal["n-source-vbr"]  # type: ignore[assignment]
-    n: int = Field(2, ge=1)
+    n: Count = 2
     """Seed 000 sections 8-10 use n = 2 and n = 5."""
     vbr: bool = True
     """Seed 000 section 10: the VBR background is on (sections 8-9: off)."""
-    tbe: int = Field(512, ge=1, le=TBE_MAX)
+    tbe: Crm = 512
     """Seed 000 section 5: 128 or 512."""
     buffer: Buffer = "inf"
     """Cells at sw1 -> sw2. Seed 000 Table 1: TBE x n x {1, 2, 4} (e.g. 2048 for n = 2,
@@ -338,28 +359,28 @@ class FmmraLan(_Switch):
     and one VBR source over a 1 km backbone sw1 -> sw2; all links 155.52 Mbps, duplex."""
 
     kind: Literal["fmmra-lan"]
-    n: int = Field(2, ge=1)
+    n: Count = 2
     """Seed 003 presents N = 2 and 5 (and 10 in Figs. 18-19)."""
     algorithm: Algorithm = "erica"
     """Seed 003 compares "erica" (U 0.9), "fmmra" and "efci"."""
-    backbone_km: float = Field(1.0, ge=0, allow_inf_nan=False)
+    backbone_km: Km = 1.0
     """Seed 003 section 4: the backbone is 1 km (a LAN)."""
-    access_km: float = Field(1.0, ge=0, allow_inf_nan=False)
+    access_km: Km = 1.0
     """Our choice (seed 003 does not give them): 1 km like the backbone, a LAN."""
-    exit_km: float = Field(1.0, ge=0, allow_inf_nan=False)
+    exit_km: Km = 1.0
     """Our choice, as access_km."""
     vbr: bool = True
     """Seed 003 always runs the VBR background."""
-    vbr_period: Time = "100 ms"
+    vbr_period: PositiveTime = "100 ms"
     """VBR on time = off time: seed 003 uses 10 ms and 100 ms (Figs. 12-14: 100 ms)."""
     buffer: Buffer = "inf"
     """Cells at sw1 -> sw2: seed 003 runs unlimited buffers and a limited 1500 cells."""
     policy: Union[str, dict] = "tail"
     """Our choice: tail drop (seed 003 does not name a drop policy)."""
-    duration: Time = "1 s"
+    duration: Duration = "1 s"
     """Our choice (seed 003 gives no length): 0.3 s before the VBR starts, then 3.5 on/off
     cycles of 100 ms (35 of 10 ms)."""
-    period: Time = "1 ms"
+    period: ProbePeriod = "1 ms"
     """Probe period, our choice: 1/10 of the shortest VBR on time."""
 
     @model_validator(mode="after")
@@ -450,17 +471,17 @@ class Gfc2(_Switch):
     kind: Literal["gfc2"]
     algorithm: Literal["fmmra", "erica", "erica_plus", "efci"] = "fmmra"  # type: ignore[assignment]
     """At every chain link (both directions). SPEC section 7 pairs GFC-2 with FMMRA."""
-    hop_km: float = Field(1000.0, ge=0, allow_inf_nan=False)
+    hop_km: Km = 1000.0
     """Each chain link. Our choice (the SPEC gives no lengths): 1000 km, the WAN hop of
     seeds 000 and 002, so the groups' feedback delays differ (5 to 30 ms one way)."""
-    access_km: float = Field(1.0, ge=0, allow_inf_nan=False)
+    access_km: Km = 1.0
     """Host -> first switch and last switch -> sink, 155.52 Mbps. Our choice: 1 km, so
     the delays come from the chain."""
     buffer: Buffer = "inf"
     """Cells at each chain link's port. Our choice: unlimited, to see the queues."""
-    duration: Time = "1 s"
+    duration: Duration = "1 s"
     """Our choice: about 15 round trips of the longest path (b1, 6 hops: 60 ms)."""
-    period: Time = "1 ms"
+    period: ProbePeriod = "1 ms"
     """Probe period, our choice."""
 
     @model_validator(mode="after")
@@ -564,7 +585,7 @@ def template_params(table: Any, file: Optional[str]) -> Table:
     if not isinstance(table, dict):
         raise ScenarioError(file, "template", f"expected a table, got {show_value(table)}")
     kind = table.get("kind")
-    if kind not in TEMPLATES:
+    if not isinstance(kind, str) or kind not in TEMPLATES:
         problem = "required key is missing" if kind is None else f"got {show_value(kind)}"
         raise ScenarioError(
             file,

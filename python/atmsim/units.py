@@ -18,8 +18,19 @@ says what is allowed, e.g. ``expected a time like "30 s" (units: ps, ns, us, ms,
 
 from __future__ import annotations
 
+import functools
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import (
+    MAX_EMAX,
+    MIN_EMIN,
+    Context,
+    Decimal,
+    DivisionByZero,
+    InvalidOperation,
+    localcontext,
+)
+
+from .errors import show_value
 
 CELL_BITS = 424
 """Bits of one ATM cell on the wire (53 bytes)."""
@@ -27,8 +38,15 @@ CELL_BITS = 424
 PROPAGATION_PS_PER_KM = 5_000_000
 """Propagation delay of a link: 5 us per km, in picoseconds per km."""
 
-MAX_TIME_PS = 2**63 - 1
-"""Largest time the core can represent (about 106 days)."""
+MAX_TIME_PS = 10**18
+"""Largest time anywhere in a scenario: 10^6 s (about 11.6 days) in picoseconds. The core
+counts picoseconds in 64 bits (at most 1.8e19), so a sum of a few times cannot overflow."""
+
+MAX_TIME_TEXT = "1000000 s"
+"""MAX_TIME_PS as a scenario file writes it."""
+
+MAX_SIZE_BYTES = 2**53
+"""Largest size anywhere in a scenario (8 PiB): every byte count is exact in a float64."""
 
 # Units and their size in the canonical unit.
 TIME_UNITS_PS = {
@@ -69,82 +87,121 @@ _QUANTITY = re.compile(
 )
 
 
-def _show(value: object) -> str:
-    """The offending input, quoted and on one line, for an error message."""
-    if isinstance(value, str):
-        text = '"' + value.replace("\n", " ") + '"'
-    else:
-        text = repr(value).replace("\n", " ")
-    return text if len(text) <= 60 else text[:57] + "..."
+_ARITHMETIC = Context(
+    prec=28, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[InvalidOperation, DivisionByZero]
+)
+"""Quantities are computed in Decimal with 28 digits (the default) and no exponent limit, so that
+"1e999999 s" is a number too large (reported as such) and never an overflow."""
 
 
 def _split(text: object, units: dict, help_text: str) -> tuple[Decimal, str]:
     """Split ``"<number> <unit>"`` into a non-negative Decimal and a known unit."""
-    problem = f"expected {help_text}, got {_show(text)}"
-    if not isinstance(text, str):
-        raise ValueError(problem)
-    match = _QUANTITY.match(text)
+    match = _QUANTITY.match(text) if isinstance(text, str) else None
     if match is None or match.group("unit") not in units:
-        raise ValueError(problem)
+        raise ValueError(f"expected {help_text}, got {show_value(text)}")
     try:
         number = Decimal(match.group("number"))
     except InvalidOperation:
-        raise ValueError(problem) from None
+        raise ValueError(f"expected {help_text}, got {show_value(text)}") from None
     if number < 0:
-        raise ValueError(f"must not be negative: expected {help_text}, got {_show(text)}")
+        raise ValueError(f"must not be negative: expected {help_text}, got {show_value(text)}")
     return number, match.group("unit")
 
 
 def parse_time_ps(text: str) -> int:
     """Parse a time such as ``"100 ms"`` or ``"5 µs"`` into integer picoseconds.
 
-    The value must be a whole number of picoseconds ("0.5 ps" is rejected).
+    The value must be a whole number of picoseconds ("0.5 ps" is rejected) and at
+    most 10^6 s.
     """
+    if type(text) is str:
+        return _time_ps(text)
+    _split(text, TIME_UNITS_PS, TIME_HELP)  # raises: not a string
+    raise AssertionError("unreachable")
+
+
+@functools.lru_cache(maxsize=4096)
+def _time_ps(text: str) -> int:
     number, unit = _split(text, TIME_UNITS_PS, TIME_HELP)
-    ps = number * TIME_UNITS_PS[unit]
-    if ps != ps.to_integral_value():
-        raise ValueError(f"must be a whole number of picoseconds, got {_show(text)}")
-    if ps > MAX_TIME_PS:
-        raise ValueError(f"too large: at most about 106 days, got {_show(text)}")
+    with localcontext(_ARITHMETIC):
+        ps = number * TIME_UNITS_PS[unit]
+        if ps > MAX_TIME_PS:
+            raise ValueError(f"must be at most {MAX_TIME_TEXT}, got {show_value(text)}")
+        if ps != ps.to_integral_value():
+            raise ValueError(f"must be a whole number of picoseconds, got {show_value(text)}")
     return int(ps)
 
 
 def parse_bit_rate_bps(text: str) -> float:
     """Parse a rate into bit/s. A rate in cells/s counts 424 bits per cell."""
-    number, unit = _split(text, {**BIT_RATE_UNITS_BPS, "cells/s": None}, RATE_HELP)
-    if unit == "cells/s":
-        return float(number * CELL_BITS)
-    return float(number * BIT_RATE_UNITS_BPS[unit])
+    return _rate(text)[0]
 
 
 def parse_cell_rate_cps(text: str) -> float:
     """Parse a rate into cells/s: ``"366792 cells/s"`` as written, bit rates / 424."""
+    return _rate(text)[1]
+
+
+def _rate(text: object) -> tuple[float, float]:
+    """(bit/s, cells/s) of a rate; a huge rate is inf, a tiny one 0 (ranges reject both)."""
+    if type(text) is str:
+        return _rate_cached(text)
+    _split(text, {}, RATE_HELP)  # raises: not a string
+    raise AssertionError("unreachable")
+
+
+@functools.lru_cache(maxsize=4096)
+def _rate_cached(text: str) -> tuple[float, float]:
     number, unit = _split(text, {**BIT_RATE_UNITS_BPS, "cells/s": None}, RATE_HELP)
-    if unit == "cells/s":
-        return float(number)
-    return float(number * BIT_RATE_UNITS_BPS[unit] / CELL_BITS)
+    with localcontext(_ARITHMETIC):
+        if unit == "cells/s":
+            return float(number * CELL_BITS), float(number)
+        bps = number * BIT_RATE_UNITS_BPS[unit]
+        return float(bps), float(bps / CELL_BITS)
 
 
 def parse_length_km(text: str) -> float:
-    """Parse a length such as ``"1000 km"`` or ``"50 m"`` into km."""
+    """Parse a length such as ``"1000 km"`` or ``"50 m"`` into km (a huge one is inf)."""
+    if type(text) is str:
+        return _length_km(text)
+    _split(text, LENGTH_UNITS_KM, LENGTH_HELP)  # raises: not a string
+    raise AssertionError("unreachable")
+
+
+@functools.lru_cache(maxsize=4096)
+def _length_km(text: str) -> float:
     number, unit = _split(text, LENGTH_UNITS_KM, LENGTH_HELP)
-    return float(number * LENGTH_UNITS_KM[unit])
+    with localcontext(_ARITHMETIC):
+        return float(number * LENGTH_UNITS_KM[unit])
 
 
 def parse_size_bytes(value: int | str) -> int:
     """Parse a size into whole bytes: a plain integer is bytes, ``"64 KB"`` is 65536.
 
     KB = KiB = 1024 bytes, MB = MiB = 2^20, GB = GiB = 2^30 (binary, as the
-    seeds count windows). The result must be a whole number of bytes.
+    seeds count windows). The result must be a whole number of bytes, at most 2^53.
     """
     if type(value) is int:
         if value < 0:
-            raise ValueError(f"must not be negative: expected {SIZE_HELP}, got {value}")
+            raise ValueError(f"must not be negative: expected {SIZE_HELP}, got {show_value(value)}")
+        if value > MAX_SIZE_BYTES:
+            raise ValueError(f"must be at most 2^53 bytes (8 PiB), got {show_value(value)}")
         return value
-    number, unit = _split(value, SIZE_UNITS_BYTES, SIZE_HELP)
-    size = number * SIZE_UNITS_BYTES[unit]
-    if size != size.to_integral_value():
-        raise ValueError(f"must be a whole number of bytes, got {_show(value)}")
+    if type(value) is str:
+        return _size_bytes(value)
+    _split(value, SIZE_UNITS_BYTES, SIZE_HELP)  # raises: not a string
+    raise AssertionError("unreachable")
+
+
+@functools.lru_cache(maxsize=4096)
+def _size_bytes(text: str) -> int:
+    number, unit = _split(text, SIZE_UNITS_BYTES, SIZE_HELP)
+    with localcontext(_ARITHMETIC):
+        size = number * SIZE_UNITS_BYTES[unit]
+        if size > MAX_SIZE_BYTES:
+            raise ValueError(f"must be at most 2^53 bytes (8 PiB), got {show_value(text)}")
+        if size != size.to_integral_value():
+            raise ValueError(f"must be a whole number of bytes, got {show_value(text)}")
     return int(size)
 
 

@@ -31,17 +31,27 @@ def read_toml(path: str | Path) -> dict:
         raise ScenarioError(file, None, "not a UTF-8 text file") from None
     except OSError as error:
         raise ScenarioError(file, None, f"cannot read: {error.strerror}") from None
+    except ValueError as error:  # a path with a NUL character
+        raise ScenarioError(file, None, f"cannot read: {error}") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ScenarioError(file, None, f"invalid TOML: {error}") from None
+    except ValueError:  # Python reads integers of at most 4300 digits
+        raise ScenarioError(
+            file, None, "invalid TOML: an integer of more than 4300 digits"
+        ) from None
+    except RecursionError:
+        raise ScenarioError(
+            file, None, "invalid TOML: arrays or tables nested too deeply"
+        ) from None
 
 
 def parse_override_value(text: str) -> Any:
     """A --set value: a TOML value if it parses as one (500, true, ["a", "b"]), else the text."""
     try:
         return tomllib.loads(f"value = {text}")["value"]
-    except tomllib.TOMLDecodeError:
+    except (ValueError, RecursionError):  # TOMLDecodeError is a ValueError
         return text.strip()
 
 
@@ -110,8 +120,9 @@ def validate_scenario(
 def _with_set_note(
     error: ScenarioError, file: str | None, overrides: list[str] | tuple[str, ...]
 ) -> ScenarioError:
-    """The error, naming the --set that made the bad value."""
-    for item in overrides:
+    """The error, naming the --set that made the bad value: the last one that set the
+    key or a table holding it (of two --set of one key, the later is in effect)."""
+    for item in reversed(overrides):
         set_key = item.partition("=")[0].strip()
         if error.key and (error.key == set_key or error.key.startswith(set_key + ".")):
             return ScenarioError(file, error.key, f"{error.message} (from --set {item})")

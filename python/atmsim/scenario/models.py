@@ -20,6 +20,8 @@ from pydantic import (
 
 from ..errors import show_value
 from ..units import (
+    MAX_SIZE_BYTES,
+    MAX_TIME_TEXT,
     bps_to_cps,
     parse_bit_rate_bps,
     parse_cell_rate_cps,
@@ -30,6 +32,34 @@ from ..units import (
     sonet_payload_bps,
 )
 from .common import MAX_MSS_BYTES, MAX_WINDOW_FIELD, MAX_WINDOW_SCALE, TEMPLATE, _fail
+from .limits import (
+    ABR_ADTF,
+    ABR_MAX_CRM,
+    ABR_NRM,
+    ABR_TRM,
+    INTERVAL_RANGE,
+    MAX_ATM_BUFFER_CELLS,
+    MAX_COUNT,
+    MAX_EFCI_CELLS,
+    MAX_INTERVAL_CELLS,
+    MAX_IP_BUFFER_PACKETS,
+    MAX_LINK_DELAY,
+    MAX_LINK_KM,
+    MAX_MEAN_BURST_CELLS,
+    MAX_SEED,
+    MIN_SOURCE_CPS,
+    PROBE_PERIOD,
+    TCP_MAX_CWND_SEGMENTS,
+    TCP_MAX_RECEIVER_TIME,
+    NodePath,
+    cells_text,
+    check_link_rate,
+    int_range_text,
+    number,
+    time_in,
+    whole,
+)
+from .memory import MemoryEstimate, estimate, memory_problem
 from .network import Network
 from .quantities import (
     Buffer,
@@ -42,13 +72,41 @@ from .quantities import (
     Size,
     SizeOrAuto,
     Threshold,
-    Time,
     TimeOrAuto,
     Timer,
     VcClass,
     WindowScale,
     fraction_value,
 )
+
+# The ranges of the keys (limits.py; docs/scenarios.md, "Allowed ranges").
+Duration = time_in("0 s", lo_open=True)
+Seed = whole(0, MAX_SEED)
+Count = whole(1, MAX_COUNT)
+StartTime = time_in("0 s")
+PositiveTime = time_in("0 s", lo_open=True)
+LinkDelay = time_in("0 s", MAX_LINK_DELAY)
+Interval = time_in(*INTERVAL_RANGE)
+TrmTime = time_in(*ABR_TRM)
+AdtfTime = time_in(*ABR_ADTF)
+ReceiverTime = time_in("0 s", TCP_MAX_RECEIVER_TIME)
+ProbePeriod = time_in(*PROBE_PERIOD)
+Cells = whole(1, MAX_ATM_BUFFER_CELLS)
+IntervalCells = whole(1, MAX_INTERVAL_CELLS)
+EfciHigh = whole(1, MAX_EFCI_CELLS)
+EfciLow = whole(0, MAX_EFCI_CELLS)
+UnitFraction = number(0, 1, lo_open=True)
+"""(0, 1]: ERICA's target utilization, ERICA+'s qdlf, RED's w_q and max_p."""
+Delta = number(0, 10)
+EricaA = number(1, 10)
+EricaB = number(0, 10, lo_open=True)
+Nrm = whole(*ABR_NRM)
+Mrm = whole(1, ABR_NRM[1])
+Crm = whole(1, ABR_MAX_CRM)
+Mss = whole(1, MAX_MSS_BYTES)
+InitialCwnd = whole(1, TCP_MAX_CWND_SEGMENTS)
+SackBlocks = whole(1, 4)
+MeanBurst = number(1, MAX_MEAN_BURST_CELLS)
 
 
 class Table(BaseModel):
@@ -81,9 +139,9 @@ class Table(BaseModel):
 class Run(Table):
     """``[run]``: how long to simulate and with which random seed."""
 
-    duration: Time
-    """Simulated time, > 0."""
-    seed: int = Field(1, ge=0)
+    duration: Duration
+    """Simulated time, > 0 and at most 10^6 s."""
+    seed: Seed = 1
     """Seed of all random streams; same scenario + seed = same results."""
     fast_paths: bool = True
     """Take the simulator's fast paths (events skipped because their outcome is already
@@ -95,13 +153,6 @@ class Run(Table):
     fixed order, the same input winning every slot freed at a full buffer; for
     comparison only; docs/model.md, "Time and order")."""
 
-    @field_validator("duration")
-    @classmethod
-    def _positive(cls, value: str) -> str:
-        if parse_time_ps(value) == 0:
-            raise ValueError(f'must be > 0, got "{value}"')
-        return value
-
 
 class Node(Table):
     """``[nodes]``: ``name = { kind = "host" }``. The kind is informational.
@@ -110,8 +161,8 @@ class Node(Table):
     """
 
     kind: Literal["host", "switch"] = "switch"
-    count: Optional[int] = Field(None, ge=1)
-    """Copies of a template (a name with {i})."""
+    count: Optional[Count] = None
+    """Copies of a template (a name with {i}), 1 to 100000."""
 
 
 ATM_POLICIES = ("tail", "ppd", "epd", "intelligent_tail")
@@ -151,17 +202,17 @@ class Policy(Table):
     keys_by_kind = POLICY_KEYS
 
     kind: Literal["tail", "ppd", "epd", "intelligent_tail", "red"]
-    threshold: Optional[int] = Field(None, ge=1)
-    """Cells (epd, intelligent_tail)."""
+    threshold: Optional[Cells] = None
+    """Cells (epd, intelligent_tail), 1 to the buffer."""
     keep_eom: Optional[bool] = None
     """ppd: keep the EOM cell of a frame whose other cells are being dropped."""
     min_th: Optional[Threshold] = None
     """red: below this average queue nothing is dropped."""
     max_th: Optional[Threshold] = None
     """red: above this average queue every packet is dropped."""
-    w_q: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
+    w_q: Optional[UnitFraction] = None
     """red: weight of the queue's moving average."""
-    max_p: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
+    max_p: Optional[UnitFraction] = None
     """red: drop probability when the average reaches max_th."""
 
     @model_validator(mode="after")
@@ -229,28 +280,28 @@ class Algorithm(Table):
     keys_by_kind = ALGORITHM_KEYS
 
     kind: Literal["erica", "erica_plus", "efci", "fmmra"]
-    target_utilization: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
+    target_utilization: Optional[UnitFraction] = None
     """ERICA: the fraction U of the link's cell rate offered to ABR and VBR/CBR."""
-    interval: Optional[Time] = None
+    interval: Optional[Interval] = None
     """Averaging interval: ends after this time or interval_cells ABR input cells."""
-    interval_cells: Optional[int] = Field(None, ge=1)
-    delta: Optional[float] = Field(None, ge=0, allow_inf_nan=False)
+    interval_cells: Optional[IntervalCells] = None
+    delta: Optional[Delta] = None
     """Overload band: z > 1 + delta counts as overload."""
     measured_rate: Optional[bool] = None
     """Use each VC's measured rate instead of the CCR field of its RM cells."""
     bidirectional_count: Optional[bool] = None
     """Count VCs seen by their backward RM cells as active too."""
-    t0: Optional[Time] = None
+    t0: Optional[Interval] = None
     """ERICA+: target queueing delay."""
-    a: Optional[float] = Field(None, ge=1, allow_inf_nan=False)
+    a: Optional[EricaA] = None
     """ERICA+: the target curve above t0 (>= 1)."""
-    b: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
+    b: Optional[EricaB] = None
     """ERICA+: the target curve below t0."""
-    qdlf: Optional[float] = Field(None, gt=0, le=1, allow_inf_nan=False)
+    qdlf: Optional[UnitFraction] = None
     """ERICA+: queue drain limit factor, the floor of the target factor."""
-    high: Optional[int] = Field(None, ge=1)
+    high: Optional[EfciHigh] = None
     """EFCI: ABR queue (cells) above which data cells are marked."""
-    low: Optional[int] = Field(None, ge=0)
+    low: Optional[EfciLow] = None
     """EFCI: ABR queue (cells) below which marking stops (hysteresis)."""
 
     @model_validator(mode="after")
@@ -258,10 +309,6 @@ class Algorithm(Table):
         for key in ALGORITHM_KEYS[self.kind][1:]:
             if getattr(self, key) is None and key in ALGORITHM_DEFAULTS:
                 setattr(self, key, ALGORITHM_DEFAULTS[key])
-        for key in ("interval", "t0"):
-            value = getattr(self, key)
-            if value is not None and parse_time_ps(value) == 0:
-                raise _fail(key, f'must be > 0, got "{value}"')
         if self.kind == "efci":
             if self.high is None:
                 raise _fail(
@@ -288,8 +335,8 @@ class Link(Table):
     rate: Rate
     """Line rate; cells/s = bits/s / 424 (of the SONET payload when ``sonet``)."""
     length: Optional[Length] = None
-    """Propagation delay 5 us/km. Give ``length`` or ``delay``, not both."""
-    delay: Optional[Time] = None
+    """Propagation delay 5 us/km, at most 2e8 km. Give ``length`` or ``delay``, not both."""
+    delay: Optional[LinkDelay] = None
     """Propagation delay; "0 s" when neither length nor delay is given."""
     layer: Literal["atm", "ip"] = "atm"
     """"atm": a cell link and switch port; "ip": a packet link and router port."""
@@ -303,8 +350,8 @@ class Link(Table):
     """Also create the reverse link ``<name>-rev`` with the same parameters."""
     algorithm: Optional[Algorithm] = None
     """ATM only: the ABR switch algorithm of the output port; none by default."""
-    count: Optional[int] = Field(None, ge=1)
-    """Copies of a template (a name with {i})."""
+    count: Optional[Count] = None
+    """Copies of a template (a name with {i}), 1 to 100000."""
 
     @field_validator("algorithm", mode="before")
     @classmethod
@@ -339,8 +386,15 @@ class Link(Table):
             raise _fail("delay", "give length or delay, not both")
         if self.length is None and self.delay is None:
             self.delay = "0 s"
-        if parse_bit_rate_bps(self.rate) <= 0:
-            raise _fail("rate", f'must be > 0, got "{self.rate}"')
+        problem = check_link_rate(self.rate)
+        if problem is not None:
+            raise _fail("rate", problem)
+        if self.length is not None and parse_length_km(self.length) > MAX_LINK_KM:
+            raise _fail(
+                "length",
+                f"must be at most 200000000 km (a delay of {MAX_LINK_DELAY} at 5 us/km), "
+                f"got {show_value(self.length)}",
+            )
         if self.layer == "atm":
             self._resolve_atm()
         else:
@@ -351,11 +405,11 @@ class Link(Table):
         if self.sonet is None:
             self.sonet = False
         buffer = self.buffer
-        if buffer != "inf" and not (type(buffer) is int and buffer >= 1):
+        if buffer != "inf" and not (type(buffer) is int and 1 <= buffer <= MAX_ATM_BUFFER_CELLS):
             raise _fail(
                 "buffer",
-                f'expected a number of cells >= 1 or "inf" (ATM buffers count cells), '
-                f"got {show_value(buffer)}",
+                f"expected {int_range_text(1, MAX_ATM_BUFFER_CELLS)} of cells or "
+                f'"inf" (ATM buffers count cells), got {show_value(buffer)}',
             )
         policy = self.policy
         if policy.kind not in ATM_POLICIES:
@@ -386,7 +440,7 @@ class Link(Table):
             elif buffer is not None and policy.threshold > buffer:
                 raise _fail(
                     "policy.threshold",
-                    f"must be <= buffer ({buffer}), got {policy.threshold}",
+                    f"must be from 1 to the buffer ({buffer}), got {policy.threshold}",
                 )
 
     def _resolve_ip(self) -> None:
@@ -405,8 +459,8 @@ class Link(Table):
         self.sonet = None
         buffer = self.buffer
         problem = (
-            'expected a number of packets >= 1, a size in bytes like "64 KB", or "inf", '
-            f"got {show_value(buffer)}"
+            f"expected {int_range_text(1, MAX_IP_BUFFER_PACKETS)} of packets, a size in "
+            f'bytes like "64 KB" (1 byte to 2^53), or "inf", got {show_value(buffer)}'
         )
         if isinstance(buffer, str) and buffer != "inf":
             try:
@@ -415,7 +469,7 @@ class Link(Table):
                 raise _fail("buffer", problem) from None
             if size < 1:
                 raise _fail("buffer", f"must be at least 1 byte, got {show_value(buffer)}")
-        elif buffer != "inf" and buffer < 1:
+        elif buffer != "inf" and not 1 <= buffer <= MAX_IP_BUFFER_PACKETS:
             raise _fail("buffer", problem)
         policy = self.policy
         if policy.kind not in IP_POLICIES:
@@ -445,6 +499,12 @@ class Link(Table):
                 policy.max_th = RED_MAX_TH_FACTOR * parse_size_bytes(policy.min_th)
             else:
                 policy.max_th = RED_MAX_TH_FACTOR * policy.min_th
+        if red_threshold(policy.max_th) > MAX_SIZE_BYTES:
+            raise _fail(
+                "policy.max_th",
+                "must be at most 2^53 (the default is 3 x min_th), "
+                f"got {show_value(policy.max_th)}",
+            )
         if red_threshold(policy.min_th) >= red_threshold(policy.max_th):
             raise _fail(
                 "policy.max_th",
@@ -527,18 +587,19 @@ class Abr(Table):
     """Rate decrease factor (CI = 1)."""
     cdf: Fraction = ABR_FACTOR_DEFAULT
     """Cut-off decrease factor (rule 6)."""
-    nrm: int = Field(32, ge=2)
-    """In-rate cells per forward RM cell."""
-    mrm: int = Field(2, ge=1)
-    """Fewest in-rate cells between forward RM cells sent on the trm timer."""
-    trm: Time = "100 ms"
-    """Upper bound on the time between forward RM cells."""
-    tbe: Optional[int] = Field(None, ge=1, le=TBE_MAX)
-    """Transient buffer exposure, cells; default 16777215 unless crm is given."""
-    crm: Optional[int] = Field(None, ge=1)
-    """Forward RM cells without feedback before ACR is cut; default ceil(tbe / nrm)."""
-    adtf: Time = "500 ms"
-    """ACR decrease time factor (rule 5)."""
+    nrm: Nrm = 32
+    """In-rate cells per forward RM cell, 2 to 256."""
+    mrm: Mrm = 2
+    """Fewest in-rate cells between forward RM cells sent on the trm timer, 1 to nrm."""
+    trm: TrmTime = "100 ms"
+    """Upper bound on the time between forward RM cells, 100 us to 10^6 s."""
+    tbe: Optional[Crm] = None
+    """Transient buffer exposure, cells, 1 to 2^24 - 1; default 16777215 unless crm is given."""
+    crm: Optional[Crm] = None
+    """Forward RM cells without feedback before ACR is cut, 1 to 2^24 - 1; default
+    ceil(tbe / nrm)."""
+    adtf: AdtfTime = "500 ms"
+    """ACR decrease time factor (rule 5), 10 ms to 10.23 s."""
     tcr: Rate = "10 cells/s"
     """Tagged cell rate: the least rate of forward RM cells."""
 
@@ -552,19 +613,20 @@ class Abr(Table):
             raise _fail("crm", "give tbe or crm (crm = ceil(tbe / nrm)), not both")
         if self.tbe is None and self.crm is None:
             self.tbe = TBE_MAX
-        for key in ("trm", "adtf"):
-            if parse_time_ps(getattr(self, key)) == 0:
-                raise _fail(key, f'must be > 0, got "{getattr(self, key)}"')
+        if self.mrm > self.nrm:
+            raise _fail("mrm", f"must be from 1 to nrm ({self.nrm}), got {self.mrm}")
         for key in ("pcr", "icr", "tcr"):
             value = getattr(self, key)
             if value != "auto" and parse_cell_rate_cps(value) <= 0:
-                raise _fail(key, f'must be > 0, got "{value}"')
+                raise _fail(key, f"must be > 0, got {show_value(value)}")
         if self.pcr != "auto":
             problem = self.rate_problem(parse_cell_rate_cps(self.pcr))
             if problem is not None:
                 raise _fail(*problem)
         elif self.icr != "auto" and parse_cell_rate_cps(self.mcr) > parse_cell_rate_cps(self.icr):
-            raise _fail("mcr", f'must be <= icr ("{self.icr}"), got "{self.mcr}"')
+            raise _fail(
+                "mcr", f"must be <= icr ({show_value(self.icr)}), got {show_value(self.mcr)}"
+            )
         return self
 
     def pcr_cps(self, link_cps: float) -> float:
@@ -581,23 +643,41 @@ class Abr(Table):
         return -(-(self.tbe or TBE_MAX) // self.nrm)
 
     def rate_problem(self, link_cps: float) -> Optional[tuple[str, str]]:
-        """(key, message) when mcr <= icr <= pcr does not hold on a first link of ``link_cps``."""
+        """(key, message) unless pcr <= the first link's cell rate ``link_cps``,
+        mcr <= icr <= pcr and tcr <= pcr (TM 4.0; a relative 1e-12 is tolerated, and
+        ``core_json`` clamps within it)."""
         pcr = self.pcr_cps(link_cps)
         icr = self.icr_cps(link_cps)
         mcr = parse_cell_rate_cps(self.mcr)
+        tcr = parse_cell_rate_cps(self.tcr)
         where = " (the cell rate of the first link)" if self.pcr == "auto" else ""
+        if pcr > link_cps * (1 + 1e-12):
+            return "pcr", (
+                f"must be at most the cell rate of the VC's first link ({cells_text(link_cps)}), "
+                f"got {show_value(self.pcr)}"
+            )
         if icr > pcr * (1 + 1e-12):
-            return "icr", f'must be <= pcr ({pcr:.6g} cells/s{where}), got "{self.icr}"'
+            return (
+                "icr",
+                f"must be <= pcr ({pcr:.6g} cells/s{where}), got {show_value(self.icr)}",
+            )
         if mcr > icr * (1 + 1e-12):
-            return "mcr", f'must be <= icr ({icr:.6g} cells/s), got "{self.mcr}"'
+            return "mcr", f"must be <= icr ({icr:.6g} cells/s), got {show_value(self.mcr)}"
+        if tcr > pcr * (1 + 1e-12):
+            return (
+                "tcr",
+                f"must be <= pcr ({pcr:.6g} cells/s{where}), got {show_value(self.tcr)}",
+            )
         return None
 
     def core_json(self, link_cps: float) -> dict:
         """The ``abr`` object of a VC in the core JSON (docs/core-interface.md, "ABR")."""
+        pcr = self.pcr_cps(link_cps)
+        icr = min(self.icr_cps(link_cps), pcr)  # equal within validation's 1e-12
         return {
-            "pcr_cps": self.pcr_cps(link_cps),
-            "mcr_cps": parse_cell_rate_cps(self.mcr),
-            "icr_cps": self.icr_cps(link_cps),
+            "pcr_cps": pcr,
+            "mcr_cps": min(parse_cell_rate_cps(self.mcr), icr),
+            "icr_cps": icr,
             "rif": fraction_value(self.rif),
             "rdf": fraction_value(self.rdf),
             "nrm": self.nrm,
@@ -606,7 +686,7 @@ class Abr(Table):
             "crm": self.crm_value(),
             "cdf": fraction_value(self.cdf),
             "adtf_ps": parse_time_ps(self.adtf),
-            "tcr_cps": parse_cell_rate_cps(self.tcr),
+            "tcr_cps": min(parse_cell_rate_cps(self.tcr), pcr),
         }
 
 
@@ -625,7 +705,7 @@ def _abr_class(table: Any, vc_class: Optional[str]) -> None:
 class Vc(Table):
     """``[vcs.<name>]``: a virtual circuit along a path of node names (ATM links)."""
 
-    path: list[str] = Field(min_length=2)
+    path: NodePath
     class_: VcClass = Field("ubr", alias="class")
     """Service class; priority at a port: cbr > vbr > abr = ubr = gfr."""
     abr: Optional[Abr] = None
@@ -672,21 +752,21 @@ class Source(Table):
 
     kind: Literal["cbr", "greedy", "poisson", "vbr_onoff", "geometric_onoff", "frames"]
     vc: Optional[str] = None
-    path: Optional[list[str]] = Field(None, min_length=2)
+    path: Optional[NodePath] = None
     class_: Optional[VcClass] = Field(None, alias="class")
     abr: Optional[Abr] = None
     """With path and class = "abr": the source end system's parameters."""
-    count: int = Field(1, ge=1)
-    start: Time = "0 s"
-    stop: Optional[Time] = None
+    count: Count = 1
+    start: StartTime = "0 s"
+    stop: Optional[StartTime] = None
     """No more cells from this time on; none = until the end of the run."""
     rate: Optional[Rate] = None
     peak: Optional[Rate] = None
     mean: Optional[Rate] = None
-    mean_burst: Optional[float] = Field(None, gt=0, allow_inf_nan=False)
-    """Mean burst length in cells (geometric)."""
-    on: Optional[Time] = None
-    off: Optional[Time] = None
+    mean_burst: Optional[MeanBurst] = None
+    """Mean burst length in cells (geometric), 1 to 1e9."""
+    on: Optional[PositiveTime] = None
+    off: Optional[PositiveTime] = None
     distribution: Optional[Literal["fixed", "exponential"]] = None
     frame_cells: Optional[FrameCells] = None
     arrivals: Optional[Literal["periodic", "poisson"]] = None
@@ -716,18 +796,24 @@ class Source(Table):
                 "count > 1 needs path (each copy gets its own VC), not vc (or a vc with {i})",
             )
         if self.stop is not None and parse_time_ps(self.stop) <= parse_time_ps(self.start):
-            raise _fail("stop", f'must be after start ("{self.start}"), got "{self.stop}"')
+            raise _fail(
+                "stop",
+                f"must be after start ({show_value(self.start)}), got {show_value(self.stop)}",
+            )
         for key in ("rate", "peak", "mean"):
             value = getattr(self, key)
-            if value is not None and parse_cell_rate_cps(value) <= 0:
-                raise _fail(key, f'must be > 0, got "{value}"')
-        for key in ("on", "off"):
-            value = getattr(self, key)
-            if value is not None and parse_time_ps(value) <= 0:
-                raise _fail(key, f'must be > 0, got "{value}"')
+            if value is not None and not parse_cell_rate_cps(value) >= MIN_SOURCE_CPS:
+                raise _fail(
+                    key,
+                    "must be from 0.001 cells/s (0.424 bps) to the cell rate of the first "
+                    f"link, got {show_value(value)}",
+                )
         if self.kind == "geometric_onoff":
             if parse_cell_rate_cps(self.mean) >= parse_cell_rate_cps(self.peak):
-                raise _fail("mean", f'must be below peak ("{self.peak}"), got "{self.mean}"')
+                raise _fail(
+                    "mean",
+                    f"must be below peak ({show_value(self.peak)}), got {show_value(self.mean)}",
+                )
         return self
 
     def offered_rate_key(self) -> Optional[str]:
@@ -754,43 +840,43 @@ class Flow(Table):
     ``<name>-ack``, of ``class``) or both over IP links.
     """
 
-    path: list[str] = Field(min_length=2)
-    ack_path: Optional[list[str]] = Field(None, min_length=2)
+    path: NodePath
+    ack_path: Optional[NodePath] = None
     """Default: the reverse of path."""
-    count: Optional[int] = Field(None, ge=1)
-    """Copies of a template (a name with {i})."""
+    count: Optional[Count] = None
+    """Copies of a template (a name with {i}), 1 to 100000."""
     class_: Optional[VcClass] = Field(None, alias="class")
     """ATM flows: class of the data VC and of the ACK VC (default "ubr")."""
     abr: Optional[Abr] = None
     """class = "abr": the parameters of both VCs' source end systems (pcr "auto":
     each VC's own first link)."""
     variant: Literal["tahoe-nofr", "tahoe", "reno", "newreno", "sack"] = "tahoe-nofr"
-    mss: int = Field(512, ge=1, le=MAX_MSS_BYTES)
-    """Bytes of TCP payload per segment."""
+    mss: Mss = 512
+    """Bytes of TCP payload per segment, 1 to 65495."""
     window: Size = "64 KB"
     """Receiver buffer: the largest window the receiver advertises."""
     window_scale: WindowScale = "auto"
     """RFC 1323 shift; auto = the smallest with window >> shift <= 65535."""
-    initial_cwnd: int = Field(1, ge=1)
-    """Segments."""
+    initial_cwnd: InitialCwnd = 1
+    """Segments, 1 to 1000000."""
     initial_ssthresh: SizeOrAuto = "auto"
     """auto: the largest advertised window."""
     timer: Timer = "100 ms"
     """Coarse timer granularity (timers fire on a global tick), or "fine"."""
-    initial_rto: Time = "3 s"
+    initial_rto: PositiveTime = "3 s"
     min_rto: TimeOrAuto = "auto"
     """auto: 2 ticks with a coarse timer, 200 ms with "fine"."""
-    max_rto: Time = "64 s"
-    delayed_ack: Time = "0 ms"
+    max_rto: PositiveTime = "64 s"
+    delayed_ack: ReceiverTime = "0 ms"
     """0 = every segment is ACKed at once."""
-    processing: Time = "0 us"
+    processing: ReceiverTime = "0 us"
     """Receiver time per data segment."""
-    processing_jitter: Time = "0 us"
+    processing_jitter: ReceiverTime = "0 us"
     """Processing is uniform in [processing - jitter, processing + jitter]."""
-    start: Time = "0 s"
+    start: StartTime = "0 s"
     transfer: Optional[Size] = None
     """A finite transfer of this size; none = the source always has data."""
-    max_sack_blocks: int = Field(3, ge=1, le=4)
+    max_sack_blocks: SackBlocks = 3
 
     _ack_path_default: bool = PrivateAttr(False)
 
@@ -809,11 +895,11 @@ class Flow(Table):
                 f"must hold at least one segment (mss = {self.mss} bytes), "
                 f"got {show_value(self.window)}",
             )
-        if self.window_scale == "auto" and window >> MAX_WINDOW_SCALE > MAX_WINDOW_FIELD:
+        if window >> MAX_WINDOW_SCALE > MAX_WINDOW_FIELD:
             raise _fail(
                 "window",
-                "must be below 1 GB: TCP advertises at most 65535 << 14 bytes, "
-                f"got {show_value(self.window)}",
+                f"must be from mss ({self.mss} bytes) to 1073725440 bytes: TCP advertises at "
+                f"most 65535 << 14 bytes, got {show_value(self.window)}",
             )
         shift = self.window_shift()
         advertised = min(MAX_WINDOW_FIELD, window >> shift) << shift
@@ -824,26 +910,43 @@ class Flow(Table):
                 f"bytes, less than one segment (mss = {self.mss})",
             )
         if self.initial_ssthresh != "auto" and parse_size_bytes(self.initial_ssthresh) <= 0:
-            raise _fail("initial_ssthresh", f'must be > 0 or "auto", got {self.initial_ssthresh}')
-        if self.transfer is not None and parse_size_bytes(self.transfer) <= 0:
-            raise _fail("transfer", f"must be > 0, got {show_value(self.transfer)}")
-        if parse_time_ps(self.initial_rto) == 0:
-            raise _fail("initial_rto", f'must be > 0, got "{self.initial_rto}"')
-        if self.min_rto != "auto" and parse_time_ps(self.min_rto) == 0:
-            raise _fail("min_rto", f'must be > 0 or "auto", got "{self.min_rto}"')
-        if self.min_rto_ps() > parse_time_ps(self.max_rto):
             raise _fail(
-                "max_rto",
-                f'must be >= min_rto ({self.min_rto_ps() / 1e9:g} ms), got "{self.max_rto}"',
+                "initial_ssthresh",
+                f'must be from 1 byte to 2^53 or "auto", got {show_value(self.initial_ssthresh)}',
+            )
+        if self.transfer is not None and parse_size_bytes(self.transfer) <= 0:
+            raise _fail("transfer", f"must be from 1 byte to 2^53, got {show_value(self.transfer)}")
+        if self.min_rto != "auto" and parse_time_ps(self.min_rto) == 0:
+            raise _fail(
+                "min_rto",
+                f'must be > 0 s and at most {MAX_TIME_TEXT} or "auto", got "{self.min_rto}"',
+            )
+        min_rto = self.min_rto_ps()
+        min_text = f"{min_rto / 1e12:g} s"
+        if self.min_rto == "auto":
+            min_text += (
+                " with a fine timer" if self.timer == "fine" else f", {COARSE_MIN_RTO_TICKS} ticks"
+            )
+        if min_rto > parse_time_ps(self.max_rto):
+            raise _fail(
+                "max_rto", f"must be >= min_rto ({min_text}), got {show_value(self.max_rto)}"
             )
         if parse_time_ps(self.initial_rto) > parse_time_ps(self.max_rto):
             raise _fail(
-                "initial_rto", f'must be <= max_rto ("{self.max_rto}"), got "{self.initial_rto}"'
+                "initial_rto",
+                f"must be <= max_rto ({show_value(self.max_rto)}), "
+                f"got {show_value(self.initial_rto)}",
+            )
+        if parse_time_ps(self.initial_rto) < min_rto:
+            raise _fail(
+                "initial_rto",
+                f"must be >= min_rto ({min_text}), got {show_value(self.initial_rto)}",
             )
         if parse_time_ps(self.processing_jitter) > parse_time_ps(self.processing):
             raise _fail(
                 "processing_jitter",
-                f'must be <= processing ("{self.processing}"), got "{self.processing_jitter}"',
+                f"must be <= processing ({show_value(self.processing)}), "
+                f"got {show_value(self.processing_jitter)}",
             )
         return self
 
@@ -885,8 +988,8 @@ class Probes(Table):
     (load factor, fair share, ER written, ABR queue); each may be "all".
     """
 
-    period: Optional[Time] = None
-    """Sampling period, > 0; required when any list is non-empty."""
+    period: Optional[ProbePeriod] = None
+    """Sampling period, 1 ns to 10^6 s; required when any list is non-empty."""
     queue: NameList = []
     utilization: NameList = []
     vc_rate: NameList = []
@@ -900,8 +1003,6 @@ class Probes(Table):
         if any(lists) or self.abr_vcs or self.abr_ports:
             if self.period is None:
                 raise _fail("period", "required when a probe list is set")
-        if self.period is not None and parse_time_ps(self.period) == 0:
-            raise _fail("period", f'must be > 0, got "{self.period}"')
         return self
 
 
@@ -918,6 +1019,8 @@ class Scenario(Table):
 
     _file: Optional[str] = PrivateAttr(None)
     _source: Optional[dict] = PrivateAttr(None)
+    _network: Optional[Network] = PrivateAttr(None)
+    """The expanded network, built once by validation (``Network(scenario)`` returns it)."""
 
     @property
     def file(self) -> Optional[str]:
@@ -943,4 +1046,13 @@ class Scenario(Table):
             template = self.flows[flat.key.split(".", 1)[1]]
             if flat.layer == "atm" and template.class_ is None:
                 template.class_ = "ubr"
+        problem = memory_problem(self, network)
+        if problem is not None:
+            raise _fail(*problem)
+        self._network = network
         return self
+
+    def memory_estimate(self) -> MemoryEstimate:
+        """The memory a run of this scenario needs (``str()``: "~12 MiB"); validation
+        refuses a scenario whose estimate exceeds the machine's memory."""
+        return estimate(self, Network(self))

@@ -7,11 +7,14 @@ at run time models.py imports this module, not the other way round.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
 from ..units import parse_cell_rate_cps
 from .common import NAME_PATTERN, SECTIONS, TEMPLATE, _fail, _quoted
+from .limits import MAX_EXPANDED
+from .memory import entities_problem
 
 if TYPE_CHECKING:
     from .models import Abr, Flow, Link, Node, Scenario, Source
@@ -72,19 +75,30 @@ class FlatFlow(NamedTuple):
     ack_links: list[str]
 
 
-def _substituted(entry: Any, i: Optional[int]) -> Any:
-    """A copy of a template's table with {i} replaced by ``i`` in every string value."""
-    if i is None:
-        return entry
-    text = str(i)
-    changes: dict[str, Any] = {}
+def _template_fields(entry: Any) -> list[str]:
+    """The fields of a table whose string value (or list of strings) holds {i}."""
+    fields = []
     for field in type(entry).model_fields:
         value = getattr(entry, field)
-        if isinstance(value, str) and TEMPLATE in value:
-            changes[field] = value.replace(TEMPLATE, text)
-        elif isinstance(value, list) and any(isinstance(v, str) and TEMPLATE in v for v in value):
-            changes[field] = [v.replace(TEMPLATE, text) if isinstance(v, str) else v for v in value]
-    return entry.model_copy(update=changes) if changes else entry
+        if (isinstance(value, str) and TEMPLATE in value) or (
+            isinstance(value, list) and any(isinstance(v, str) and TEMPLATE in v for v in value)
+        ):
+            fields.append(field)
+    return fields
+
+
+def _copy_with(entry: Any, changes: dict[str, Any]) -> Any:
+    """``entry.model_copy(update=changes)`` at a fraction of its cost in time and memory
+    (a template is copied up to 100,000 times): nested tables, the set of fields given
+    and the private attributes are shared with ``entry``, not copied. Copies are only
+    read, never assigned to."""
+    cls = type(entry)
+    copy = cls.__new__(cls)
+    object.__setattr__(copy, "__dict__", {**entry.__dict__, **changes})
+    object.__setattr__(copy, "__pydantic_fields_set__", entry.__pydantic_fields_set__)
+    object.__setattr__(copy, "__pydantic_extra__", entry.__pydantic_extra__)
+    object.__setattr__(copy, "__pydantic_private__", entry.__pydantic_private__)
+    return copy
 
 
 def _check_name(section: str, name: str, template_ok: bool = True) -> None:
@@ -136,7 +150,28 @@ class Network:
     two per ATM flow (``<flow>``, ``<flow>-ack``); sources; flows.
     """
 
+    def __new__(cls, scenario: Scenario) -> Network:
+        """The network the scenario's validation built, if it has one: a scenario is
+        expanded once (up to a million entities take seconds), not again for the
+        core JSON or the validate command. A Scenario is not changed after validation
+        (overrides make a new one)."""
+        built = (scenario.__pydantic_private__ or {}).get("_network")
+        if isinstance(built, cls):
+            return built
+        return super().__new__(cls)
+
     def __init__(self, scenario: Scenario) -> None:
+        if getattr(self, "scenario", None) is scenario:  # the one validation built
+            return
+        enabled = gc.isenabled()
+        gc.disable()  # a million small objects, no cycles: the collector would only scan
+        try:
+            self._build(scenario)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _build(self, scenario: Scenario) -> None:
         self.scenario = scenario
         self.nodes: dict[str, FlatNode] = {}
         self.links: dict[str, FlatLink] = {}
@@ -147,6 +182,9 @@ class Network:
         self._made_by: dict[str, dict[str, str]] = {section: {} for section in SECTIONS}
         self._vc_links: dict[str, list[str]] = {}
         self._vc_back_links: dict[str, list[str]] = {}
+        self._template_fields: dict[int, list[str]] = {}
+        self._rate_problems: dict[tuple[int, float], Any] = {}
+        self._check_totals()
         self._expand_nodes()
         self._expand_links()
         self._expand_vcs_and_sources()
@@ -154,7 +192,62 @@ class Network:
         self._check_sources()
         self._check_probes()
 
+    # -- sizes -------------------------------------------------------------------------
+
+    def _check_totals(self) -> None:
+        """At most 1,000,000 nodes, links, sources and flows after expansion, and few
+        enough to fit in memory, checked before anything is expanded (VCs are counted
+        as they are made)."""
+        sizes: dict[str, tuple[int, str]] = {}
+        for section in ("nodes", "links", "sources", "flows"):
+            total = 0
+            biggest = ("", 0)
+            for name, entry in getattr(self.scenario, section).items():
+                copies = entry.count if entry.count is not None else 1
+                if section == "links" and entry.duplex:
+                    copies *= 2
+                total += copies
+                if copies > biggest[1]:
+                    biggest = (name, copies)
+            name, copies = biggest
+            key = section
+            if name:
+                entry = getattr(self.scenario, section)[name]
+                key = f"{section}.{name}" + (".count" if entry.count is not None else "")
+            if total > MAX_EXPANDED:
+                raise _fail(
+                    key,
+                    f"the scenario makes {total} {section} (this table {copies}); at most "
+                    f"{MAX_EXPANDED} {section} after expanding count and duplex",
+                )
+            sizes[section] = (total, key)
+        problem = entities_problem(sizes)
+        if problem is not None:
+            raise _fail(*problem)
+
     # -- names -------------------------------------------------------------------------
+
+    def _substituted(self, entry: Any, i: Optional[int]) -> Any:
+        """A copy of a template's table with {i} replaced by ``i`` in every string value
+        (the fields holding {i} are found once per table)."""
+        if i is None:
+            return entry
+        fields = self._template_fields.get(id(entry))
+        if fields is None:
+            fields = self._template_fields[id(entry)] = _template_fields(entry)
+        if not fields:
+            return entry
+        text = str(i)
+        changes: dict[str, Any] = {}
+        for field in fields:
+            value = getattr(entry, field)
+            if isinstance(value, str):
+                changes[field] = value.replace(TEMPLATE, text)
+            else:
+                changes[field] = [
+                    v.replace(TEMPLATE, text) if isinstance(v, str) else v for v in value
+                ]
+        return _copy_with(entry, changes)
 
     def _claim(self, section: str, name: str, key: str, how: str) -> None:
         """Record that ``how`` makes ``name``; a name made twice is an error at ``key``."""
@@ -180,7 +273,7 @@ class Network:
 
     def _expand_links(self) -> None:
         for key, link, copy, i in self._entries("links"):
-            here = _substituted(link, i)
+            here = self._substituted(link, i)
             for end, node in (("from", here.from_), ("to", here.to)):
                 if node not in self.nodes:
                     raise _fail(
@@ -194,7 +287,7 @@ class Network:
                 )
             self._add_link(FlatLink(copy, here, key, False), key, key)
             if here.duplex:
-                back = here.model_copy(update={"from_": here.to, "to": here.from_})
+                back = _copy_with(here, {"from_": here.to, "to": here.from_})
                 how = f"duplex = true on {key}"
                 self._add_link(FlatLink(f"{copy}-rev", back, key, True), f"{key}.duplex", how)
 
@@ -283,6 +376,12 @@ class Network:
         """Record a VC; an ABR VC also gets its backward RM path (``path_key``: the
         key of its path, for errors) and its parameters checked against its first link."""
         made = self._made_by["vcs"]
+        if len(made) >= MAX_EXPANDED:
+            raise _fail(
+                vc.key,
+                f"makes VC {len(made) + 1} of the scenario; at most {MAX_EXPANDED} VCs after "
+                "expanding count (an ATM flow makes two)",
+            )
         if vc.name in made:
             raise _fail(vc.key, f'{what}VC name "{vc.name}" is also used by {made[vc.name]}')
         made[vc.name] = vc.key
@@ -298,7 +397,10 @@ class Network:
             ' for the backward RM cells (class = "abr" sends them back along the path in reverse)',
         )
         link_cps = self.links[links[0]].link.cell_rate_cps()
-        problem = vc.abr.rate_problem(link_cps)
+        memo = (id(vc.abr), link_cps)  # the copies of a template share their abr table
+        problem = self._rate_problems.get(memo, False)
+        if problem is False:
+            problem = self._rate_problems[memo] = vc.abr.rate_problem(link_cps)
         if problem is not None:
             key, message = problem
             named = vc.key.startswith("flows.") or i is not None
@@ -322,7 +424,7 @@ class Network:
             links = self._vc_path(vc.path, f"{key}.path")
             self._add_vc(FlatVc(name, vc.class_, list(vc.path), key, vc.abr), links)
         for key, source, copy, i in self._entries("sources"):
-            here = _substituted(source, i)
+            here = self._substituted(source, i)
             self._claim("sources", copy, key, key)
             if here.path is not None:
                 links = self._vc_path(here.path, f"{key}.path", copy, i)
@@ -334,7 +436,7 @@ class Network:
 
     def _expand_flows(self) -> None:
         for key, flow, copy, i in self._entries("flows"):
-            here = _substituted(flow, i)
+            here = self._substituted(flow, i)
             self._claim("flows", copy, key, key)
             note = (
                 " for the ACKs (ack_path defaults to the reverse of path)"

@@ -13,12 +13,14 @@ from pydantic import BeforeValidator
 
 from ..errors import show_value
 from ..units import (
+    MAX_SIZE_BYTES,
     parse_bit_rate_bps,
     parse_length_km,
     parse_size_bytes,
     parse_time_ps,
 )
 from .common import MAX_WINDOW_SCALE
+from .limits import MAX_FRAME_CELLS, TCP_TICK, check_time
 
 
 def _check_time(value: Any) -> str:
@@ -48,8 +50,8 @@ def _check_buffer(value: Any) -> Any:
     if type(value) is int or isinstance(value, str):
         return value.strip() if isinstance(value, str) else value
     raise ValueError(
-        'expected a number of cells (ATM) or packets (IP) >= 1, a size like "64 KB" (IP), '
-        f'or "inf", got {show_value(value)}'
+        "expected a whole number of cells (ATM: 1 to 4294967294) or packets (IP: 1 to "
+        f'4294967295), a size like "64 KB" (IP), or "inf", got {show_value(value)}'
     )
 
 
@@ -59,26 +61,27 @@ def _check_threshold(value: Any) -> Any:
         if parse_size_bytes(value) <= 0:
             raise ValueError(f"must be > 0, got {show_value(value)}")
         return value.strip()
-    if type(value) in (int, float) and 0 < value < float("inf"):
+    if type(value) in (int, float) and 0 < value <= MAX_SIZE_BYTES:
         return value
     raise ValueError(
-        f'expected a number > 0 (in the buffer\'s unit) or a size like "10 KB", '
-        f"got {show_value(value)}"
+        f"expected a number > 0 and at most 2^53 (in the buffer's unit) or a size like "
+        f'"10 KB", got {show_value(value)}'
     )
 
 
 def _check_frame_cells(value: Any) -> Any:
-    if type(value) is int and value >= 1:
+    if type(value) is int and 1 <= value <= MAX_FRAME_CELLS:
         return value
     if (
         isinstance(value, list)
         and len(value) == 2
         and all(type(n) is int for n in value)
-        and 1 <= value[0] <= value[1]
+        and 1 <= value[0] <= value[1] <= MAX_FRAME_CELLS
     ):
         return value
     raise ValueError(
-        f"expected a number of cells >= 1 or [lo, hi] with 1 <= lo <= hi, got {show_value(value)}"
+        f"expected a number of cells from 1 to {MAX_FRAME_CELLS} or [lo, hi] with "
+        f"1 <= lo <= hi <= {MAX_FRAME_CELLS}, got {show_value(value)}"
     )
 
 
@@ -135,14 +138,18 @@ def _check_timer(value: Any) -> Any:
     if value == "fine":
         return value
     try:
-        tick_ps = parse_time_ps(value)
+        parse_time_ps(value)
     except ValueError:
         raise ValueError(
             f'expected "fine" or a tick like "100 ms" (units: ps, ns, us, ms, s), '
             f"got {show_value(value)}"
         ) from None
-    if tick_ps == 0:
-        raise ValueError(f'the tick must be > 0 (or "fine"), got {show_value(value)}')
+    try:
+        check_time(value, *TCP_TICK)
+    except ValueError:
+        raise ValueError(
+            f'must be "fine" or a tick from {TCP_TICK[0]} to {TCP_TICK[1]}, got {show_value(value)}'
+        ) from None
     return value.strip()
 
 
