@@ -95,11 +95,13 @@ def test_abr_vc_to_core_exact(tmp_path: Path) -> None:
                 "cdf": 0.5,
                 "adtf_ps": 500 * 10**9,
                 "tcr_cps": 10.0,
+                "use_it_or_lose_it": False,
             },
         }
     ]
     erica = {
         "kind": "erica",
+        "variant": "max_min",
         "target_utilization": 0.9,
         "interval_ps": 10**9,
         "interval_cells": 100,
@@ -365,6 +367,7 @@ def test_algorithm_forms_and_defaults(tmp_path: Path) -> None:
     assert algorithm_json(tmp_path, '"none"') is None
     assert algorithm_json(tmp_path, '{ kind = "erica", target_utilization = 1 }') == {
         "kind": "erica",
+        "variant": "max_min",
         "target_utilization": 1.0,
         "interval_ps": 10**9,
         "interval_cells": 100,

@@ -68,6 +68,11 @@ class _Switch(Table):
 
     algorithm: Algorithm = "erica"
     """The bottleneck's ABR switch algorithm; "none": the TCP VCs are UBR (no ABR at all)."""
+    erica_variant: Literal["max_min", "basic"] = "max_min"
+    """ERICA's variant (docs/model.md, "ABR"): "max_min", the ERICA description's version
+    with its max-min fairness enhancement (seeds 000 and 002), or "basic", seed 000
+    section 3.2's ER = max(FairShare, VCShare) (seed 003, which describes that scheme
+    and its limits)."""
     interval: Interval = "1 ms"
     """ERICA, ERICA+, FMMRA averaging interval: seed 000 section 5 ("100 cells or 1 ms,
     whichever is smaller"), seed 002 ("(1 ms, 100 cells)")."""
@@ -117,6 +122,7 @@ class _Switch(Table):
             return {"kind": "efci", "high": self.efci_high, "low": self.efci_low}
         table: dict[str, Any] = {"kind": kind}
         if kind == "erica":
+            table["variant"] = self.erica_variant
             table["target_utilization"] = self.target_utilization
         table["interval"] = self.interval
         table["interval_cells"] = self.interval_cells

@@ -106,6 +106,7 @@ def _algorithm_json(algorithm: Algorithm) -> dict:
         return {"kind": kind, "high_cells": algorithm.high, "low_cells": algorithm.low}
     entry: dict[str, Any] = {"kind": kind}
     if kind == "erica":
+        entry["variant"] = algorithm.variant or "max_min"
         entry["target_utilization"] = float(algorithm.target_utilization or 0)
     entry["interval_ps"] = parse_time_ps(algorithm.interval or "0 s")
     entry["interval_cells"] = algorithm.interval_cells

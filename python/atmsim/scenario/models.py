@@ -226,6 +226,7 @@ ALGORITHM_KINDS = ("erica", "erica_plus", "efci", "fmmra")
 ALGORITHM_KEYS = {
     "erica": [
         "kind",
+        "variant",
         "target_utilization",
         "interval",
         "interval_cells",
@@ -249,10 +250,11 @@ ALGORITHM_KEYS = {
     "fmmra": ["kind", "interval", "interval_cells"],
 }
 ALGORITHM_DEFAULTS: dict[str, Any] = {
+    "variant": "max_min",  # the ERICA description's max-min version (docs/model.md, ERICA)
     "target_utilization": 0.9,  # seed 000 section 5, seed 002, seed 003 section 4.1
     "interval": "1 ms",  # seed 000 section 5: 100 cells or 1 ms, whichever first
     "interval_cells": 100,
-    "delta": 0.1,  # SPEC section 3.4
+    "delta": 0.1,  # the ERICA description (Jain et al., ATM Forum 96-1172)
     "measured_rate": False,
     "bidirectional_count": False,
     "t0": "1.5 ms",  # ERICA+: seed 001 section 6
@@ -264,13 +266,15 @@ ALGORITHM_DEFAULTS: dict[str, Any] = {
 
 
 class Algorithm(Table):
-    """The ABR switch algorithm of a link's output port (SPEC section 3.4).
+    """The ABR switch algorithm of a link's output port (docs/model.md, "ABR").
 
     Written as a kind (``algorithm = "erica"``), ``"none"``, or a table
     (``algorithm = { kind = "efci", high = 300 }``). Keys per kind:
 
-    - erica: target_utilization (0.9), interval ("1 ms"), interval_cells (100),
-      delta (0.1), measured_rate (false), bidirectional_count (false);
+    - erica: variant ("max_min": the ERICA description's max-min version; "basic":
+      seed 000 section 3.2's ER = max(FairShare, VCShare)), target_utilization (0.9),
+      interval ("1 ms"), interval_cells (100), delta (0.1), measured_rate (false),
+      bidirectional_count (false);
     - erica_plus: interval, interval_cells, delta, measured_rate,
       bidirectional_count as erica, t0 ("1.5 ms"), a (1.15), b (1.05), qdlf (0.5);
     - efci: high (cells, required), low (default: high);
@@ -280,6 +284,9 @@ class Algorithm(Table):
     keys_by_kind = ALGORITHM_KEYS
 
     kind: Literal["erica", "erica_plus", "efci", "fmmra"]
+    variant: Optional[Literal["max_min", "basic"]] = None
+    """ERICA: "max_min" (the description's version with its max-min fairness
+    enhancement) or "basic" (seed 000 section 3.2)."""
     target_utilization: Optional[UnitFraction] = None
     """ERICA: the fraction U of the link's cell rate offered to ABR and VBR/CBR."""
     interval: Optional[Interval] = None
@@ -565,12 +572,13 @@ ABR_FACTOR_DEFAULT = "1/16"
 
 
 class Abr(Table):
-    """``abr = { ... }``: an ABR VC's source end system parameters (SPEC section 3.1).
+    """``abr = { ... }``: an ABR VC's source end system parameters (ATM Forum TM 4.0).
 
     Every key is optional; where absent, TM 4.0's default: pcr "auto" (the
     cell rate of the VC's first link), mcr "0 Mbps", icr "auto" (= pcr),
     rif = rdf = cdf = 1/16, nrm 32, mrm 2, trm "100 ms", tbe 16777215, adtf
-    "500 ms", tcr "10 cells/s". Rates take any rate unit; the factors a
+    "500 ms", tcr "10 cells/s", use_it_or_lose_it false. Rates take any rate unit; the
+    factors a
     number or a fraction like "1/512". Give ``tbe`` or ``crm``, not both:
     the core gets crm = ceil(tbe / nrm).
     """
@@ -602,6 +610,10 @@ class Abr(Table):
     """ACR decrease time factor (rule 5), 10 ms to 10.23 s."""
     tcr: Rate = "10 cells/s"
     """Tagged cell rate: the least rate of forward RM cells."""
+    use_it_or_lose_it: bool = False
+    """Before each forward RM cell, an ACR above the rate the source actually sent at
+    since the previous one falls to that rate, not below icr (an option beside TM 4.0's
+    mandatory rules; docs/model.md, "ABR")."""
 
     @model_validator(mode="after")
     def _resolve(self) -> Abr:
@@ -687,6 +699,7 @@ class Abr(Table):
             "cdf": fraction_value(self.cdf),
             "adtf_ps": parse_time_ps(self.adtf),
             "tcr_cps": min(parse_cell_rate_cps(self.tcr), pcr),
+            "use_it_or_lose_it": self.use_it_or_lose_it,
         }
 
 
