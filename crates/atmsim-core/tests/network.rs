@@ -171,6 +171,44 @@ fn overload_fills_the_buffer_and_drops_at_the_tail() {
 }
 
 #[test]
+fn synchronised_inputs_share_a_full_buffer_under_random_arbitration() {
+    // The same two greedy sources in step: their cells reach the shared
+    // port at the same instants. Taken in a random order per instant, each
+    // wins about half of the slots a full buffer frees; in one fixed order
+    // (the scheduling order), one input wins nearly all of them.
+    let build = |arbitration: &str| {
+        let links = vec![
+            link(0, OC3_CPS, 0, None, tail()),
+            json!({"name": "b", "from": 2, "to": 1, "bit_rate_bps": 155.52e6, "cell_rate_cps": OC3_CPS,
+                   "delay_ps": 0, "buffer_cells": null, "policy": {"kind": "tail"}}),
+            link(1, OC3_CPS, 0, Some(100), tail()),
+        ];
+        let g = json!({"kind": "greedy"});
+        let mut sc = scenario(
+            100 * MS,
+            links,
+            vec![("ubr", vec![0, 2], g.clone()), ("ubr", vec![1, 2], g)],
+            json!({}),
+        );
+        sc.nodes
+            .push(serde_json::from_value(json!({"name": "n3"})).unwrap());
+        sc.arbitration = serde_json::from_value(json!(arbitration)).unwrap();
+        run(&sc)
+    };
+    let share = |s: &atmsim_core::stats::Summary| {
+        let (a, b) = (
+            s.vcs[0].cells_delivered as f64,
+            s.vcs[1].cells_delivered as f64,
+        );
+        a / (a + b)
+    };
+    let random = share(&build("random"));
+    assert!((random - 0.5).abs() < 0.01, "{random}");
+    let fixed = share(&build("scheduling_order"));
+    assert!((fixed - 0.5).abs() > 0.45, "{fixed}");
+}
+
+#[test]
 fn probes_do_not_change_results() {
     // Lazy links are drained at probe ticks; the summary must not depend on it.
     let links = vec![link(

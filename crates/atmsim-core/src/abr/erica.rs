@@ -323,4 +323,41 @@ mod tests {
         assert!((e.z - 100.0 / 0.99e-3 / 90_000.0).abs() < 1e-9, "{}", e.z);
         assert_eq!(e.fair_share, 90_000.0);
     }
+
+    #[test]
+    fn the_measured_rate_replaces_the_ccr_field_when_asked() {
+        // Link 100,000 cells/s (ABR capacity 90,000 at U = 0.9). VC 0's
+        // forward RM cells say CCR = 80,000, but its cells come at 10,000
+        // cells/s; VC 1's at 50,000. Input 60,000: z = 2/3, fair share
+        // 45,000 (two VCs). Basic ERICA for VC 0: from the field, VCShare
+        // = 120,000, capped at 90,000; from the measured rate, 15,000, so
+        // the fair share, 45,000.
+        let ms = 1_000_000_000;
+        for (measured, expect) in [(false, 90_000.0), (true, 45_000.0)] {
+            let meter = Meter::new(2, ms, 1_000_000);
+            let mut e = Erica::new(2, Target::Utilization(0.9), meter, 0.1, measured, false)
+                .with_variant(EricaVariant::Basic);
+            let p = PortState {
+                link_cps: 100_000.0,
+                abr_queue: 0,
+            };
+            let mut frm = crate::abr::forward_rm(0, 80_000.0, 1e9, 0.0);
+            e.on_cell(0, &mut frm, true, 2, &p);
+            // 60 cells in the first ms: every 6th of VC 0 (10 with the FRM).
+            for k in 1..60u64 {
+                let vc = if k % 6 == 0 { 0 } else { 1 };
+                let mut c = Cell::data(vc, 0, 1, true);
+                e.on_cell(k * ms / 60, &mut c, true, 2, &p);
+            }
+            let mut brm =
+                crate::abr::turn_around(&crate::abr::forward_rm(0, 80_000.0, 1e9, 0.0), false);
+            e.on_brm(ms, &mut brm, &p);
+            assert!((e.z - 2.0 / 3.0).abs() < 1e-9, "{}", e.z);
+            assert!(
+                (brm.er as f64 - expect).abs() < 1.0,
+                "{measured}: {}",
+                brm.er
+            );
+        }
+    }
 }
