@@ -84,7 +84,9 @@ pub struct Port {
     pub drops: Vec<(DropReason, u64)>,
     /// The cells of each VC in the port, when its policy reads them or a
     /// probe asked (None otherwise).
-    vcs: Option<VcOccupancy>,
+    vcs: VcOccupancy,
+    /// True when `vcs` is kept (asked for by the policy or a probe).
+    tracking: bool,
     /// FIFO mode with `vcs`: the accepted cells still in the port, as (end
     /// of transmission, VC), in order.
     leaving: VecDeque<(Time, u32)>,
@@ -118,7 +120,8 @@ impl Port {
             cells_in: 0,
             cells_accepted: 0,
             drops: COMMON_DROP_REASONS.iter().map(|&r| (r, 0)).collect(),
-            vcs: None,
+            vcs: VcOccupancy::EMPTY,
+            tracking: false,
             leaving: VecDeque::new(),
             max_queue: 0,
         }
@@ -172,7 +175,8 @@ impl Port {
     /// Keeps the cells of each VC (`n_vcs` of them) in the port, from now on
     /// (call before any cell arrives).
     pub fn track_vcs(&mut self, n_vcs: usize) {
-        self.vcs = Some(VcOccupancy::new(n_vcs));
+        self.vcs = VcOccupancy::new(n_vcs);
+        self.tracking = true;
     }
 
     /// True when the port's policy reads its cells per VC.
@@ -184,39 +188,36 @@ impl Port {
     /// with [`Port::track_vcs`]).
     pub fn vc_occupancy(&mut self, now: Time) -> Option<&VcOccupancy> {
         self.settle_leaving(now);
-        self.vcs.as_ref()
+        self.tracking.then_some(&self.vcs)
     }
 
     /// FIFO mode: takes the cells whose transmission ended by `now` out of
     /// the per-VC counts.
     #[inline]
     fn settle_leaving(&mut self, now: Time) {
-        if let Some(vcs) = self.vcs.as_mut() {
-            while let Some(&(end, vc)) = self.leaving.front() {
-                if end > now {
-                    break;
-                }
-                self.leaving.pop_front();
-                vcs.remove(vc);
+        while let Some(&(end, vc)) = self.leaving.front() {
+            if end > now {
+                break;
             }
+            self.leaving.pop_front();
+            self.vcs.remove(vc);
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn judge(&mut self, cell: &Cell, occupancy: u32) -> bool {
         self.cells_in += 1;
-        let empty = VcOccupancy::default();
         let arrival = Arrival {
             cell,
             occupancy,
             capacity: self.capacity,
-            vcs: self.vcs.as_ref().unwrap_or(&empty),
+            vcs: &self.vcs,
         };
         match self.policy.admit(&arrival) {
             Verdict::Accept => {
                 self.cells_accepted += 1;
-                if let Some(vcs) = self.vcs.as_mut() {
-                    vcs.add(cell.vc);
+                if self.tracking {
+                    self.vcs.add(cell.vc);
                 }
                 true
             }
@@ -260,7 +261,7 @@ impl Port {
         } else {
             self.fifo_arrive_beyond_never()
         };
-        if self.vcs.is_some() {
+        if self.tracking {
             self.leaving.push_back((end, cell.vc));
         }
         Some(end)
@@ -306,8 +307,8 @@ impl Port {
     pub fn prio_tx_done(&mut self, now: Time) -> (Cell, Option<Time>) {
         self.prio_account(now);
         let done = self.in_service.take().expect("tx done on an idle port");
-        if let Some(vcs) = self.vcs.as_mut() {
-            vcs.remove(done.vc);
+        if self.tracking {
+            self.vcs.remove(done.vc);
         }
         self.busy_done_ps += (now - self.tx_start) as u128;
         let next = self.queues.iter_mut().find_map(|q| q.pop_front());

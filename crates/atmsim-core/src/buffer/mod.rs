@@ -63,6 +63,13 @@ pub struct VcOccupancy {
 }
 
 impl VcOccupancy {
+    /// Tracking no VC.
+    pub const EMPTY: VcOccupancy = VcOccupancy {
+        cells: Vec::new(),
+        active: 0,
+        total: 0,
+    };
+
     /// Empty, for VCs `0..n_vcs`.
     pub fn new(n_vcs: usize) -> Self {
         VcOccupancy {

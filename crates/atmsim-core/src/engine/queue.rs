@@ -213,7 +213,13 @@ impl EventQueue {
             Event::SesSend(v) => 2 << 30 | v as u64,
             _ => 3 << 30,
         };
-        let h = splitmix64(tie_seed ^ splitmix64(time) ^ input.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        // One SplitMix64 finalisation of the seed, the instant and the input:
+        // all three reach every bit of the draw.
+        let h = splitmix64(
+            tie_seed
+                ^ time.wrapping_mul(0xD6E8_FEB8_6659_FD93)
+                ^ input.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
         // 31 random bits, then the input: distinct inputs never tie.
         let order = (h >> 33) << 32 | input;
         self.insert(Entry::ordered(time, event, order));

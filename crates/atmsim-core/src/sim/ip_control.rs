@@ -60,6 +60,8 @@ pub(super) struct IpControl {
     written: Vec<u64>,
     /// ACKs held in buckets now.
     held: u64,
+    /// Some port computes rates (kept: asked on every packet).
+    active: bool,
 }
 
 impl IpControl {
@@ -83,6 +85,7 @@ impl IpControl {
             mss: sc.flows.iter().map(|f| f.tcp.mss_bytes).collect(),
             written: vec![0; n_flows],
             held: 0,
+            active: false,
         };
         for (i, l) in sc.links.iter().enumerate() {
             if l.layer != Layer::Ip {
@@ -100,6 +103,7 @@ impl IpControl {
                     max_increase: rc.max_increase,
                 };
                 c.rate[a as usize] = Some(RateControl::new(p, l.bit_rate_bps, n_flows));
+                c.active = true;
                 agenda.push(rc.interval_ps, Event::RateInterval(a));
             }
         }
@@ -129,8 +133,9 @@ impl IpControl {
     }
 
     /// True when any port or router controls rates.
+    #[inline]
     pub(super) fn any(&self) -> bool {
-        self.rate.iter().any(Option::is_some)
+        self.active
     }
 
     /// A packet is offered to the port of link `l`.
