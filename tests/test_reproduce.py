@@ -36,6 +36,7 @@ from atmsim.reproduce import (
     Outcome,
     Quantity,
     UnknownExperiment,
+    crosses_bound,
     evaluate,
     judge,
     registry,
@@ -227,7 +228,8 @@ def test_judge_uses_the_mean_and_shows_the_interval():
     row = judge("e", quantity, [10.0, 10.0, 12.9], ["a", "b", "c"], (1, 2, 3))
     assert row["simulated"] == pytest.approx(10.966667) and row["verdict"] == "match"
     assert row["ci95_low"] < 10.0 < 12.0 < row["ci95_high"] and row["n_seeds"] == 3
-    assert row["note"] == "n; seed 1: a"
+    # the interval reaches past 11 (10 % above 10): the match is flagged as fragile
+    assert row["note"] == "n; seed 1: a; the 95 % interval crosses the tolerance's bound"
     # the mean outside: a miss, although two seeds of three are exact
     assert judge("e", quantity, [10.0, 10.0, 14.0])["verdict"] == "miss"
     # a seed whose value cannot be computed makes the row a miss
@@ -239,6 +241,21 @@ def test_judge_uses_the_mean_and_shows_the_interval():
     assert math.isnan(row["ci95_low"]) and row["note"] == "n; a"
     assert interval(row) == "-"
     assert interval({"ci95_low": 1.0, "ci95_high": 2.5}) == "[1, 2.5]"
+
+
+def test_an_interval_across_the_tolerance_is_flagged():
+    assert crosses_bound(relative(0.25), 64.0, 47.0, 49.0)  # 48 is the lower bound
+    assert not crosses_bound(relative(0.25), 64.0, 48.7, 48.9)
+    assert crosses_bound(above(0.01), 0.0, -0.004, 0.05)
+    assert not crosses_bound(above(0.01), 0.0, 0.02, 0.05)
+    assert crosses_bound(EXACT, 0.0, -0.01, 0.05) and not crosses_bound(EXACT, 0.0, 0.0, 0.0)
+    assert not crosses_bound(EXACT, 0.0, 0.002, 0.05)  # a miss whatever the mean
+    assert crosses_bound(factor(2.0), 1.0, 1.5, 2.5) and not crosses_bound(REPORT, 1.0, 0, 9)
+    assert not crosses_bound(BELOW, 1.0, math.nan, math.nan)  # one seed: no interval
+    quantity = Quantity("gain", 0.0, "", above(0.01), "because")
+    row = judge("e", quantity, [0.05, -0.01, 0.04, 0.0])  # mean 0.02: a fragile match
+    assert row["verdict"] == "match"
+    assert "the 95 % interval crosses the tolerance's bound" in row["note"]
 
 
 def test_a_quantity_judged_elsewhere_is_not_judged_again():

@@ -262,6 +262,8 @@ def judge(
         if first:
             label = f"seed {seeds[0]}: " if len(values) > 1 else ""
             parts.append(label + first)
+        if crosses_bound(quantity.tolerance, quantity.published, stats.low, stats.high):
+            parts.append("the 95 % interval crosses the tolerance's bound")
         if stats.missing:
             failed = [(s, n) for s, v, n in zip(seeds, values, notes) if not math.isfinite(v)]
             parts.append(
@@ -287,6 +289,39 @@ def judge(
         "reason": quantity.reason,
         "see": quantity.see,
     }
+
+
+def accepted_range(tolerance: Tolerance, published: float) -> tuple[float, float]:
+    """The simulated values a tolerance accepts around ``published``, as [low, high]
+    (infinite for a one-sided bound)."""
+    kind, value = tolerance.kind, tolerance.value
+    if kind == "relative":
+        allowed = max(value * abs(published), tolerance.floor)
+        return published - allowed, published + allowed
+    if kind == "absolute":
+        return published - value, published + value
+    if kind == "factor":
+        return published / value, published * value
+    if kind == "exact":
+        return published, published
+    if kind == "above":
+        return published + value, math.inf
+    if kind == "below":
+        return -math.inf, published - value
+    raise ValueError(f"{kind!r} accepts nothing")
+
+
+def crosses_bound(
+    tolerance: Tolerance, published: Optional[float], low: float, high: float
+) -> bool:
+    """True when the interval [low, high] holds both accepted and rejected values: the
+    verdict of the mean would differ for another mean inside its own interval."""
+    if tolerance.kind == "report" or published is None:
+        return False
+    if not (math.isfinite(low) and math.isfinite(high)) or high <= low:
+        return False
+    first, last = accepted_range(tolerance, published)
+    return low < first <= high or low <= last < high
 
 
 def evaluate(experiment_id: str, quantity: Quantity, results: dict) -> dict:
@@ -458,10 +493,12 @@ def _label_scenario(
     if overrides:
         header.append("# overrides: " + ", ".join(overrides))
     if len(experiment.seeds) > 1:
-        header.append(
-            "# one of the run seeds " + ", ".join(map(str, experiment.seeds)) + " (table.csv: "
-            "their mean and 95 % interval; seeds.csv: each seed's values)"
+        seeds = ", ".join(map(str, experiment.seeds))
+        text = (
+            f"the experiment runs with run seeds {seeds}; these files are one of them, "
+            "table.csv has their mean and 95 % interval, seeds.csv each seed's values"
         )
+        header.extend("# " + line for line in textwrap.wrap(text, 86))
     for note in experiment.notes:
         header.extend("# " + line for line in textwrap.wrap(note, 86, initial_indent="note: "))
     path.write_text("\n".join(header) + "\n\n" + path.read_text(encoding="utf-8"))

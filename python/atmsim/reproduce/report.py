@@ -199,7 +199,7 @@ def main(
         seeds = f"{len(outcome.seeds)} seeds" if outcome.seeds else "no runs"
         print(
             f"[{k:>{width}}/{total}] {outcome.experiment:<36} {state:<22} {seeds:>8} "
-            f"{outcome.wall_s:6.1f} s"
+            f"{outcome.wall_s:6.1f} s in runs"
         )
 
     outcomes = run_experiments(ids, out, jobs=jobs, on_done=progress)
