@@ -58,7 +58,9 @@ def list_experiments() -> None:
     for seed in SEEDS:
         for key, experiment in registry().items():
             if experiment.seed == seed:
-                compared = sum(q.tolerance.kind != "report" for q in experiment.published)
+                compared = sum(
+                    q.tolerance.kind != "report" and q.see is None for q in experiment.published
+                )
                 table.add_row(key, experiment.source, experiment.title, str(compared))
     _console().print(table)
     print("seeds: " + ", ".join(SEEDS) + " (all the experiments of a document)")
