@@ -1,16 +1,31 @@
 """``atmsim reproduce``: the published experiments of the seeds, side by side with ours.
 
 An ``Experiment`` names one published result (a section, a table row, a figure
-comparison): the scenario files it runs (``scenarios/reproduce/*.toml``, with
-every parameter the seed does not state chosen there with a comment), and the
-published quantities with their tolerances. ``run_experiment`` runs it, writes
-``<out>/<id>/`` (scenario.toml, summary.json, series.parquet, table.csv, PNGs)
-and returns one row per quantity: published, simulated, tolerance, verdict.
+comparison, a claim across rows): the scenario files it runs
+(``scenarios/reproduce/*.toml``, with every parameter the seed does not state
+chosen there with a comment), and the published quantities with their
+tolerances.
+
+Every experiment runs once per run seed (``RUN_SEEDS``: ``run.seed`` = 1..10).
+The core takes cells that reach a port at the same instant in an order drawn
+from the seed, so the seeds are samples of one configuration; lossy TCP runs,
+where that order decides which source loses, differ most. Each quantity is
+computed per seed, judged on its mean (``atmsim.compare.Tolerance``), and
+reported with the Student-t 95 % interval of that mean and the number of seeds
+(``stats``). The files of run seed 1 (scenario.toml, summary.json,
+series.parquet, figures) are written; every seed's value goes to seeds.csv.
+
+A published value is judged once. Where a seed publishes one configuration's
+value in several tables, the other places get a row that names the experiment
+judging it (``Quantity.see``, verdict n/a) and run nothing.
+
+``run_experiments`` runs (experiment, seed) tasks on a process pool and returns
+one ``Outcome`` per experiment, its rows: published, simulated (the mean),
+ci95_low, ci95_high, n_seeds, tolerance, verdict.
 
 One module per seed (``seed000``, ``seed002``, ``seed003``) lists its
-experiments; ``registry()`` gathers them. The tolerances and their verdicts
-(match, miss, n/a) are those of ``atmsim.compare``; docs/reproduction.md lists
-which tolerance each kind of published number gets and why.
+experiments; ``registry()`` gathers them. docs/reproduction.md lists which
+tolerance each kind of published number gets and why.
 """
 
 from __future__ import annotations
@@ -27,12 +42,17 @@ from pathlib import Path
 from typing import Callable, Optional, Union
 
 from ..compare import Tolerance
+from .stats import spread
 
 SCENARIO_DIR = Path(__file__).resolve().parents[3] / "scenarios" / "reproduce"
 """The experiments' scenario files (a source checkout, as for ``atmsim bench``)."""
 
 SEEDS = ("seed000", "seed002", "seed003")
 """The documents reproduced, in order."""
+
+RUN_SEEDS = tuple(range(1, 11))
+"""The ``run.seed`` values every experiment runs with: ten samples, enough for a
+Student-t interval (t(0.975, 9) = 2.26) at about ten times one run's cost."""
 
 FIGURE_KINDS = ("window", "acr", "sequence", "queue", "abr_queue", "throughput")
 """Figures an experiment may ask for (``atmsim.plots.EXPERIMENT_FIGURES``)."""
@@ -43,11 +63,19 @@ CSV_COLUMNS = (
     "unit",
     "published",
     "simulated",
+    "ci95_low",
+    "ci95_high",
+    "n_seeds",
     "tolerance",
     "verdict",
     "note",
     "tolerance_reason",
 )
+"""table.csv: ``simulated`` is the mean over the run seeds, ``ci95_low`` and
+``ci95_high`` the 95 % interval of that mean, ``n_seeds`` the seeds it counts."""
+
+SEED_COLUMNS = ("experiment", "quantity", "seed", "simulated", "note")
+"""seeds.csv: every seed's value of every quantity."""
 
 # --- the model --------------------------------------------------------------------------
 
@@ -55,20 +83,28 @@ Extracted = Union[float, tuple[float, str]]
 """What an extractor returns: the simulated value, optionally with a note."""
 
 
+def _no_value(results: dict) -> float:
+    return math.nan
+
+
 @dataclass(frozen=True)
 class Quantity:
     """One published number (or claim) and how to compute ours from the runs' results.
 
-    ``extract(results)`` gets ``{run name: atmsim.Result}`` and returns the simulated
-    value, or ``(value, note)``. ``published`` None means "not published" ("NA")."""
+    ``extract(results)`` gets ``{run name: atmsim.Result}`` of one run seed and returns
+    the simulated value, or ``(value, note)``. ``published`` None means "not
+    published" ("NA"). ``see``: the id of the experiment that judges this same
+    published value (the seed prints it in several places); the row then shows the
+    published value, refers there, and is not judged again."""
 
     name: str
     published: Optional[float]
     unit: str
     tolerance: Tolerance
     reason: str
-    extract: Callable[[dict], Extracted]
+    extract: Callable[[dict], Extracted] = _no_value
     note: str = ""
+    see: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +119,11 @@ class Run:
         return SCENARIO_DIR / self.scenario
 
 
+def seed_override(seed: int) -> str:
+    """The override that sets a run's seed."""
+    return f"run.seed={seed}"
+
+
 @dataclass(frozen=True)
 class Experiment:
     """One published experiment.
@@ -91,13 +132,14 @@ class Experiment:
     - ``source``: where it is published (seed, section, table or figure);
     - ``runs``: run name -> Run. One run: its files go to ``<out>/<id>/``; several
       (a comparison, or a reference such as section 8's peak for section 9): to
-      ``<out>/<id>/<run name>/``;
+      ``<out>/<id>/<run name>/``. None: every quantity refers to another experiment;
     - ``published``: the quantities compared;
     - ``figures``: kinds of FIGURE_KINDS drawn as ``<out>/<id>/<kind>.png``, one panel
       per run of ``figure_runs`` (default: every run);
     - ``notes``: what the experiment chose and why (also in docs/reproduction.md),
       written at the top of each run's scenario.toml;
-    - ``weight``: relative run time, to start the longest first.
+    - ``weight``: relative run time of one seed, to start the longest first;
+    - ``seeds``: the ``run.seed`` values it runs with (``RUN_SEEDS``).
     """
 
     id: str
@@ -109,6 +151,7 @@ class Experiment:
     figure_runs: Optional[tuple] = None
     notes: tuple = ()
     weight: float = 1.0
+    seeds: tuple = RUN_SEEDS
 
     @property
     def seed(self) -> str:
@@ -132,6 +175,13 @@ def registry() -> dict[str, Experiment]:
                 if experiment.id in experiments:
                     raise ValueError(f"duplicate experiment id {experiment.id!r}")
                 experiments[experiment.id] = experiment
+        for experiment in experiments.values():
+            for quantity in experiment.published:
+                if quantity.see is not None and quantity.see not in experiments:
+                    raise ValueError(
+                        f"{experiment.id}: {quantity.name!r} refers to an unknown "
+                        f"experiment {quantity.see!r}"
+                    )
         _REGISTRY = experiments
     return _REGISTRY
 
@@ -167,14 +217,128 @@ def valid_ids() -> list[str]:
     return [*SEEDS, *registry()]
 
 
+# --- computing and judging --------------------------------------------------------------
+
+
+def measure(quantity: Quantity, results: dict) -> tuple[float, str]:
+    """The quantity's value in one run seed's results, and the extractor's note; NaN
+    and "not computed: ..." when it cannot be computed (a short run may leave too
+    little)."""
+    try:
+        extracted = quantity.extract(results)
+        if isinstance(extracted, tuple):
+            value, note = extracted
+        else:
+            value, note = extracted, ""
+        return float(value), note
+    except Exception as error:
+        return math.nan, f"not computed: {error}"
+
+
+def judge(
+    experiment_id: str,
+    quantity: Quantity,
+    values: list[float],
+    notes: Optional[list[str]] = None,
+    seeds: Optional[tuple] = None,
+) -> dict:
+    """One row of table.csv from the quantity's values over the run seeds: the mean,
+    its 95 % interval, and the verdict of the mean. A value that could not be computed
+    in some seed makes the row a miss (its mean counts the others), as a value that
+    cannot be computed is a miss. A quantity judged elsewhere (``see``) is n/a."""
+    seeds = tuple(seeds) if seeds is not None else tuple(range(1, len(values) + 1))
+    notes = list(notes) if notes is not None else [""] * len(values)
+    parts = [quantity.note] if quantity.note else []
+    if quantity.see is not None:
+        stats = spread([])
+        verdict = "n/a"
+        parts.append(f"judged in {quantity.see} (the same configuration and published value)")
+    else:
+        stats = spread(values)
+        verdict = quantity.tolerance.verdict(quantity.published, stats.mean)
+        if stats.missing and verdict == "match":
+            verdict = "miss"
+        first = notes[0] if notes else ""
+        if first:
+            label = f"seed {seeds[0]}: " if len(values) > 1 else ""
+            parts.append(label + first)
+        if crosses_bound(quantity.tolerance, quantity.published, stats.low, stats.high):
+            parts.append("the 95 % interval crosses the tolerance's bound")
+        if stats.missing:
+            failed = [(s, n) for s, v, n in zip(seeds, values, notes) if not math.isfinite(v)]
+            parts.append(
+                f"not computed in {len(failed)} of {len(values)} seeds "
+                f"(seed {failed[0][0]}: {failed[0][1] or 'NaN'})"
+            )
+    return {
+        "experiment": experiment_id,
+        "quantity": quantity.name,
+        "unit": quantity.unit,
+        "published": quantity.published,
+        "published_text": quantity.tolerance.published_text(quantity.published),
+        "simulated": stats.mean,
+        "ci95_low": stats.low,
+        "ci95_high": stats.high,
+        "n_seeds": stats.n,
+        "values": list(values),
+        "seeds": seeds,
+        "seed_notes": notes,
+        "tolerance": "-" if quantity.see is not None else quantity.tolerance.text(),
+        "verdict": verdict,
+        "note": "; ".join(parts),
+        "reason": quantity.reason,
+        "see": quantity.see,
+    }
+
+
+def accepted_range(tolerance: Tolerance, published: float) -> tuple[float, float]:
+    """The simulated values a tolerance accepts around ``published``, as [low, high]
+    (infinite for a one-sided bound)."""
+    kind, value = tolerance.kind, tolerance.value
+    if kind == "relative":
+        allowed = max(value * abs(published), tolerance.floor)
+        return published - allowed, published + allowed
+    if kind == "absolute":
+        return published - value, published + value
+    if kind == "factor":
+        return published / value, published * value
+    if kind == "exact":
+        return published, published
+    if kind == "above":
+        return published + value, math.inf
+    if kind == "below":
+        return -math.inf, published - value
+    raise ValueError(f"{kind!r} accepts nothing")
+
+
+def crosses_bound(
+    tolerance: Tolerance, published: Optional[float], low: float, high: float
+) -> bool:
+    """True when the interval [low, high] holds both accepted and rejected values: the
+    verdict of the mean would differ for another mean inside its own interval."""
+    if tolerance.kind == "report" or published is None:
+        return False
+    if not (math.isfinite(low) and math.isfinite(high)) or high <= low:
+        return False
+    first, last = accepted_range(tolerance, published)
+    return low < first <= high or low <= last < high
+
+
+def evaluate(experiment_id: str, quantity: Quantity, results: dict) -> dict:
+    """One row from the results of one run seed (``judge`` of one value)."""
+    value, note = measure(quantity, results)
+    return judge(experiment_id, quantity, [value], [note])
+
+
 # --- running ----------------------------------------------------------------------------
 
 
 @dataclass
 class Outcome:
-    """What running one experiment gave: its rows (CSV_COLUMNS), the ledgers' verdict,
-    the files written, the wall time, and if it could not run, the error as one line
-    (``error``) and its traceback (``traceback``, shown with ``atmsim --debug``)."""
+    """What running one experiment gave: its rows (CSV_COLUMNS, with each seed's
+    values), the ledgers' verdict, the files written, the wall time (summed over its
+    seeds), and if it could not run, the error as one line (``error``) and its
+    traceback (``traceback``, shown with ``atmsim --debug``)."""
 
     experiment: str
     rows: list = field(default_factory=list)
@@ -185,38 +349,26 @@ class Outcome:
     out_dir: Optional[Path] = None
     error: Optional[str] = None
     traceback: Optional[str] = None
+    seeds: tuple = ()
 
     def count(self, verdict: str) -> int:
         return sum(row["verdict"] == verdict for row in self.rows)
 
 
-def evaluate(experiment_id: str, quantity: Quantity, results: dict) -> dict:
-    """One row of table.csv: the quantity computed from the results, with its verdict."""
-    note = quantity.note
-    try:
-        extracted = quantity.extract(results)
-        if isinstance(extracted, tuple):
-            simulated, extra = extracted
-            note = "; ".join(part for part in (note, extra) if part)
-        else:
-            simulated = extracted
-        simulated = float(simulated)
-    except Exception as error:  # a short run may leave too little to compute
-        simulated = math.nan
-        note = "; ".join(part for part in (note, f"not computed: {error}") if part)
-    verdict = quantity.tolerance.verdict(quantity.published, simulated)
-    return {
-        "experiment": experiment_id,
-        "quantity": quantity.name,
-        "unit": quantity.unit,
-        "published": quantity.published,
-        "published_text": quantity.tolerance.published_text(quantity.published),
-        "simulated": simulated,
-        "tolerance": quantity.tolerance.text(),
-        "verdict": verdict,
-        "note": note,
-        "reason": quantity.reason,
-    }
+@dataclass
+class SeedOutcome:
+    """One run seed of one experiment: each quantity's value and note (in the order of
+    ``Experiment.published``), ledger problems, figures, wall time, error."""
+
+    experiment: str
+    seed: int
+    values: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    ledger_problems: list = field(default_factory=list)
+    figures: list = field(default_factory=list)
+    wall_s: float = 0.0
+    error: Optional[str] = None
+    traceback: Optional[str] = None
 
 
 def run_dir(experiment: Experiment, out_root: Path, run_name: str) -> Path:
@@ -224,14 +376,17 @@ def run_dir(experiment: Experiment, out_root: Path, run_name: str) -> Path:
     return base if len(experiment.runs) == 1 else base / run_name
 
 
-def run_experiment(
+def run_seed(
     experiment_id: str,
+    seed: int,
     out_root: Union[str, Path],
     extra_overrides: tuple = (),
     figures: bool = True,
-) -> Outcome:
-    """Run one experiment: simulate its runs (writing each run's scenario.toml,
-    summary.json, series.parquet), compare, write table.csv and the figures."""
+    write: bool = True,
+) -> SeedOutcome:
+    """Simulate an experiment's runs with ``run.seed = seed`` and compute every
+    quantity. With ``write``, each run's scenario.toml, summary.json and series.parquet
+    and (with ``figures``) the experiment's figures are written under ``out_root``."""
     from ..api import CoreUnavailable, run
     from ..errors import ScenarioError
     from ..failures import internal_error_message
@@ -239,24 +394,25 @@ def run_experiment(
 
     started = time.perf_counter()
     experiment = registry()[experiment_id]
-    out_dir = Path(out_root) / experiment.id
-    outcome = Outcome(experiment=experiment.id, out_dir=out_dir)
+    outcome = SeedOutcome(experiment=experiment.id, seed=seed)
     try:
         results = {}
         for name, spec in experiment.runs.items():
-            directory = run_dir(experiment, Path(out_root), name)
-            overrides = [*spec.overrides, *extra_overrides]
+            overrides = [*spec.overrides, seed_override(seed), *extra_overrides]
+            directory = run_dir(experiment, Path(out_root), name) if write else None
             result = run(spec.path, overrides=overrides, progress=False, out=directory)
-            _label_scenario(directory, experiment, name, spec, overrides)
+            if directory is not None:
+                _label_scenario(directory, experiment, name, spec, overrides)
             results[name] = result
             for line, ok in ledger_lines(result.summary):
                 if not ok:
-                    outcome.ledgers_ok = False
-                    outcome.ledger_problems.append(f"{name}: {line}")
-        outcome.rows = [evaluate(experiment.id, q, results) for q in experiment.published]
-        write_csv(out_dir / "table.csv", outcome.rows)
-        if figures:
-            outcome.figures = draw_figures(experiment, results, out_dir)
+                    outcome.ledger_problems.append(f"seed {seed}: {name}: {line}")
+        for quantity in experiment.published:
+            value, note = measure(quantity, results) if quantity.see is None else (math.nan, "")
+            outcome.values.append(value)
+            outcome.notes.append(note)
+        if write and figures and results:
+            outcome.figures = draw_figures(experiment, results, Path(out_root) / experiment.id)
     except (ScenarioError, CoreUnavailable) as error:  # a scenario file edited badly
         outcome.error = str(error)
         outcome.traceback = traceback.format_exc()
@@ -265,6 +421,62 @@ def run_experiment(
         outcome.traceback = traceback.format_exc()
     outcome.wall_s = time.perf_counter() - started
     return outcome
+
+
+def aggregate(experiment: Experiment, parts: list[SeedOutcome], out_root: Path) -> Outcome:
+    """The experiment's outcome from its seeds: rows judged on the means, table.csv and
+    seeds.csv written. An error in any seed is the experiment's error."""
+    parts = sorted(parts, key=lambda part: part.seed)
+    out_dir = Path(out_root) / experiment.id
+    outcome = Outcome(
+        experiment=experiment.id,
+        out_dir=out_dir,
+        wall_s=sum(part.wall_s for part in parts),
+        seeds=tuple(part.seed for part in parts),
+    )
+    for part in parts:
+        outcome.ledger_problems.extend(part.ledger_problems)
+        outcome.figures.extend(part.figures)
+        if part.error and outcome.error is None:
+            prefix = f"seed {part.seed}: " if len(parts) > 1 else ""
+            outcome.error = prefix + part.error
+            outcome.traceback = part.traceback
+    outcome.ledgers_ok = not outcome.ledger_problems
+    if outcome.error is not None:
+        return outcome
+    seeds = outcome.seeds
+    for k, quantity in enumerate(experiment.published):
+        values = [part.values[k] for part in parts]
+        notes = [part.notes[k] for part in parts]
+        outcome.rows.append(judge(experiment.id, quantity, values, notes, seeds))
+    write_csv(out_dir / "table.csv", outcome.rows)
+    write_seed_csv(out_dir / "seeds.csv", outcome.rows)
+    return outcome
+
+
+def run_experiment(
+    experiment_id: str,
+    out_root: Union[str, Path],
+    extra_overrides: tuple = (),
+    figures: bool = True,
+    seeds: Optional[tuple] = None,
+) -> Outcome:
+    """Run one experiment in this process, every seed (``seeds``, default the
+    experiment's): the files of the first seed, table.csv and seeds.csv."""
+    experiment = registry()[experiment_id]
+    chosen = _seeds_of(experiment, seeds)
+    parts = [
+        run_seed(experiment_id, seed, out_root, tuple(extra_overrides), figures, k == 0)
+        for k, seed in enumerate(chosen)
+    ]
+    return aggregate(experiment, parts, Path(out_root))
+
+
+def _seeds_of(experiment: Experiment, seeds: Optional[tuple]) -> tuple:
+    """The seeds an experiment runs: none without runs, else ``seeds`` or its own."""
+    if not experiment.runs:
+        return ()
+    return tuple(seeds) if seeds else tuple(experiment.seeds)
 
 
 def _label_scenario(
@@ -280,6 +492,13 @@ def _label_scenario(
     ]
     if overrides:
         header.append("# overrides: " + ", ".join(overrides))
+    if len(experiment.seeds) > 1:
+        seeds = ", ".join(map(str, experiment.seeds))
+        text = (
+            f"the experiment runs with run seeds {seeds}; these files are one of them, "
+            "table.csv has their mean and 95 % interval, seeds.csv each seed's values"
+        )
+        header.extend("# " + line for line in textwrap.wrap(text, 86))
     for note in experiment.notes:
         header.extend("# " + line for line in textwrap.wrap(note, 86, initial_indent="note: "))
     path.write_text("\n".join(header) + "\n\n" + path.read_text(encoding="utf-8"))
@@ -302,19 +521,24 @@ def draw_figures(experiment: Experiment, results: dict, out_dir: Path) -> list[P
 
 
 def write_csv(path: Path, rows: list[dict]) -> Path:
-    """table.csv: CSV_COLUMNS, published "NA" when not published."""
+    """table.csv: CSV_COLUMNS, published "NA" when not published; a row judged in
+    another experiment has no simulated value."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(CSV_COLUMNS)
         for row in rows:
+            reference = row.get("see") is not None
             writer.writerow(
                 [
                     row["experiment"],
                     row["quantity"],
                     row["unit"],
                     row["published_text"],
-                    _csv_number(row["simulated"]),
+                    "" if reference else _csv_number(row["simulated"]),
+                    "" if reference else _csv_number(row["ci95_low"]),
+                    "" if reference else _csv_number(row["ci95_high"]),
+                    row["n_seeds"],
                     row["tolerance"],
                     row["verdict"],
                     row["note"],
@@ -324,7 +548,23 @@ def write_csv(path: Path, rows: list[dict]) -> Path:
     return path
 
 
-def _csv_number(value: float) -> str:
+def write_seed_csv(path: Path, rows: list[dict]) -> Path:
+    """seeds.csv: SEED_COLUMNS, one line per quantity and run seed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(SEED_COLUMNS)
+        for row in rows:
+            if row.get("see") is not None:
+                continue
+            for seed, value, note in zip(row["seeds"], row["values"], row["seed_notes"]):
+                writer.writerow(
+                    [row["experiment"], row["quantity"], seed, _csv_number(value), note]
+                )
+    return path
+
+
+def _csv_number(value: Optional[float]) -> str:
     if value is None or not math.isfinite(value):
         return "NaN"
     return f"{value:.6g}"
@@ -337,31 +577,54 @@ def run_experiments(
     extra_overrides: tuple = (),
     figures: bool = True,
     on_done: Optional[Callable[[Outcome, int, int], None]] = None,
+    seeds: Optional[tuple] = None,
 ) -> list[Outcome]:
-    """Run experiments, ``jobs`` at a time (processes), the heaviest first; call
-    ``on_done(outcome, k, total)`` as each finishes. Returns the outcomes in the order
-    of ``ids``.
+    """Run experiments: every (experiment, run seed) is one task, ``jobs`` tasks at a
+    time (processes), the heaviest experiments first; the first seed of each writes its
+    files. ``seeds`` replaces every experiment's own seeds (tests use one or two).
+    ``on_done(outcome, k, total)`` is called as each experiment's last seed finishes.
+    Returns the outcomes in the order of ``ids``.
 
     Ctrl-C reaches the whole process group from a terminal: the worker processes
     ignore it, and this process stops them and raises KeyboardInterrupt, so that one
     process answers it, without a traceback from each worker."""
     experiments = registry()
-    order = sorted(ids, key=lambda key: -experiments[key].weight)
+    order = sorted(ids, key=lambda key: -experiments[key].weight * len(experiments[key].runs))
     total = len(ids)
     outcomes: dict[str, Outcome] = {}
-    if jobs <= 1 or total <= 1:
-        for k, key in enumerate(order, start=1):
-            outcomes[key] = run_experiment(key, out_root, tuple(extra_overrides), figures)
-            if on_done is not None:
-                on_done(outcomes[key], k, total)
+    pending: dict[str, list[SeedOutcome]] = {}
+    tasks = []
+    for key in order:
+        chosen = _seeds_of(experiments[key], seeds)
+        pending[key] = []
+        tasks.extend(
+            (key, seed, out_root, tuple(extra_overrides), figures, k == 0)
+            for k, seed in enumerate(chosen)
+        )
+    expected = {key: len(_seeds_of(experiments[key], seeds)) for key in order}
+
+    def finish(key: str) -> None:
+        outcomes[key] = aggregate(experiments[key], pending.pop(key), Path(out_root))
+        if on_done is not None:
+            on_done(outcomes[key], len(outcomes), total)
+
+    for key in order:  # experiments that only refer to others run nothing
+        if expected[key] == 0:
+            finish(key)
+
+    def collect(part: SeedOutcome) -> None:
+        pending[part.experiment].append(part)
+        if len(pending[part.experiment]) == expected[part.experiment]:
+            finish(part.experiment)
+
+    if jobs <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            collect(run_seed(*task))
         return [outcomes[key] for key in ids]
-    tasks = [(key, out_root, tuple(extra_overrides), figures) for key in order]
-    pool = multiprocessing.get_context().Pool(min(jobs, total), initializer=_ignore_sigint)
+    pool = multiprocessing.get_context().Pool(min(jobs, len(tasks)), initializer=_ignore_sigint)
     try:
-        for k, outcome in enumerate(pool.imap_unordered(_run_task, tasks), start=1):
-            outcomes[outcome.experiment] = outcome
-            if on_done is not None:
-                on_done(outcome, k, total)
+        for part in pool.imap_unordered(_run_task, tasks):
+            collect(part)
         pool.close()
     except BaseException:
         pool.terminate()
@@ -376,5 +639,5 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _run_task(task: tuple) -> Outcome:
-    return run_experiment(*task)
+def _run_task(task: tuple) -> SeedOutcome:
+    return run_seed(*task)

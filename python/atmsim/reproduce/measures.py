@@ -162,3 +162,56 @@ def acr_error(result, vbr_mbps: float, start_s: float, half_period_s: float) -> 
     share = (LINK_MBPS - np.where(on, vbr_mbps, 0.0)) / acr.shape[1]
     errors = np.abs(acr.to_numpy() - share[:, None]) / share[:, None]
     return float(errors.mean())
+
+
+def cells_per_segment(mss: int) -> int:
+    """AAL5 cells of one TCP segment: MSS + 40 bytes of TCP/IP headers + 8 of LLC/SNAP
+    (RFC 1577) + 8 of AAL5 trailer, padded to whole 48-byte cell payloads (12 for
+    MSS 512; docs/scenarios.md, "TCP flows")."""
+    return math.ceil((mss + 40 + 16) / 48)
+
+
+def payload_rate(cells_per_s, mss: int, nrm: int = 32):
+    """The TCP payload rate (bytes/s) that an ABR cell rate carries: of every Nrm cells
+    one is an RM cell, and each segment of ``mss`` bytes takes cells_per_segment(mss)."""
+    return cells_per_s * (nrm - 1) / nrm * mss / cells_per_segment(mss)
+
+
+def rate_limited_share(
+    result, rtt_s: float, start_s: float, mss: int, nrm: int = 32
+) -> tuple[float, str]:
+    """The share of time, from ``start_s`` to the end and over the flows, in which a
+    TCP source is rate-limited by ABR rather than window-limited by TCP (seed 002,
+    "The nature of TCP traffic at the ATM layer"): its window allows more than its ACR
+    carries in one round trip, window > payload_rate(ACR) x ``rtt_s``, with ``rtt_s``
+    the round trip without queues. The note gives each flow's share and mean ACR."""
+    flows = flow_names(result)
+    acr = wide(result, "acr_cps")[flows]
+    window = wide(result, "window_bytes")[flows]
+    times = acr.index.intersection(window.index)
+    times = times[times >= start_s]
+    if len(times) == 0:
+        raise ValueError(f"no ACR and window samples after {start_s} s")
+    allowed = payload_rate(acr.loc[times].to_numpy(), mss, nrm) * rtt_s
+    limited = window.loc[times].to_numpy() > allowed
+    per_flow = ", ".join(f"{share:.2f}" for share in limited.mean(axis=0))
+    return float(limited.mean()), f"per flow {per_flow}"
+
+
+def mean_acr_mbps(result, start_s: float) -> float:
+    """The flows' ACR averaged over time from ``start_s`` and over the flows, in Mbps."""
+    acr = wide(result, "acr_cps")[flow_names(result)]
+    acr = acr[acr.index >= start_s]
+    if acr.empty:
+        raise ValueError(f"no ACR samples after {start_s} s")
+    return float(acr.to_numpy().mean()) * CELL_BITS / 1e6
+
+
+def on_share(start_s: float, on_s: float, off_s: float, end_s: float) -> float:
+    """The share of [0, end_s] during which an on/off source (on from start_s for on_s,
+    then off for off_s, repeating) is on."""
+    total, t = 0.0, start_s
+    while t < end_s:
+        total += max(0.0, min(t + on_s, end_s) - t)
+        t += on_s + off_s
+    return total / end_s

@@ -14,7 +14,6 @@ from rich.table import Table
 
 from ..results import check_out_dir
 from . import (
-    CSV_COLUMNS,
     SCENARIO_DIR,
     SEEDS,
     Outcome,
@@ -59,35 +58,89 @@ def list_experiments() -> None:
     for seed in SEEDS:
         for key, experiment in registry().items():
             if experiment.seed == seed:
-                compared = sum(q.tolerance.kind != "report" for q in experiment.published)
+                compared = sum(
+                    q.tolerance.kind != "report" and q.see is None for q in experiment.published
+                )
                 table.add_row(key, experiment.source, experiment.title, str(compared))
     _console().print(table)
     print("seeds: " + ", ".join(SEEDS) + " (all the experiments of a document)")
 
 
+def interval(row: dict) -> str:
+    """The 95 % interval of the mean as printed: "[103.1, 104.9]"; "-" for one seed."""
+    low, high = row.get("ci95_low"), row.get("ci95_high")
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return "-"
+    return f"[{number(low)}, {number(high)}]"
+
+
+PRINTED_COLUMNS = (
+    "experiment",
+    "quantity",
+    "unit",
+    "published",
+    "simulated",
+    "ci95",
+    "seeds",
+    "tolerance",
+    "verdict",
+    "note",
+)
+"""The printed table: table.csv's columns less the reason, the interval in one column."""
+
+
 def results_table(outcomes: list[Outcome]) -> Table:
-    table = Table(title="Published and simulated", title_justify="left")
-    for column in CSV_COLUMNS:
-        if column == "tolerance_reason":  # written to table.csv only
-            continue
-        right = column in ("published", "simulated", "tolerance")
+    table = Table(
+        title="Published and simulated (simulated: mean over the run seeds; ci95: its 95 % "
+        "interval)",
+        title_justify="left",
+    )
+    for column in PRINTED_COLUMNS:
+        right = column in ("published", "simulated", "ci95", "seeds", "tolerance")
         table.add_column(column, justify="right" if right else "left", overflow="fold")
     for outcome in outcomes:
         if outcome.error:
             table.add_row(outcome.experiment, f"[bold red]error: {outcome.error}[/]")
         for row in outcome.rows:
             style = VERDICT_STYLE.get(row["verdict"], "")
+            reference = row.get("see") is not None
             table.add_row(
                 row["experiment"],
                 row["quantity"],
                 row["unit"],
                 row["published_text"],
-                number(row["simulated"]),
+                f"see {row['see']}" if reference else number(row["simulated"]),
+                "" if reference else interval(row),
+                "" if reference else str(row["n_seeds"]),
                 row["tolerance"],
                 f"[{style}]{row['verdict']}[/]",
                 row["note"],
             )
     return table
+
+
+def verdict_counts(rows: list[dict]) -> tuple[int, int, int]:
+    """(match, miss, n/a) among rows."""
+    return (
+        sum(row["verdict"] == "match" for row in rows),
+        sum(row["verdict"] == "miss" for row in rows),
+        sum(row["verdict"] == "n/a" for row in rows),
+    )
+
+
+def seed_summaries(outcomes: list[Outcome]) -> list[str]:
+    """One line per document among the outcomes: "seed000: 44 match, 17 miss (2 n/a) in
+    11 experiments"."""
+    lines = []
+    for seed in SEEDS:
+        mine = [outcome for outcome in outcomes if registry()[outcome.experiment].seed == seed]
+        if not mine:
+            continue
+        matches, misses, na = verdict_counts([row for o in mine for row in o.rows])
+        lines.append(
+            f"{seed}: {matches} match, {misses} miss ({na} n/a) in {len(mine)} experiments"
+        )
+    return lines
 
 
 def combined_name(requested: list[str]) -> str:
@@ -145,16 +198,18 @@ def main(
             if outcome.error
             else f"{outcome.count('match')} match, {outcome.count('miss')} miss"
         )
-        print(f"[{k:>{width}}/{total}] {outcome.experiment:<36} {state:<22} {outcome.wall_s:.1f} s")
+        seeds = f"{len(outcome.seeds)} seeds" if outcome.seeds else "no runs"
+        print(
+            f"[{k:>{width}}/{total}] {outcome.experiment:<36} {state:<22} {seeds:>8} "
+            f"{outcome.wall_s:6.1f} s in runs"
+        )
 
     outcomes = run_experiments(ids, out, jobs=jobs, on_done=progress)
     rows = [row for outcome in outcomes for row in outcome.rows]
     combined = write_csv(Path(out) / f"{combined_name(requested)}.csv", rows)
     _console().print(results_table(outcomes))
     wall = time.perf_counter() - started
-    matches = sum(row["verdict"] == "match" for row in rows)
-    misses = sum(row["verdict"] == "miss" for row in rows)
-    na = sum(row["verdict"] == "n/a" for row in rows)
+    matches, misses, na = verdict_counts(rows)
     code = 0
     for outcome in outcomes:
         if outcome.error:
@@ -165,7 +220,12 @@ def main(
         for problem in outcome.ledger_problems:
             print(f"{outcome.experiment}: {problem}")
             code = 1
-    print(f"wrote {combined} and {out}/<experiment>/ (table.csv, figures, run files)")
+    print(
+        f"wrote {combined} and {out}/<experiment>/ (table.csv, seeds.csv, figures and run "
+        "files of run seed 1)"
+    )
+    for line in seed_summaries(outcomes):
+        print(line)
     print(
         f"{matches} match, {misses} miss ({na} n/a) in {len(ids)} experiments; "
         f"{wall:.1f} s wall, --jobs {jobs}"
