@@ -333,7 +333,7 @@ rate = "100 cells/s"
         (
             '[sources.t]\nkind = "greedy"\npath = ["a", "b"]\npeak = "1 Mbps"\n',
             "sources.t.peak",
-            "unknown key; allowed: vc, path, class, abr, kind, count, start, stop",
+            "unknown key; allowed: vc, path, class, abr, gfr, kind, count, start, stop",
         ),
         ('[probes]\nqueue = ["ab"]\n', "probes.period", "required"),
         ('[probes]\nperiod = "1 ms"\nqueue = ["zz"]\n', "probes.queue", 'no "zz"'),
@@ -756,7 +756,7 @@ def test_flow_errors(tmp_path: Path, overrides: tuple, key: str, words: str) -> 
         (
             '[sources.x]\nkind = "greedy"\nvc = "tcp"\n',
             "sources.x.vc",
-            'VC "tcp" belongs to a TCP flow',
+            'VC "tcp" carries a TCP flow (flows.tcp)',
         ),
     ],
 )

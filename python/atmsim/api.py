@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ScenarioError
-from .results import check_out_dir
+from .results import check_out_dir, vc_tcp_totals
 from .scenario import (
     Scenario,
     apply_overrides,
@@ -54,12 +54,25 @@ ABR_COLUMNS = (
 )
 """The per-VC ABR summary of docs/core-interface.md ("ABR", Summary)."""
 
+GFR_COLUMNS = ("mcr_cps", "frames_tested", "frames_ineligible", "cells_tagged")
+"""The per-VC GFR summary of docs/core-interface.md (GfrSummary)."""
+
+VC_TCP_COLUMNS = (
+    "vc",
+    "flows",
+    "goodput_mbps",
+    "bytes_delivered",
+    "bytes_retransmitted",
+    "timeouts",
+)
+"""The per-VC totals of the TCP flows a VC carries (``atmsim.results.vc_tcp_totals``)."""
+
 EARLIER_RUN_FILES = ("summary.json", "series.parquet")
 """Removed from a run directory when a new run starts in it: they belong to the earlier
 run, and would sit next to the new scenario.toml if the new run failed or had no
 probes. (Figures of ``atmsim plot`` stay until it is run again.)"""
 
-PROBE_LISTS = ("queue", "utilization", "vc_rate", "flows", "abr_vcs", "abr_ports")
+PROBE_LISTS = ("queue", "utilization", "vc_rate", "vc_queue", "flows", "abr_vcs", "abr_ports")
 """The lists of the core JSON's ``probes``: a run with any of them writes series.parquet."""
 
 
@@ -181,6 +194,25 @@ class Result:
             if isinstance(vc.get("abr"), dict)
         ]
         return pd.DataFrame(rows, columns=["name", *ABR_COLUMNS] if not rows else None)
+
+    @property
+    def vc_tcp(self) -> pd.DataFrame:
+        """One row per VC carrying several TCP flows (``summary["vc_tcp"]``): ``vc``,
+        ``flows``, ``goodput_mbps``, ``bytes_delivered``, ``bytes_retransmitted``,
+        ``timeouts``. Empty when every VC carries at most one flow."""
+        return pd.DataFrame(self.summary.get("vc_tcp", []), columns=VC_TCP_COLUMNS)
+
+    @property
+    def gfr(self) -> pd.DataFrame:
+        """One row per GFR VC: ``name``, then its ``gfr`` summary (``mcr_cps``,
+        ``frames_tested``, ``frames_ineligible``, ``cells_tagged``). Empty when the run
+        has no GFR VC."""
+        rows = [
+            {"name": vc["name"], **vc["gfr"]}
+            for vc in self.summary.get("vcs", [])
+            if isinstance(vc.get("gfr"), dict)
+        ]
+        return pd.DataFrame(rows, columns=["name", *GFR_COLUMNS])
 
     @property
     def completed(self) -> bool:
@@ -327,6 +359,9 @@ def run(
     layers = {link["name"]: link.get("layer", "atm") for link in core_input["links"]}
     for port in summary.get("ports", []):
         port.setdefault("layer", layers.get(port["name"], "atm"))
+    vc_tcp = vc_tcp_totals(summary, core_input)
+    if vc_tcp:
+        summary["vc_tcp"] = vc_tcp
     summary["wall_s"] = time.perf_counter() - started
     summary["scenario"] = scenario.name
     summary["atmsim_version"] = package_version()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Optional
 from rich.console import Console
 from rich.table import Table
 
-from .units import CELL_BITS
+from .units import CELL_BITS, PAYLOAD_BITS
 
 if TYPE_CHECKING:  # the API imports pandas; the tables need only the summary
     from .api import Result
@@ -161,13 +161,91 @@ def result_tables(summary: dict) -> list[Table]:
                 vc_rows,
             )
         )
+    drops = _drops_table(atm_ports)
+    if drops is not None:
+        tables.append(drops)
     flows = summary.get("flows", [])
     if flows:
         tables.append(_flows_table(flows))
+    if summary.get("vc_tcp"):
+        tables.append(_vc_tcp_table(summary["vc_tcp"]))
     abr_vcs = [vc for vc in summary.get("vcs", []) if isinstance(vc.get("abr"), dict)]
     if abr_vcs:
         tables.append(_abr_table(abr_vcs))
+    gfr_vcs = [vc for vc in summary.get("vcs", []) if isinstance(vc.get("gfr"), dict)]
+    if gfr_vcs:
+        tables.append(_gfr_table(gfr_vcs, summary.get("vc_tcp", [])))
     return tables
+
+
+def _drops_table(ports: list[dict]) -> Optional[Table]:
+    """Cells dropped per port and reason, for the ports that dropped any (none: no
+    table). Reasons are the policies' own: tail, epd, ppd, intelligent_tail, and
+    ``<policy>:<reason>`` such as ``dfba:clp1`` (docs/model.md, "Drop policies")."""
+    rows = [
+        [port["name"], reason, _count(count)]
+        for port in ports
+        for reason, count in sorted(port.get("drops", {}).items())
+        if count
+    ]
+    if not rows:
+        return None
+    return _table("Drops", ["port", "reason", "cells"], rows)
+
+
+def _vc_tcp_table(rows: list[dict]) -> Table:
+    """One row per VC carrying several TCP flows: their totals."""
+    return _table(
+        "TCP per VC",
+        ["vc", "flows", "goodput (Mbps)", "delivered (B)", "retransmitted (B)", "timeouts"],
+        [
+            [
+                row["vc"],
+                _count(row["flows"]),
+                f"{row['goodput_mbps']:.3f}",
+                _count(row["bytes_delivered"]),
+                _count(row["bytes_retransmitted"]),
+                _count(row["timeouts"]),
+            ]
+            for row in rows
+        ],
+    )
+
+
+def _gfr_table(vcs: list[dict], vc_tcp: list[dict]) -> Table:
+    """One row per GFR VC: its MCR and how its first switch's frame-based GCRA judged
+    its frames; with TCP flows on it, their goodput against the MCR (MCR in Mbps of
+    cell payload, 384 bits a cell, as seed 004 counts it)."""
+    goodput = {row["vc"]: row["goodput_mbps"] for row in vc_tcp}
+    rows = []
+    for vc in vcs:
+        gfr = vc["gfr"]
+        mcr_mbps = gfr["mcr_cps"] * PAYLOAD_BITS / 1e6
+        achieved = goodput.get(vc["name"])
+        rows.append(
+            [
+                vc["name"],
+                f"{gfr['mcr_cps']:,.0f}",
+                f"{mcr_mbps:.3f}",
+                "-" if achieved is None else f"{achieved:.3f}",
+                _count(gfr["frames_tested"]),
+                _count(gfr["frames_ineligible"]),
+                _count(gfr["cells_tagged"]),
+            ]
+        )
+    return _table(
+        "GFR",
+        [
+            "vc",
+            "MCR (cells/s)",
+            "MCR (Mbps)",
+            "TCP goodput (Mbps)",
+            "frames tested",
+            "not eligible",
+            "cells tagged",
+        ],
+        rows,
+    )
 
 
 def _ratio(part: float, whole: float) -> float:
@@ -241,6 +319,35 @@ def _flows_table(flows: list[dict]) -> Table:
         f"total goodput {total:.3f} Mbps"
     )
     return table
+
+
+def vc_tcp_totals(summary: dict, core_input: dict) -> list[dict]:
+    """Per VC that carries the data of more than one TCP flow (an edge router's
+    connections multiplexed onto one VC, as in seed 004): the VC, its number of flows
+    and their totals (goodput, bytes delivered and retransmitted, timeouts); empty when
+    every VC carries at most one flow (the VC's own row and the flow's say it all)."""
+    flows = core_input.get("flows", [])
+    vcs = core_input.get("vcs", [])
+    by_vc: dict[int, list[dict]] = {}
+    for spec, flow in zip(flows, summary.get("flows", [])):
+        if spec.get("data_vc") is not None:
+            by_vc.setdefault(spec["data_vc"], []).append(flow)
+    if not any(len(members) > 1 for members in by_vc.values()):
+        return []
+    rows = []
+    for index in sorted(by_vc):
+        members = by_vc[index]
+        rows.append(
+            {
+                "vc": vcs[index]["name"],
+                "flows": len(members),
+                "goodput_mbps": sum(f["goodput_mbps"] for f in members),
+                "bytes_delivered": sum(f["bytes_delivered"] for f in members),
+                "bytes_retransmitted": sum(f["bytes_retransmitted"] for f in members),
+                "timeouts": sum(f["timeouts"] for f in members),
+            }
+        )
+    return rows
 
 
 def ledger_lines(summary: dict) -> list[tuple[str, bool]]:

@@ -71,6 +71,20 @@ def _policy_json(policy: Policy) -> dict:
             "w_q": float(policy.w_q or RED_W_Q),
             "max_p": float(policy.max_p or RED_MAX_P),
         }
+    if policy.kind in ("selective_drop", "fba"):
+        return {"kind": policy.kind, "threshold": policy.threshold, "z": float(policy.z)}
+    if policy.kind == "dfba":
+        if isinstance(policy.z, str):
+            z: dict[str, Any] = {"kind": policy.z}
+        else:
+            z = {"kind": "constant", "value": float(policy.z)}
+        return {
+            "kind": "dfba",
+            "low": policy.low,
+            "high": policy.high,
+            "alpha": float(policy.alpha),
+            "z": z,
+        }
     return {"kind": policy.kind, "threshold": policy.threshold}
 
 
@@ -142,6 +156,8 @@ def _vc_json(vc: FlatVc, network: Network, link_index: dict[str, int]) -> dict[s
     if vc.vc_class == "abr" and vc.abr is not None:
         entry["back_links"] = [link_index[n] for n in network.vc_back_links(vc.name)]
         entry["abr"] = vc.abr.core_json(network.links[links[0]].link.cell_rate_cps())
+    if vc.vc_class == "gfr" and vc.gfr is not None:
+        entry["gfr"] = vc.gfr.core_json(network.links[links[0]].link.cell_rate_cps())
     return entry
 
 
@@ -187,8 +203,8 @@ def _flow_json(flat: FlatFlow, vc_index: dict[str, int], link_index: dict[str, i
     return {
         "name": flat.name,
         "layer": flat.layer,
-        "data_vc": vc_index[flat.name] if atm else None,
-        "ack_vc": vc_index[f"{flat.name}-ack"] if atm else None,
+        "data_vc": vc_index[flat.data_vc] if atm else None,
+        "ack_vc": vc_index[flat.ack_vc] if atm else None,
         "data_links": [] if atm else [link_index[n] for n in flat.data_links],
         "ack_links": [] if atm else [link_index[n] for n in flat.ack_links],
         "variant": flow.variant.replace("-", "_"),
@@ -215,12 +231,12 @@ def _flow_json(flat: FlatFlow, vc_index: dict[str, int], link_index: dict[str, i
 def to_core(scenario: Scenario) -> dict:
     """The core JSON of docs/core-interface.md: indices, picoseconds, cells/s, bytes.
 
-    The keys of issue 3 (``layer`` and the packet buffers of a link, ``flows``,
-    ``probes.flows``) are written only for IP links and for scenarios with
-    flows, and those of issue 4 (``algorithm`` of a link, ``back_links`` and
-    ``abr`` of a VC, ``probes.abr_vcs`` and ``probes.abr_ports``) only for
-    ports with an algorithm, ABR VCs and scenarios with either: a scenario
-    without them gives the same JSON as before them.
+    Optional keys are written only where they apply: ``layer`` and the packet
+    buffers for IP links, ``flows`` and ``probes.flows`` for scenarios with flows,
+    ``algorithm`` for ports with a switch algorithm, ``back_links`` and ``abr`` for
+    ABR VCs, ``gfr`` for GFR VCs, ``probes.abr_vcs`` and ``probes.abr_ports`` for
+    scenarios with ABR, ``probes.vc_queue`` when it lists a port. A scenario without
+    an element gives the same JSON whatever the keys of that element.
     """
     network = Network(scenario)
     node_index = {name: i for i, name in enumerate(network.nodes)}
@@ -257,6 +273,9 @@ def to_core(scenario: Scenario) -> dict:
             "vc_rate": indices(probes.vc_rate, vc_index),
         },
     }
+    vc_queue = indices(probes.vc_queue, {name: link_index[name] for name in network.atm_links()})
+    if vc_queue:
+        core["probes"]["vc_queue"] = vc_queue
     if network.flows:
         core["flows"] = [_flow_json(flat, vc_index, link_index) for flat in network.flows]
         core["probes"]["flows"] = indices(probes.flows, flow_index)

@@ -58,6 +58,10 @@ BYTES_PER_ALGORITHM_VC = 48
 """Per port with a switch algorithm and per VC of the scenario: ERICA keeps a
 measured rate and a cached ER per VC, the averaging interval three counters."""
 
+BYTES_PER_POLICY_VC = 16
+"""Per port with a per-VC buffer policy (Selective Drop, FBA, DFBA) and per VC of the
+scenario: the port's cells per VC, the frame gate's state and DFBA's weight and Z_i."""
+
 BASE_BYTES = 150 << 20
 """Python, numpy, pandas, pyarrow and the core, before the scenario."""
 
@@ -65,6 +69,7 @@ SERIES_PER = {
     "queue": 1,
     "utilization": 1,
     "vc_rate": 1,
+    "vc_queue": 1,  # per VC crossing each listed port
     "flows": 4,  # cwnd, window, sequence number, srtt
     "abr_vcs": 2,  # ACR, last ER received
     "abr_ports": 4,  # load factor, fair share, ER written, ABR queue
@@ -112,6 +117,7 @@ def estimate(scenario: Scenario, network: Network) -> MemoryEstimate:
         "queue": len(network.links),
         "utilization": len(network.links),
         "vc_rate": len(network.vcs),
+        "vc_queue": sum(network.vcs_through(name) for name in network.atm_links()),
         "flows": len(network.flows),
         "abr_vcs": len(network.abr_vcs()),
         "abr_ports": len(network.abr_ports()),
@@ -119,6 +125,9 @@ def estimate(scenario: Scenario, network: Network) -> MemoryEstimate:
     series = 0
     for key, per in SERIES_PER.items():
         names = getattr(probes, key)
+        if key == "vc_queue" and names != "all":
+            series += per * sum(network.vcs_through(name) for name in names)
+            continue
         series += per * (counts[key] if names == "all" else len(names))
     period = None if probes.period is None else parse_time_ps(probes.period)
     samples = probe_ticks(parse_time_ps(scenario.run.duration), period) if series else 0
@@ -130,6 +139,7 @@ def estimate(scenario: Scenario, network: Network) -> MemoryEstimate:
         + len(network.sources) * BYTES_PER["sources"]
         + len(network.flows) * BYTES_PER["flows"]
         + counts["abr_ports"] * len(network.vcs) * BYTES_PER_ALGORITHM_VC
+        + len(network.policy_ports()) * len(network.vcs) * BYTES_PER_POLICY_VC
     )
     return MemoryEstimate(BASE_BYTES + entities + probe_bytes, samples, series, probe_bytes)
 

@@ -97,6 +97,10 @@ EfciHigh = whole(1, MAX_EFCI_CELLS)
 EfciLow = whole(0, MAX_EFCI_CELLS)
 UnitFraction = number(0, 1, lo_open=True)
 """(0, 1]: ERICA's target utilization, ERICA+'s qdlf, RED's w_q and max_p."""
+UnitInterval = number(0, 1)
+"""[0, 1]: DFBA's alpha."""
+DfbaLow = whole(0, MAX_ATM_BUFFER_CELLS)
+"""DFBA's L, cells: 0 (no region below L) to the buffer."""
 Delta = number(0, 10)
 EricaA = number(1, 10)
 EricaB = number(0, 10, lo_open=True)
@@ -165,7 +169,7 @@ class Node(Table):
     """Copies of a template (a name with {i}), 1 to 100000."""
 
 
-ATM_POLICIES = ("tail", "ppd", "epd", "intelligent_tail")
+ATM_POLICIES = ("tail", "ppd", "epd", "intelligent_tail", "selective_drop", "fba", "dfba")
 IP_POLICIES = ("tail", "red")
 POLICY_KINDS = ATM_POLICIES + ("red",)
 POLICY_KEYS = {
@@ -173,8 +177,28 @@ POLICY_KEYS = {
     "ppd": ["kind", "keep_eom"],
     "epd": ["kind", "threshold"],
     "intelligent_tail": ["kind", "threshold"],
+    "selective_drop": ["kind", "threshold", "z"],
+    "fba": ["kind", "threshold", "z"],
+    "dfba": ["kind", "low", "high", "alpha", "z"],
     "red": ["kind", "min_th", "max_th", "w_q", "max_p"],
 }
+SHARE_POLICIES = ("selective_drop", "fba")
+"""Policies that enforce equal buffer shares above a threshold R (seed 004 section 6)."""
+SHARE_THRESHOLD_FRACTION = 0.5
+"""Default R of Selective Drop and FBA: half the buffer. Our choice: seed 004 gives R "as
+a fraction of the buffer capacity K" without a value; at half the buffer the shares act
+well before the buffer is full, and FBA's scaled share Z (K - R) / (X - R) has room to
+shrink (docs/model.md, "Drop policies", and the sensitivity table of
+docs/reproduction.md)."""
+DFBA_LOW_FRACTION = 0.5
+"""Default DFBA L: half the buffer (our choice; seed 004 calls L the knee of the load
+curve without a value)."""
+DFBA_HIGH_FRACTION = 0.9
+"""Default DFBA H: 90 % of the buffer (our choice; seed 004 calls H the cliff)."""
+DFBA_ALPHA = 0.5
+"""DFBA's alpha: seed 004 section 4, "alpha was fixed to 0.5"."""
+DFBA_Z_RULES = ("one_minus_share", "one_minus_share_squared")
+"""DFBA's Z_i besides a number: 1 - W_i/W and (1 - W_i/W)^2 (seed 004 Table 6)."""
 INTELLIGENT_TAIL_MARGIN_CELLS = 12
 """Default intelligent-tail threshold = buffer - 12: one 12-cell frame (MSS 512) below K."""
 RED_MAX_TH_FACTOR = 3
@@ -201,11 +225,20 @@ class Policy(Table):
 
     keys_by_kind = POLICY_KEYS
 
-    kind: Literal["tail", "ppd", "epd", "intelligent_tail", "red"]
+    kind: Literal["tail", "ppd", "epd", "intelligent_tail", "selective_drop", "fba", "dfba", "red"]
     threshold: Optional[Cells] = None
-    """Cells (epd, intelligent_tail), 1 to the buffer."""
+    """Cells (epd, intelligent_tail; R of selective_drop and fba), 1 to the buffer."""
     keep_eom: Optional[bool] = None
     """ppd: keep the EOM cell of a frame whose other cells are being dropped."""
+    z: Optional[Any] = None
+    """selective_drop, fba: the share factor Z in (0, 1]; dfba: Z_i, a number in [0, 1]
+    or "one_minus_share" (1 - W_i/W) or "one_minus_share_squared" ((1 - W_i/W)^2)."""
+    low: Optional[DfbaLow] = None
+    """dfba: L, cells; below it every frame is accepted."""
+    high: Optional[Cells] = None
+    """dfba: H, cells (L to the buffer); above it every frame is refused (EPD)."""
+    alpha: Optional[UnitInterval] = None
+    """dfba: the weight of the fairness term of the drop probability, [0, 1]."""
     min_th: Optional[Threshold] = None
     """red: below this average queue nothing is dropped."""
     max_th: Optional[Threshold] = None
@@ -219,6 +252,24 @@ class Policy(Table):
     def _defaults(self) -> Policy:
         if self.kind == "ppd" and self.keep_eom is None:
             self.keep_eom = True
+        if self.kind in SHARE_POLICIES:
+            if self.z is None:
+                self.z = 1.0
+            elif type(self.z) not in (int, float) or not 0 < self.z <= 1:
+                raise _fail("z", f"expected a number > 0 and <= 1, got {show_value(self.z)}")
+        if self.kind == "dfba":
+            if self.alpha is None:
+                self.alpha = DFBA_ALPHA
+            if self.z is None:
+                self.z = 1.0
+            elif self.z not in DFBA_Z_RULES and (
+                type(self.z) not in (int, float) or not 0 <= self.z <= 1
+            ):
+                raise _fail(
+                    "z",
+                    'expected a number >= 0 and <= 1, "one_minus_share" or '
+                    f'"one_minus_share_squared", got {show_value(self.z)}',
+                )
         return self
 
 
@@ -382,9 +433,9 @@ class Link(Table):
         if isinstance(value, str) and value in POLICY_KINDS:
             return {"kind": value}
         raise ValueError(
-            'expected "tail", "ppd", "epd", "intelligent_tail" (ATM), "tail" (IP) or a table '
-            'like { kind = "epd", threshold = 800 } or { kind = "red", min_th = 5 }, '
-            f"got {show_value(value)}"
+            'expected "tail", "ppd", "epd", "intelligent_tail", "selective_drop", "fba", '
+            '"dfba" (ATM), "tail" (IP) or a table like { kind = "epd", threshold = 800 } or '
+            f'{{ kind = "red", min_th = 5 }}, got {show_value(value)}'
         )
 
     @model_validator(mode="after")
@@ -423,9 +474,15 @@ class Link(Table):
             raise _fail(
                 "policy",
                 f'{policy.kind} is for IP links (layer = "ip"); ATM links allow '
-                '"tail", "ppd", "epd", "intelligent_tail"',
+                '"tail", "ppd", "epd", "intelligent_tail", "selective_drop", "fba", "dfba"',
             )
         buffer = None if buffer == "inf" else buffer
+        if policy.kind in SHARE_POLICIES:
+            self._resolve_share(policy, buffer)
+            return
+        if policy.kind == "dfba":
+            self._resolve_dfba(policy, buffer)
+            return
         if policy.kind in ("epd", "intelligent_tail"):
             if policy.threshold is None:
                 if buffer is None:
@@ -449,6 +506,41 @@ class Link(Table):
                     "policy.threshold",
                     f"must be from 1 to the buffer ({buffer}), got {policy.threshold}",
                 )
+
+    def _resolve_share(self, policy: Policy, buffer: Optional[int]) -> None:
+        """Selective Drop and FBA: R defaults to half the buffer, and is at most it."""
+        if policy.threshold is None:
+            if buffer is None:
+                raise _fail(
+                    "policy.threshold",
+                    f'required for {policy.kind} when buffer = "inf" (R, cells; the default '
+                    "is half the buffer)",
+                )
+            policy.threshold = max(1, int(buffer * SHARE_THRESHOLD_FRACTION))
+        elif buffer is not None and policy.threshold > buffer:
+            raise _fail(
+                "policy.threshold",
+                f"must be from 1 to the buffer ({buffer}), got {policy.threshold}",
+            )
+
+    def _resolve_dfba(self, policy: Policy, buffer: Optional[int]) -> None:
+        """DFBA: L and H default to 50 % and 90 % of the buffer; L <= H <= buffer."""
+        for key, fraction in (("low", DFBA_LOW_FRACTION), ("high", DFBA_HIGH_FRACTION)):
+            if getattr(policy, key) is None:
+                if buffer is None:
+                    raise _fail(
+                        f"policy.{key}",
+                        f'required for dfba when buffer = "inf" (cells; the default is '
+                        f"{fraction:.0%} of the buffer)",
+                    )
+                setattr(policy, key, max(1, int(buffer * fraction)))
+        if buffer is not None and policy.high > buffer:
+            raise _fail(
+                "policy.high",
+                f"must be from low ({policy.low}) to the buffer ({buffer}), got {policy.high}",
+            )
+        if policy.low > policy.high:
+            raise _fail("policy.low", f"must be at most high ({policy.high}), got {policy.low}")
 
     def _resolve_ip(self) -> None:
         if self.algorithm is not None:
@@ -703,6 +795,87 @@ class Abr(Table):
         }
 
 
+GfrCells = whole(1, 65535)
+"""A GFR VC's MBS or MFS, cells (the length field of an AAL5 frame in cells fits 16 bits)."""
+GFR_MFS_CELLS = 192
+"""Default MFS: the AAL5 frame of the largest IP datagram of IP over ATM's default MTU
+(RFC 1626: 9180 bytes), with LLC/SNAP (8 bytes) and the AAL5 trailer (8), padded to
+cells: 192 cells. Every frame a TCP flow of the seeds sends is within it."""
+GFR_MBS_FRAMES = 2
+"""Default MBS = 2 x MFS (our choice: the ATM Forum's GFR definition leaves MBS to the
+contract; two maximum-size frames back to back let a TCP sender's pair of segments in slow
+start through without tagging; docs/model.md, "GFR")."""
+
+
+class Gfr(Table):
+    """``gfr = { ... }``: a GFR VC's traffic contract (ATM Forum Traffic Management
+    Specification 4.1, Guaranteed Frame Rate).
+
+    ``mcr`` is required (any rate unit; "12000 cells/s"); ``mfs`` defaults to 192 cells,
+    ``mbs`` to 2 x mfs, ``tagging`` to true. The VC's first switch tests each frame with
+    the frame-based GCRA(1/MCR, (MBS - 1)(1/MCR - 1/PCR)), PCR its first link's cell
+    rate; with ``tagging`` the cells of a frame that is not eligible leave it with
+    CLP = 1 (docs/model.md, "GFR").
+    """
+
+    mcr: Rate
+    """Minimum cell rate, above 0 and at most the cell rate of the VC's first link."""
+    mbs: Optional[GfrCells] = None
+    """Maximum burst size, cells (1 to 65535; default 2 x mfs)."""
+    mfs: GfrCells = GFR_MFS_CELLS
+    """Maximum frame size, cells (1 to 65535): a longer frame is not eligible."""
+    tagging: bool = True
+    """Tag (CLP = 1) the frames the frame-based GCRA finds not eligible, at the VC's first
+    switch; false: test and count them only."""
+
+    @model_validator(mode="after")
+    def _resolve(self) -> Gfr:
+        if not parse_cell_rate_cps(self.mcr) >= MIN_SOURCE_CPS:
+            raise _fail(
+                "mcr",
+                "must be from 0.001 cells/s (0.424 bps) to the cell rate of the first link, "
+                f"got {show_value(self.mcr)}",
+            )
+        if self.mbs is None:
+            self.mbs = min(65535, GFR_MBS_FRAMES * self.mfs)
+        return self
+
+    def rate_problem(self, link_cps: float) -> Optional[tuple[str, str]]:
+        """(key, message) unless mcr <= the first link's cell rate ``link_cps``."""
+        if parse_cell_rate_cps(self.mcr) > link_cps * (1 + 1e-12):
+            return "mcr", (
+                f"must be at most the cell rate of the VC's first link ({cells_text(link_cps)}), "
+                f"got {show_value(self.mcr)}"
+            )
+        return None
+
+    def core_json(self, link_cps: float) -> dict:
+        """The ``gfr`` object of a VC in the core JSON (docs/core-interface.md, "GfrParams")."""
+        return {
+            "mcr_cps": min(parse_cell_rate_cps(self.mcr), link_cps),
+            "mbs_cells": self.mbs,
+            "mfs_cells": self.mfs,
+            "tagging": self.tagging,
+        }
+
+
+def _gfr_class(table: Any, vc_class: Optional[str]) -> None:
+    """A GFR VC needs its ``gfr`` table (mcr has no default); ``gfr`` on another class
+    is an error."""
+    if vc_class == "gfr":
+        if table.gfr is None:
+            raise _fail(
+                "gfr",
+                'required for class = "gfr": the traffic contract, e.g. '
+                '{ mcr = "12000 cells/s" } (mbs, mfs and tagging have defaults)',
+            )
+    elif table.gfr is not None:
+        raise _fail(
+            "gfr",
+            f'GFR parameters need class = "gfr", got class = "{vc_class or "ubr"}"',
+        )
+
+
 def _abr_class(table: Any, vc_class: Optional[str]) -> None:
     """Give an ABR VC its default ``abr`` table; ``abr`` on another class is an error."""
     if vc_class == "abr":
@@ -723,14 +896,17 @@ class Vc(Table):
     """Service class; priority at a port: cbr > vbr > abr = ubr = gfr."""
     abr: Optional[Abr] = None
     """class = "abr": the source end system's parameters (all have defaults)."""
+    gfr: Optional[Gfr] = None
+    """class = "gfr": the traffic contract (mcr required)."""
 
     @model_validator(mode="after")
     def _abr(self) -> Vc:
         _abr_class(self, self.class_)
+        _gfr_class(self, self.class_)
         return self
 
 
-SOURCE_COMMON_KEYS = ["vc", "path", "class", "abr", "kind", "count", "start", "stop"]
+SOURCE_COMMON_KEYS = ["vc", "path", "class", "abr", "gfr", "kind", "count", "start", "stop"]
 SOURCE_KIND_KEYS = {
     "cbr": ["rate"],
     "greedy": [],
@@ -769,6 +945,8 @@ class Source(Table):
     class_: Optional[VcClass] = Field(None, alias="class")
     abr: Optional[Abr] = None
     """With path and class = "abr": the source end system's parameters."""
+    gfr: Optional[Gfr] = None
+    """With path and class = "gfr": the traffic contract."""
     count: Count = 1
     start: StartTime = "0 s"
     stop: Optional[StartTime] = None
@@ -799,10 +977,13 @@ class Source(Table):
             raise _fail("class", f"the class belongs to the VC: set it in [vcs.{self.vc}]")
         if self.vc is not None and self.abr is not None:
             raise _fail("abr", f"the ABR parameters belong to the VC: set them in [vcs.{self.vc}]")
+        if self.vc is not None and self.gfr is not None:
+            raise _fail("gfr", f"the GFR contract belongs to the VC: set it in [vcs.{self.vc}]")
         if self.path is not None and self.class_ is None:
             self.class_ = "ubr"
         if self.path is not None:
             _abr_class(self, self.class_)
+            _gfr_class(self, self.class_)
         if self.count > 1 and self.vc is not None and TEMPLATE not in self.vc:
             raise _fail(
                 "count",
@@ -851,18 +1032,30 @@ class Flow(Table):
     ``path`` carries the data, ``ack_path`` (default: the reverse of path) the
     ACKs; both over ATM links (the flow gets two VCs, ``<name>`` and
     ``<name>-ack``, of ``class``) or both over IP links.
+
+    Or, instead of ``path``: ``vc = "<name>"``, a VC of ``[vcs]`` that carries the
+    flow's data, and ``ack_vc`` (default ``"<vc>-ack"``) that carries its ACKs back. Many
+    flows may share these VCs, as the TCP connections an edge router multiplexes onto
+    one VC (seed 004); the VCs' class and contract are those of their ``[vcs]`` tables.
     """
 
-    path: NodePath
+    path: Optional[NodePath] = None
+    """Nodes from the sender to the receiver (or give vc)."""
     ack_path: Optional[NodePath] = None
     """Default: the reverse of path."""
+    vc: Optional[str] = None
+    """A VC of [vcs] carrying the data (instead of path)."""
+    ack_vc: Optional[str] = None
+    """With vc: the VC of [vcs] carrying the ACKs back; default "<vc>-ack"."""
     count: Optional[Count] = None
     """Copies of a template (a name with {i}), 1 to 100000."""
     class_: Optional[VcClass] = Field(None, alias="class")
-    """ATM flows: class of the data VC and of the ACK VC (default "ubr")."""
+    """ATM flows over a path: class of the data VC and of the ACK VC (default "ubr")."""
     abr: Optional[Abr] = None
     """class = "abr": the parameters of both VCs' source end systems (pcr "auto":
     each VC's own first link)."""
+    gfr: Optional[Gfr] = None
+    """class = "gfr": the contract of both VCs (each tested at its own first switch)."""
     variant: Literal["tahoe-nofr", "tahoe", "reno", "newreno", "sack"] = "tahoe-nofr"
     mss: Mss = 512
     """Bytes of TCP payload per segment, 1 to 65495."""
@@ -895,12 +1088,26 @@ class Flow(Table):
 
     @model_validator(mode="after")
     def _resolve(self) -> Flow:
-        if self.abr is not None and self.class_ is None:
-            raise _fail("abr", 'ABR parameters need class = "abr" (the class of both VCs)')
-        _abr_class(self, self.class_)
-        if self.ack_path is None:
-            self.ack_path = list(reversed(self.path))
-            self._ack_path_default = True
+        if self.vc is not None:
+            self._over_vcs()
+        elif self.path is None:
+            raise _fail(
+                "path",
+                "required: the nodes from the sender to the receiver (or vc = "
+                '"<VC of [vcs]>" for a flow over a VC it may share)',
+            )
+        elif self.ack_vc is not None:
+            raise _fail("ack_vc", "goes with vc (a flow over VCs of [vcs]), not with path")
+        else:
+            if self.abr is not None and self.class_ is None:
+                raise _fail("abr", 'ABR parameters need class = "abr" (the class of both VCs)')
+            if self.gfr is not None and self.class_ is None:
+                raise _fail("gfr", 'GFR parameters need class = "gfr" (the class of both VCs)')
+            _abr_class(self, self.class_)
+            _gfr_class(self, self.class_)
+            if self.ack_path is None:
+                self.ack_path = list(reversed(self.path))
+                self._ack_path_default = True
         window = parse_size_bytes(self.window)
         if window < self.mss:
             raise _fail(
@@ -963,6 +1170,19 @@ class Flow(Table):
             )
         return self
 
+    def _over_vcs(self) -> None:
+        """A flow over VCs of [vcs]: the VCs carry the path, the class and the contract."""
+        for key in ("path", "ack_path", "class_", "abr", "gfr"):
+            if getattr(self, key) is not None:
+                name = key.rstrip("_")
+                raise _fail(
+                    name,
+                    f"a flow over vc = {show_value(self.vc)} takes its path, class and "
+                    f"contract from the VC's [vcs] table: remove {name}",
+                )
+        if self.ack_vc is None:
+            self.ack_vc = f"{self.vc}-ack"
+
     def window_bytes(self) -> int:
         return parse_size_bytes(self.window)
 
@@ -996,9 +1216,11 @@ class Probes(Table):
 
     ``queue`` and ``utilization`` list link names, ``vc_rate`` VC names (after
     count expansion, e.g. "s1"; a flow's VCs are "<flow>" and "<flow>-ack"),
-    ``flows`` flow names (window, sequence number, RTT), ``abr_vcs`` ABR VC
-    names (ACR, last ER received), ``abr_ports`` links with a switch algorithm
-    (load factor, fair share, ER written, ABR queue); each may be "all".
+    ``vc_queue`` ATM links whose port's cells of each VC are sampled (entities
+    "<link>/<vc>"), ``flows`` flow names (window, sequence number, RTT),
+    ``abr_vcs`` ABR VC names (ACR, last ER received), ``abr_ports`` links with a
+    switch algorithm (load factor, fair share, ER written, ABR queue); each may be
+    "all".
     """
 
     period: Optional[ProbePeriod] = None
@@ -1006,13 +1228,14 @@ class Probes(Table):
     queue: NameList = []
     utilization: NameList = []
     vc_rate: NameList = []
+    vc_queue: NameList = []
     flows: NameList = []
     abr_vcs: NameList = []
     abr_ports: NameList = []
 
     @model_validator(mode="after")
     def _period(self) -> Probes:
-        lists = (self.queue, self.utilization, self.vc_rate, self.flows)
+        lists = (self.queue, self.utilization, self.vc_rate, self.vc_queue, self.flows)
         if any(lists) or self.abr_vcs or self.abr_ports:
             if self.period is None:
                 raise _fail("period", "required when a probe list is set")

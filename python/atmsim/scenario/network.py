@@ -17,7 +17,7 @@ from .limits import MAX_EXPANDED
 from .memory import entities_problem
 
 if TYPE_CHECKING:
-    from .models import Abr, Flow, Link, Node, Scenario, Source
+    from .models import Abr, Flow, Gfr, Link, Node, Scenario, Source
 
 
 class FlatNode(NamedTuple):
@@ -50,6 +50,8 @@ class FlatVc(NamedTuple):
     """Where it was defined, for error messages: "vcs.v1", "sources.s" or "flows.tcp{i}"."""
     abr: Optional[Abr] = None
     """class "abr": the source end system's parameters."""
+    gfr: Optional[Gfr] = None
+    """class "gfr": the traffic contract."""
 
 
 class FlatSource(NamedTuple):
@@ -73,6 +75,10 @@ class FlatFlow(NamedTuple):
     """"atm" or "ip": the layer of every link of both paths."""
     data_links: list[str]
     ack_links: list[str]
+    data_vc: str = ""
+    """ATM: the VC carrying the data ("<flow>", or the flow's ``vc``)."""
+    ack_vc: str = ""
+    """ATM: the VC carrying the ACKs ("<flow>-ack", or the flow's ``ack_vc``)."""
 
 
 def _template_fields(entry: Any) -> list[str]:
@@ -387,6 +393,14 @@ class Network:
         made[vc.name] = vc.key
         self._vc_links[vc.name] = links
         self.vcs.append(vc)
+        if vc.vc_class == "gfr" and vc.gfr is not None:
+            problem = vc.gfr.rate_problem(self.links[links[0]].link.cell_rate_cps())
+            if problem is not None:
+                key, message = problem
+                named = vc.key.startswith("flows.") or i is not None
+                raise _fail(
+                    f"{vc.key}.gfr.{key}", message + (f' (VC "{vc.name}")' if named else "")
+                )
         if vc.vc_class != "abr" or vc.abr is None:
             return
         self._vc_back_links[vc.name] = self.path_links(
@@ -422,22 +436,27 @@ class Network:
             _check_name("vcs", name, template_ok=False)
             key = f"vcs.{name}"
             links = self._vc_path(vc.path, f"{key}.path")
-            self._add_vc(FlatVc(name, vc.class_, list(vc.path), key, vc.abr), links)
+            self._add_vc(FlatVc(name, vc.class_, list(vc.path), key, vc.abr, vc.gfr), links)
         for key, source, copy, i in self._entries("sources"):
             here = self._substituted(source, i)
             self._claim("sources", copy, key, key)
             if here.path is not None:
                 links = self._vc_path(here.path, f"{key}.path", copy, i)
-                flat = FlatVc(copy, here.class_ or "ubr", list(here.path), key, here.abr)
+                flat = FlatVc(copy, here.class_ or "ubr", list(here.path), key, here.abr, here.gfr)
                 self._add_vc(flat, links, "", f"{key}.path", copy, i)
                 self.sources.append(FlatSource(copy, copy, here, key))
             else:
                 self.sources.append(FlatSource(copy, here.vc or "", here, key))
 
     def _expand_flows(self) -> None:
+        self._flow_vcs: dict[str, str] = {}
+        """VC name -> the key of a flow that uses it."""
         for key, flow, copy, i in self._entries("flows"):
             here = self._substituted(flow, i)
             self._claim("flows", copy, key, key)
+            if here.vc is not None:
+                self.flows.append(self._flow_over_vcs(here, key, copy, i))
+                continue
             note = (
                 " for the ACKs (ack_path defaults to the reverse of path)"
                 if flow._ack_path_default
@@ -456,11 +475,12 @@ class Network:
             if layer == "atm":
                 vc_class = here.class_ or "ubr"
                 what = f'flow "{copy}" makes VCs "{copy}" and "{copy}-ack", but '
-                data_vc = FlatVc(copy, vc_class, list(here.path), key, here.abr)
+                data_vc = FlatVc(copy, vc_class, list(here.path), key, here.abr, here.gfr)
                 self._add_vc(data_vc, data, what, f"{key}.path", copy, i)
                 ack_nodes = list(here.ack_path or [])
-                ack_vc = FlatVc(f"{copy}-ack", vc_class, ack_nodes, key, here.abr)
+                ack_vc = FlatVc(f"{copy}-ack", vc_class, ack_nodes, key, here.abr, here.gfr)
                 self._add_vc(ack_vc, acks, what, f"{key}.ack_path", copy, i)
+                self._flow_vcs[copy] = self._flow_vcs[f"{copy}-ack"] = key
             elif here.class_ == "abr":
                 raise _fail(
                     f"{key}.class",
@@ -472,11 +492,52 @@ class Network:
                     f"{key}.class",
                     f"is the class of an ATM flow's VCs; {copy} runs over IP links: remove it",
                 )
-            self.flows.append(FlatFlow(copy, here, key, layer, data, acks))
+            names = (copy, f"{copy}-ack") if layer == "atm" else ("", "")
+            self.flows.append(FlatFlow(copy, here, key, layer, data, acks, *names))
+
+    def _flow_over_vcs(self, here: Flow, key: str, copy: str, i: Optional[int]) -> FlatFlow:
+        """A flow whose data and ACKs ride VCs of [vcs] (which other flows may share)."""
+        explicit = self.scenario.vcs
+        ends: list[list[str]] = []
+        for field, name in (("vc", here.vc or ""), ("ack_vc", here.ack_vc or "")):
+            if name not in explicit:
+                hint = ' (the default of ack_vc is "<vc>-ack")' if field == "ack_vc" else ""
+                raise _fail(
+                    f"{key}.{field}",
+                    f'no VC "{name}" in [vcs]{_in(copy, i)}{hint}; vcs: {_quoted(explicit)}',
+                )
+            ends.append(explicit[name].path)
+        if here.vc == here.ack_vc:
+            raise _fail(
+                f"{key}.ack_vc",
+                f'must differ from vc ("{here.vc}"){_in(copy, i)}: the ACKs need a VC of '
+                "their own, from the receiver back to the sender",
+            )
+        data_nodes, ack_nodes = ends
+        if ack_nodes[0] != data_nodes[-1] or ack_nodes[-1] != data_nodes[0]:
+            raise _fail(
+                f"{key}.ack_vc",
+                f'VC "{here.ack_vc}" runs from "{ack_nodes[0]}" to "{ack_nodes[-1]}"'
+                f'{_in(copy, i)}; the ACKs of a flow over "{here.vc}" (from '
+                f'"{data_nodes[0]}" to "{data_nodes[-1]}") must run from "{data_nodes[-1]}" '
+                f'back to "{data_nodes[0]}"',
+            )
+        for name in (here.vc or "", here.ack_vc or ""):
+            self._flow_vcs.setdefault(name, key)
+        return FlatFlow(
+            copy,
+            here,
+            key,
+            "atm",
+            self._vc_links[here.vc or ""],
+            self._vc_links[here.ack_vc or ""],
+            here.vc or "",
+            here.ack_vc or "",
+        )
 
     def _check_sources(self) -> None:
         used_by: dict[str, str] = {}
-        flow_vcs = {vc.name for vc in self.vcs if vc.key.startswith("flows.")}
+        flow_vcs = self._flow_vcs
         for flat in self.sources:
             if flat.vc not in self._vc_links:
                 raise _fail(
@@ -488,7 +549,11 @@ class Network:
                     f'VC "{flat.vc}" already has a source ({used_by[flat.vc]}); one source per VC',
                 )
             if flat.vc in flow_vcs:
-                raise _fail(f"{flat.key}.vc", f'VC "{flat.vc}" belongs to a TCP flow')
+                raise _fail(
+                    f"{flat.key}.vc",
+                    f'VC "{flat.vc}" carries a TCP flow ({flow_vcs[flat.vc]}); a VC carries '
+                    "either one source or TCP flows",
+                )
             used_by[flat.vc] = flat.key
             rate_key = flat.source.offered_rate_key()
             if rate_key is None:
@@ -510,6 +575,7 @@ class Network:
             ("queue", probes.queue, list(self.links)),
             ("utilization", probes.utilization, list(self.links)),
             ("vc_rate", probes.vc_rate, vcs),
+            ("vc_queue", probes.vc_queue, self.atm_links()),
             ("flows", probes.flows, [flow.name for flow in self.flows]),
             ("abr_vcs", probes.abr_vcs, self.abr_vcs()),
             ("abr_ports", probes.abr_ports, self.abr_ports()),
@@ -523,6 +589,8 @@ class Network:
                     problem = f'"{name}" is not an ABR VC (class = "abr")'
                 elif key == "abr_ports" and name in self.links:
                     problem = f'link "{name}" has no switch algorithm'
+                elif key == "vc_queue" and name in self.links:
+                    problem = f'link "{name}" is an IP link; VCs cross ATM ports'
                 else:
                     problem = f'no "{name}"'
                 raise _fail(f"probes.{key}", f"{problem}; choose from: {_quoted(known)}")
@@ -542,6 +610,27 @@ class Network:
     def abr_ports(self) -> list[str]:
         """Names of the links whose output port runs a switch algorithm."""
         return [name for name, flat in self.links.items() if flat.link.algorithm is not None]
+
+    def atm_links(self) -> list[str]:
+        """Names of the ATM links, in core order."""
+        return [name for name, flat in self.links.items() if flat.link.layer == "atm"]
+
+    def policy_ports(self) -> list[str]:
+        """Names of the links whose port keeps its cells per VC for its drop policy
+        (Selective Drop, FBA, DFBA)."""
+        kinds = ("selective_drop", "fba", "dfba")
+        return [name for name, flat in self.links.items() if flat.link.policy.kind in kinds]
+
+    def vcs_through(self, link: str) -> int:
+        """How many VCs cross ``link``'s port (the series a vc_queue probe there records)."""
+        counts = getattr(self, "_vcs_through", None)
+        if counts is None:
+            counts = {}
+            for links in self._vc_links.values():
+                for name in links:
+                    counts[name] = counts.get(name, 0) + 1
+            self._vcs_through = counts
+        return counts.get(link, 0)
 
 
 def flatten(scenario: Scenario) -> tuple[list[FlatVc], list[FlatSource]]:
