@@ -33,6 +33,7 @@ def test_all_required_examples_exist():
         "ip_dumbbell.toml",
         "abr_2src_vbr.toml",
         "abr_gfc2.toml",
+        "ubr_plus.toml",
     ):
         assert name in EXAMPLES
 
@@ -99,3 +100,17 @@ def test_mux_onoff_is_a_loaded_multiplexer():
     assert port["utilization"] == pytest.approx(0.9, abs=0.03)
     assert 0 < port["max_queue_cells"] <= 1000
     assert set(result.series["metric"]) == {"queue_cells", "utilization"}
+
+
+def test_ubr_plus_selective_drop_refuses_frames_before_the_buffer_fills():
+    # Selective Drop refuses whole frames of the VCs above their share once 500 cells
+    # wait: the 1000-cell buffer never fills, so nothing is cut by tail drop; tail drop
+    # alone fills it and cuts frames.
+    shares = run("ubr_plus.toml", "template.duration=2 s").summary
+    tail = run("ubr_plus.toml", "template.duration=2 s", "template.policy=tail").summary
+    for summary in (shares, tail):
+        assert summary["conservation"]["ok"]
+    sd, td = port(shares, "sw1-sw2"), port(tail, "sw1-sw2")
+    assert {r for r, n in sd["drops"].items() if n} == {"selective_drop"}
+    assert sd["max_queue_cells"] < 1000 and td["max_queue_cells"] == 1000
+    assert sd["mean_queue_cells"] < td["mean_queue_cells"]

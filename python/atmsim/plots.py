@@ -258,11 +258,31 @@ EXPERIMENT_FIGURES = {
     "queue": ("queue_cells", "queue (cells)", 1.0),
     "abr_queue": ("abr_queue_cells", "ABR queue (cells)", 1.0),
     "throughput": ("seq_bytes", "effective throughput (Mbps)\nbytes sent / time", 8 / 1e6),
+    "vc_queue": ("vc_queue_cells", "cells per VC at the port\n(mean over 0.5 s)", 1.0),
 }
 """Figure kind -> (metric, y label, scale). ``window`` of a single run also shows the
 actual window; ``acr`` leaves out the ACK VCs; ``queue`` and ``abr_queue`` show the
 bottleneck port only; ``throughput`` is each flow's highest byte sent over the time
-elapsed (the cumulative effective throughput while nothing is lost)."""
+elapsed (the cumulative effective throughput while nothing is lost); ``vc_queue`` each
+VC's cells at the bottleneck, as a moving mean over 0.5 s (the samples swing by the
+buffer's size within a round trip)."""
+
+VC_QUEUE_MEAN_S = 0.5
+"""The window of the moving mean of the ``vc_queue`` figure."""
+
+
+def _moving_mean(rows: pd.DataFrame, window_s: float = VC_QUEUE_MEAN_S) -> pd.DataFrame:
+    """Each entity's values as a moving mean over ``window_s`` (by sample count)."""
+    if rows.empty:
+        return rows
+    times = rows["time_s"].drop_duplicates().sort_values().to_numpy()
+    step = float(times[1] - times[0]) if len(times) > 1 else window_s
+    width = max(1, round(window_s / step))
+    rows = rows.sort_values(["entity", "time_s"]).copy()
+    rows["value"] = rows.groupby("entity")["value"].transform(
+        lambda values: values.rolling(width, min_periods=1).mean()
+    )
+    return rows
 
 
 def experiment_figure(
@@ -284,6 +304,8 @@ def experiment_figure(
             rows = rows[~rows["entity"].astype(str).str.endswith("-ack")]
         elif kind in ("queue", "abr_queue"):
             rows = rows[rows["entity"] == port]
+        elif kind == "vc_queue":
+            rows = _moving_mean(rows[rows["entity"].astype(str).str.startswith(port + "/")])
         elif kind == "throughput":
             rows = rows[rows["time_s"] > 0].copy()
             rows["value"] = rows["value"] / rows["time_s"]

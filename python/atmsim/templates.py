@@ -23,8 +23,10 @@ them all. Kinds:
 - ``n-source`` (seed 002, Figure 5, Tables 1-4): the same without VBR;
 - ``fmmra-lan`` (seed 003 section 4, Fig. 2, section 4.1): the LAN version
   with MSS 9180, 64 KB windows and a 100 Mbps VBR source from 300 ms;
-- ``gfc2`` (SPEC section 7): the Generic Fairness Configuration 2, a chain
-  of 7 switches with 22 greedy ABR sources in 8 groups.
+- ``gfc2``: the Generic Fairness Configuration 2 (ATM Forum 94-0557, scaled as
+  seed 001 uses it), a chain of 7 switches with 22 greedy ABR sources in 8 groups;
+- ``gfr-backbone`` (seed 004 section 4): GFR VCs from local switches through
+  two backbone switches, each VC carrying n SACK TCP connections.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import Any, Callable, Literal, Optional, Union
 from pydantic import ValidationError, model_validator
 
 from .errors import ScenarioError, from_validation_error, show_value
-from .scenario import Buffer, Size, Table, WindowScale, _fail
+from .scenario import Buffer, Size, Table, Timer, WindowScale, _fail
 from .scenario.limits import MAX_LINK_KM
 from .scenario.limits import number as number_in
 from .scenario.models import (
@@ -51,6 +53,7 @@ from .scenario.models import (
     ProbePeriod,
     UnitFraction,
 )
+from .units import parse_time_ps
 
 Km = number_in(0, MAX_LINK_KM, unit="km")
 """A link length in km: 0 to 2e8 (a propagation delay of at most 1000 s)."""
@@ -397,7 +400,7 @@ class FmmraLan(_Switch):
 
 
 def _seed003_abr(params: _Switch) -> dict:
-    """Seed 003's ABR source parameters (fmmra-lan; gfc2 too: SPEC section 7 gives none)."""
+    """Seed 003's ABR source parameters (fmmra-lan; gfc2 too: the GFC-2 definition gives none)."""
     return {
         "pcr": OC3,  # seed 003: "155 Mbits"
         "mcr": "0 Mbps",
@@ -408,7 +411,7 @@ def _seed003_abr(params: _Switch) -> dict:
         "mrm": 2,
         "trm": "100 ms",
         "crm": 20,  # seed 003: CRM = TBE / Nrm = 20
-        "adtf": "500 ms",  # seed 003 is silent: TM 4.0's default (SPEC section 3.1)
+        "adtf": "500 ms",  # seed 003 is silent: TM 4.0's default
         "tcr": "10 cells/s",  # seed 003: 0.00424 Mbit/s = 10 cells/s
     }
 
@@ -441,7 +444,7 @@ def fmmra_lan(params: FmmraLan) -> dict:
     return _dumbbell(params, params.backbone_km, flow, vbr)
 
 
-# --- gfc2 (SPEC section 7) ----------------------------------------------------------------
+# --- gfc2 (ATM Forum 94-0557) ----------------------------------------------------------------
 
 GFC2_LINKS = (
     ("sw1", "sw2", "50 Mbps"),
@@ -451,7 +454,8 @@ GFC2_LINKS = (
     ("sw5", "sw6", "150 Mbps"),
     ("sw6", "sw7", "50 Mbps"),
 )
-"""The chain (SPEC section 7: the scaled GFC-2 of ATM Forum 94-0557)."""
+"""The chain: the Generic Fairness Configuration 2 of ATM Forum 94-0557, scaled as seed
+001 section 6.2 uses it."""
 
 GFC2_GROUPS = {
     "a": ((1, 6), (2, 6), (3, 6)),
@@ -463,22 +467,23 @@ GFC2_GROUPS = {
     "g": ((6, 7),) * 7,
     "h": ((4, 5),) * 2,
 }
-"""Group -> (entering switch, leaving switch) of each member (SPEC section 7)."""
+"""Group -> (entering switch, leaving switch) of each member (GFC-2)."""
 
 GFC2_MAX_MIN_MBPS = {"a": 10, "b": 5, "c": 35, "d": 35, "e": 35, "f": 10, "g": 5, "h": 52.5}
-"""The max-min fair rate of each group (SPEC section 7), for checking results."""
+"""The max-min fair rate of each group in GFC-2, for checking results."""
 
 
 class Gfc2(_Switch):
-    """``kind = "gfc2"`` (SPEC section 7): 7 switches in a chain, 22 greedy ABR sources
+    """``kind = "gfc2"`` (GFC-2, ATM Forum 94-0557): 7 switches in a chain, 22 greedy ABR sources
     in groups a..h, each from its own host (link ``<src>-in``) to its own sink
     (``<src>-out``)."""
 
     kind: Literal["gfc2"]
     algorithm: Literal["fmmra", "erica", "erica_plus", "efci"] = "fmmra"  # type: ignore[assignment]
-    """At every chain link (both directions). SPEC section 7 pairs GFC-2 with FMMRA."""
+    """At every chain link (both directions). Default FMMRA: our choice, the exact max-min
+    allocator, whose rates GFC-2 is designed to check."""
     hop_km: Km = 1000.0
-    """Each chain link. Our choice (the SPEC gives no lengths): 1000 km, the WAN hop of
+    """Each chain link. Our choice (the GFC-2 scaling gives no lengths): 1000 km, the WAN hop of
     seeds 000 and 002, so the groups' feedback delays differ (5 to 30 ms one way)."""
     access_km: Km = 1.0
     """Host -> first switch and last switch -> sink, 155.52 Mbps. Our choice: 1 km, so
@@ -557,6 +562,171 @@ def gfc2(params: Gfc2) -> dict:
     }
 
 
+# --- gfr-backbone (seed 004) --------------------------------------------------------------
+
+SEED004_MCR_50 = (
+    "12000 cells/s",
+    "24000 cells/s",
+    "36000 cells/s",
+    "48000 cells/s",
+    "60000 cells/s",
+)
+"""Seed 004's first MCR set (about 50 % of the GFR capacity). Its text says "12, 24, 36, 48
+and 69 kcells/sec", but Table 1 prints the fifth MCR as 23.04 Mbps (= 60 kcells/s x 384
+bits) with the weight 0.170 (= 60000 / 353207); 69 is a typo for 60."""
+
+SEED004_MCR_85 = (
+    "20000 cells/s",
+    "40000 cells/s",
+    "60000 cells/s",
+    "80000 cells/s",
+    "100000 cells/s",
+)
+"""Seed 004's second MCR set (85 % of the GFR capacity; Tables 2-5)."""
+
+
+class GfrBackbone(Table):
+    """``kind = "gfr-backbone"`` (seed 004 section 4): len(mcr) local switch pairs
+    ``edge{i}`` -> ``exit{i}`` joined through the backbone ``bb1`` -> ``bb2``; one GFR
+    VC ``vc{i}`` per pair (ACKs on the UBR VC ``vc{i}-ack``), carrying n TCP
+    connections ``vc{i}-tcp{k}``. Every link 155.52 Mbps with cells in the SONET payload
+    (353,207 cells/s, seed 004's GFR capacity), duplex. The TCP hosts sit at the local
+    switches: the edge switch multiplexes its n connections onto the VC, frame by frame."""
+
+    kind: Literal["gfr-backbone"]
+    n: Count = 10
+    """TCP connections per VC: seed 004 uses 10 (50 TCPs) and 20 (100 TCPs)."""
+    mcr: list[str] = list(SEED004_MCR_50)
+    """The VCs' MCRs, one VC each (1 to 1000 VCs): seed 004's 50 % set by default (see
+    SEED004_MCR_50); its 85 % set is 20, 40, 60, 80, 100 kcells/s."""
+    local_km: Km = 10.0
+    """Each local hop (edge{i} -> bb1, bb2 -> exit{i}): seed 004's x = 10 km."""
+    backbone_km: Km = 1000.0
+    """bb1 -> bb2: seed 004's y = 1000 km."""
+    buffer: Buffer = 25000
+    """Cells at the bottleneck port bb1 -> bb2: seed 004's 25 kcells (also 6k and 3k)."""
+    policy: Union[str, dict] = "dfba"
+    """The bottleneck's policy (any ATM link policy): seed 004's DFBA, its thresholds by
+    default L = 0.5 x buffer, H = 0.9 x buffer (our choice, docs/model.md "GFR"), alpha 0.5
+    and Z_i = 1 (seed 004 section 4)."""
+    tagging: bool = True
+    """Tag the frames the frame-based GCRA finds above the MCR, at bb1 (our choice of where:
+    the GFR service's network edge; seed 004 drops "low priority (CLP=1)" frames)."""
+    mfs: Optional[Count] = None
+    """MFS of the VCs, cells (default 192: docs/scenarios.md, "GFR")."""
+    mbs: Optional[Count] = None
+    """MBS of the VCs, cells (default 2 x mfs)."""
+    variant: Literal["tahoe-nofr", "tahoe", "reno", "newreno", "sack"] = "sack"
+    """Seed 004: "All TCP sources were persistent TCPs with SACK", after Fall and Floyd."""
+    mss: Mss = 1460
+    """Our choice (seed 004 gives none): the connections come from LANs interconnected by
+    ATM (seed 004 section 4), so their segments are Ethernet's: MTU 1500 bytes (RFC 894)
+    less 40 bytes of TCP/IP headers."""
+    window: Size = "64 KB"
+    """Receiver window. Our choice: the largest window without RFC 1323 scaling (seed 004
+    mentions none); 10 connections per VC hold far more than the buffer."""
+    timer: Timer = "100 ms"
+    """Our choice: the TCP timer granularity of the same group's seeds 000 and 002."""
+    start_spread: PositiveTime = "10 ms"
+    """The connections of a VC start evenly spread over this time from 0 (k-th of n at
+    k x spread / n). Our choice: seed 004 gives no start times; a spread of about one
+    round trip (10.2 ms) keeps the n slow starts of a VC from being one synchronised
+    burst, as independent hosts behind an edge switch would not be."""
+    duration: Duration = "20 s"
+    """Our choice (seed 004 gives no run length): 200 round trips of 100 ms with the
+    25k-cell buffer full (71 ms of queueing), long enough that the first second's slow
+    starts weigh 5 % of the throughput."""
+    period: ProbePeriod = "10 ms"
+    """Probe period, our choice: about one round trip."""
+
+    @model_validator(mode="after")
+    def _check(self) -> GfrBackbone:
+        from .scenario.limits import MIN_SOURCE_CPS
+        from .units import parse_cell_rate_cps
+
+        if not 1 <= len(self.mcr) <= 1000:
+            raise _fail("mcr", f"expected 1 to 1000 rates (one per VC), got {len(self.mcr)}")
+        for k, rate in enumerate(self.mcr):
+            try:
+                cps = parse_cell_rate_cps(rate)
+            except ValueError as error:
+                raise _fail(f"mcr[{k}]", str(error)) from None
+            if not cps >= MIN_SOURCE_CPS:
+                raise _fail(f"mcr[{k}]", f"must be at least 0.001 cells/s, got {show_value(rate)}")
+        _check_port(self.buffer, self.policy)
+        return self
+
+
+def gfr_backbone(params: GfrBackbone) -> dict:
+    """Seed 004's configuration as a TOML-shaped dict."""
+    line = {"rate": OC3, "sonet": True, "duplex": True}  # seed 004: 353,207 cells/s
+    nodes: dict[str, Any] = {"bb1": {"kind": "switch"}, "bb2": {"kind": "switch"}}
+    links: dict[str, Any] = {}
+    vcs: dict[str, Any] = {}
+    flows: dict[str, Any] = {}
+    spread_ps = parse_time_ps(params.start_spread)
+    gfr: dict[str, Any] = {"tagging": params.tagging}
+    if params.mfs is not None:
+        gfr["mfs"] = params.mfs
+    if params.mbs is not None:
+        gfr["mbs"] = params.mbs
+    for i in range(1, len(params.mcr) + 1):
+        nodes[f"edge{i}"] = {"kind": "switch"}
+        nodes[f"exit{i}"] = {"kind": "switch"}
+        links[f"edge{i}-bb1"] = {
+            "from": f"edge{i}",
+            "to": "bb1",
+            "length": _km(params.local_km),
+            **line,
+        }
+    links["bb1-bb2"] = {
+        "from": "bb1",
+        "to": "bb2",
+        "length": _km(params.backbone_km),
+        **line,
+        "buffer": params.buffer,
+        # The reverse direction (bb2 -> bb1) carries the ACK VCs: same buffer and policy.
+        "policy": copy.deepcopy(params.policy),
+    }
+    for i, mcr in enumerate(params.mcr, start=1):
+        links[f"bb2-exit{i}"] = {
+            "from": "bb2",
+            "to": f"exit{i}",
+            "length": _km(params.local_km),
+            **line,
+        }
+        vcs[f"vc{i}"] = {
+            "path": [f"edge{i}", "bb1", "bb2", f"exit{i}"],
+            "class": "gfr",
+            "gfr": {"mcr": mcr, **gfr},
+        }
+        vcs[f"vc{i}-ack"] = {"path": [f"exit{i}", "bb2", "bb1", f"edge{i}"]}
+        for k in range(1, params.n + 1):
+            flows[f"vc{i}-tcp{k}"] = {
+                "vc": f"vc{i}",
+                "variant": params.variant,
+                "mss": params.mss,
+                "window": params.window,
+                "timer": params.timer,
+                "delayed_ack": "0 ms",  # our choice, as the group's seeds 000 and 002
+                "start": f"{(k - 1) * spread_ps // params.n} ps",
+            }
+    return {
+        "run": {"duration": params.duration},
+        "nodes": nodes,
+        "links": links,
+        "vcs": vcs,
+        "flows": flows,
+        "probes": {
+            "period": params.period,
+            "queue": ["bb1-bb2"],
+            "utilization": ["bb1-bb2"],
+            "vc_queue": ["bb1-bb2"],
+            "flows": [f"vc{i}-tcp1" for i in range(1, len(params.mcr) + 1)],
+        },
+    }
+
+
 # --- expansion and merging ----------------------------------------------------------------
 
 TEMPLATES: dict[str, tuple[type[Table], Callable[[Any], dict]]] = {
@@ -564,6 +734,7 @@ TEMPLATES: dict[str, tuple[type[Table], Callable[[Any], dict]]] = {
     "n-source": (NSource, n_source),
     "fmmra-lan": (FmmraLan, fmmra_lan),
     "gfc2": (Gfc2, gfc2),
+    "gfr-backbone": (GfrBackbone, gfr_backbone),
 }
 """kind -> (parameter model, expansion function)."""
 

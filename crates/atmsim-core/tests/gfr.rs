@@ -142,3 +142,49 @@ fn dfba_keeps_buffer_shares_in_proportion_to_the_mcrs() {
     assert!(per_tick.values().all(|x| x[0] + x[1] <= 2001.0));
     assert!(per_tick.values().any(|x| x[0] > 0.0) && per_tick.values().any(|x| x[1] > 0.0));
 }
+
+/// Two UBR VCs of AAL5 frame sources, offered 40 % and 95 % of a link,
+/// into a port of `policy` (1000 cells); returns (cells the light VC lost,
+/// cells the heavy VC lost).
+fn ubr_losses(policy: Value) -> (u64, u64) {
+    let link = |name: &str, from: u32, to: u32, buf: Option<u32>, pol: Value| {
+        json!({"name": name, "from": from, "to": to, "bit_rate_bps": OC3_BPS,
+               "cell_rate_cps": OC3_CPS, "delay_ps": 10 * 5_000_000u64,
+               "buffer_cells": buf, "policy": pol})
+    };
+    let source = |name: &str, vc: u32, share: f64| {
+        json!({"name": name, "vc": vc, "model": {"kind": "frames",
+               "frame_cells": {"fixed": 12}, "rate_cps": share * OC3_CPS,
+               "arrivals": "poisson"}})
+    };
+    let v = json!({
+        "duration_ps": S, "seed": 3,
+        "nodes": [{"name": "a"}, {"name": "b"}, {"name": "sw"}, {"name": "d"}],
+        "links": [
+            link("a-sw", 0, 2, None, json!({"kind": "tail"})),
+            link("b-sw", 1, 2, None, json!({"kind": "tail"})),
+            link("sw-d", 2, 3, Some(1000), policy),
+        ],
+        "vcs": [
+            {"name": "light", "class": "ubr", "links": [0, 2]},
+            {"name": "heavy", "class": "ubr", "links": [1, 2]},
+        ],
+        "sources": [source("light", 0, 0.4), source("heavy", 1, 0.95)],
+    });
+    let s = run(&serde_json::from_value(v).unwrap());
+    let lost = |k: usize| s.vcs[k].cells_sent - s.vcs[k].cells_delivered;
+    (lost(0), lost(1))
+}
+
+#[test]
+fn dfba_over_ubr_vcs_gives_them_equal_shares() {
+    // No VC has an MCR: DFBA weighs the two VCs crossing the port equally,
+    // so the VC within its half of the buffer loses nothing and the one
+    // above it takes every probabilistic drop (with weights of 0 both would
+    // count as above their share of nothing).
+    let policy = json!({"kind": "dfba", "low": 100, "high": 900, "alpha": 0.5,
+                        "z": {"kind": "constant", "value": 1.0}});
+    let (light, heavy) = ubr_losses(policy);
+    assert!(heavy > 10_000, "{heavy}");
+    assert!(light * 100 < heavy, "light {light}, heavy {heavy}");
+}

@@ -202,15 +202,17 @@ DFBA_Z_RULES = ("one_minus_share", "one_minus_share_squared")
 INTELLIGENT_TAIL_MARGIN_CELLS = 12
 """Default intelligent-tail threshold = buffer - 12: one 12-cell frame (MSS 512) below K."""
 RED_MAX_TH_FACTOR = 3
-"""Default RED max_th = 3 x min_th (SPEC section 4)."""
+"""Default RED max_th = 3 x min_th (Floyd's recommendation for RED, max_th at least twice
+min_th; 3 as ns-2's examples use it)."""
 RED_W_Q = 0.002
-"""Default RED queue weight (SPEC section 4)."""
+"""Default RED queue weight (Floyd and Jacobson, "Random Early Detection Gateways for
+Congestion Avoidance", 1993)."""
 RED_MAX_P = 0.02
-"""Default RED maximum drop probability (SPEC section 4)."""
+"""Default RED maximum drop probability (Floyd and Jacobson 1993: 1/50)."""
 
 
 class Policy(Table):
-    """Drop policy of a link's output port (docs/core-interface.md, SPEC section 4).
+    """Drop policy of a link's output port (docs/core-interface.md, docs/model.md).
 
     Written as a kind (``policy = "epd"``) or a table
     (``policy = { kind = "epd", threshold = 800 }``).
@@ -660,7 +662,7 @@ def red_threshold(value: Any) -> float:
 TBE_MAX = 2**24 - 1
 """The largest TBE (a 24-bit field), and TM 4.0's default."""
 ABR_FACTOR_DEFAULT = "1/16"
-"""TM 4.0's default RIF, RDF and CDF (SPEC section 3.1)."""
+"""TM 4.0's default RIF, RDF and CDF (ATM Forum Traffic Management Specification 4.0)."""
 
 
 class Abr(Table):
@@ -1023,7 +1025,7 @@ TCP_VARIANTS = ("tahoe-nofr", "tahoe", "reno", "newreno", "sack")
 FINE_MIN_RTO = "200 ms"
 """Default min_rto with a fine-grained timer."""
 COARSE_MIN_RTO_TICKS = 2
-"""Default min_rto with a coarse timer: 2 ticks (SPEC section 2)."""
+"""Default min_rto with a coarse timer: 2 ticks, as BSD (TCP/IP Illustrated, Volume 2)."""
 
 
 class Flow(Table):

@@ -102,14 +102,26 @@ impl AtmFabric {
         // transmit events; and each GFR VC's weight at each port (DFBA).
         let mut classes = vec![[false; 3]; specs.len()];
         let mut weights = vec![vec![0.0; n_vcs]; specs.len()];
+        let mut crossing = vec![Vec::new(); specs.len()];
         for (v, vc) in vcs.iter().enumerate() {
             for &l in &vc.links {
                 let a = local[l as usize] as usize;
                 classes[a][vc.class.priority()] = true;
+                crossing[a].push(v);
                 if let Some(g) = &vc.gfr {
                     // W_i = MCR_i / GFR capacity, the capacity being the
                     // link's cell rate (seed 004 section 4).
                     weights[a][v] = g.mcr_cps / specs[a].1.cell_rate_cps;
+                }
+            }
+        }
+        // A port that no VC with an MCR crosses (DFBA over UBR VCs) gives
+        // every VC crossing it the same weight: W_i / W is 0 / 0 there, and
+        // equal shares are what Selective Drop and FBA enforce (our choice).
+        for (w, vcs_here) in weights.iter_mut().zip(&crossing) {
+            if w.iter().all(|&x| x == 0.0) {
+                for &v in vcs_here {
+                    w[v] = 1.0;
                 }
             }
         }
