@@ -64,6 +64,7 @@ ORDER = [
     "FlowSpec",
     "Variant",
     "TimerMode",
+    "RttArithmetic",
     "ProbeSpec",
 ]
 

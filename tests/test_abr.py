@@ -529,6 +529,8 @@ def test_n_source_vbr_expansion(tmp_path: Path) -> None:
         4,
         "100 ms",
     )
+    # Seed 000's 100 ms granularity is a BSD timer's: BSD's RTO arithmetic.
+    assert flow.rtt_arithmetic == "bsd"
     core = to_core(scenario)
     by_name = {vc["name"]: vc for vc in core["vcs"]}
     assert {by_name[n]["class"] for n in ("tcp1", "tcp1-ack", "tcp2", "tcp2-ack")} == {"abr"}
@@ -545,6 +547,22 @@ def test_n_source_vbr_expansion(tmp_path: Path) -> None:
     assert [names[i] for i in core["probes"]["abr_ports"]] == ["sw1-sw2", "sw1-sw2-rev"]
     assert len(core["probes"]["abr_vcs"]) == 4
     assert core["probes"]["period_ps"] == 10**9
+
+
+def test_seed002_scenarios_use_tm4_default_source_parameters() -> None:
+    """Seed 002's "default values" of the ABR source parameters are TM 4.0's: ICR = PCR,
+    RIF = RDF = CDF = 1/16, TBE 2^24 - 1 (CRM = ceil(TBE / Nrm)), in every ABR scenario
+    of seed 002; the UBR one has no ABR."""
+    folder = Path(__file__).resolve().parents[1] / "scenarios" / "reproduce"
+    files = sorted(folder.glob("seed002-table*.toml"))
+    assert len(files) == 5
+    for path in files:
+        vcs = {vc["name"]: vc for vc in to_core(load_scenario(path))["vcs"]}
+        abr = vcs["tcp1"]["abr"]
+        pcr = 155.52e6 / 424
+        assert abr["icr_cps"] == pytest.approx(pcr), path.name
+        assert (abr["rif"], abr["rdf"], abr["cdf"]) == (1 / 16, 1 / 16, 1 / 16), path.name
+        assert abr["crm"] == math.ceil((2**24 - 1) / 32), path.name
 
 
 def test_template_algorithm_none_is_ubr(tmp_path: Path) -> None:

@@ -595,6 +595,7 @@ def test_atm_flow_gets_two_vcs(tmp_path: Path) -> None:
             "initial_cwnd_segments": 1,
             "initial_ssthresh_bytes": None,
             "timer": {"kind": "coarse", "tick_ps": 100 * 10**9},
+            "rtt_arithmetic": "real",
             "initial_rto_ps": 3 * 10**12,
             "min_rto_ps": 200 * 10**9,  # 2 ticks
             "max_rto_ps": 64 * 10**12,
@@ -684,6 +685,20 @@ def test_min_rto(tmp_path: Path, timer: str, min_rto: str, ps: int) -> None:
     assert {k: v for k, v in flow["timer"].items() if k == "kind"} == expected
 
 
+def test_rtt_arithmetic(tmp_path: Path) -> None:
+    """BSD's fixed-point arithmetic reaches the core with a coarse timer; with the fine
+    timer (exact times, no ticks) it is an error naming the key."""
+    (flow,) = flow_core(tmp_path, "flows.tcp.rtt_arithmetic=bsd")["flows"]
+    assert flow["rtt_arithmetic"] == "bsd"
+    with pytest.raises(ScenarioError) as caught:
+        flow_core(tmp_path, "flows.tcp.rtt_arithmetic=bsd", "flows.tcp.timer=fine")
+    assert caught.value.key == "flows.tcp.rtt_arithmetic"
+    assert 'must be "real" with timer = "fine"' in str(caught.value)
+    with pytest.raises(ScenarioError) as caught:
+        flow_core(tmp_path, "flows.tcp.rtt_arithmetic=fixed")
+    assert caught.value.key == "flows.tcp.rtt_arithmetic"
+
+
 def test_flow_defaults_are_written_out(tmp_path: Path) -> None:
     resolved = resolved_toml(load_text(tmp_path, FLOW_TINY))
     for line in [
@@ -694,6 +709,7 @@ def test_flow_defaults_are_written_out(tmp_path: Path) -> None:
         'window_scale = "auto"',
         'initial_ssthresh = "auto"',
         'timer = "100 ms"',
+        'rtt_arithmetic = "real"',
         'min_rto = "auto"',
         'max_rto = "64 s"',
         'delayed_ack = "0 ms"',

@@ -180,7 +180,8 @@ class NSource(_Switch):
     """sw2 -> d{i} (seed 002)."""
     tbe: Crm = 512
     """Transient buffer exposure, cells. Seed 002 uses "default values [5]" that it does
-    not list; our choice: seed 000's 512 (same group, same configuration)."""
+    not list: its scenario files set TM 4.0's defaults (TBE 16,777,215 and ICR, RIF,
+    RDF, CDF in ``[flows."tcp{i}".abr]``); the template keeps seed 000's 512."""
     buffer: Buffer = "inf"
     """Cells at the sw1 -> sw2 port: seed 002 gives the buffers enough room for zero loss
     and reports the maximum queue."""
@@ -248,6 +249,11 @@ def n_source(params: NSource) -> dict:
         "window": params.window,
         "window_scale": params.window_scale,
         "timer": "100 ms",  # seed 000 section 4: timer granularity 100 ms
+        # The rest of the timer is BSD's, whose tick that granularity is: 4.4BSD's RTO
+        # arithmetic (Stevens and Wright, "TCP/IP Illustrated, Volume 2", section 25.10),
+        # with its 2-tick minimum (docs/reproduction.md, "Sensitivity to the unstated
+        # parameters": seed 000 section 9's timeout 300 ms after the last ACK).
+        "rtt_arithmetic": "bsd",
         "delayed_ack": "0 ms",  # seed 000 section 4: delayed ACK disabled
         "processing": "0 us",  # seed 000 section 4: processing time 0
     }

@@ -216,6 +216,7 @@ def _flow_json(flat: FlatFlow, vc_index: dict[str, int], link_index: dict[str, i
             None if flow.initial_ssthresh == "auto" else parse_size_bytes(flow.initial_ssthresh)
         ),
         "timer": {"kind": "fine"} if tick_ps is None else {"kind": "coarse", "tick_ps": tick_ps},
+        "rtt_arithmetic": flow.rtt_arithmetic,
         "initial_rto_ps": parse_time_ps(flow.initial_rto),
         "min_rto_ps": flow.min_rto_ps(),
         "max_rto_ps": parse_time_ps(flow.max_rto),

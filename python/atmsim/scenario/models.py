@@ -1071,6 +1071,12 @@ class Flow(Table):
     """auto: the largest advertised window."""
     timer: Timer = "100 ms"
     """Coarse timer granularity (timers fire on a global tick), or "fine"."""
+    rtt_arithmetic: Literal["real", "bsd"] = "real"
+    """How the RTT estimator computes with a coarse timer: "real", srtt and rttvar as
+    real numbers (RFC 6298's form), the RTO rounded up to whole ticks; "bsd", 4.4BSD's
+    fixed-point code (W. R. Stevens and G. R. Wright, "TCP/IP Illustrated, Volume 2",
+    section 25.10: the timed segment counted from 1 tick, truncating shifts; sub-tick
+    RTTs give an RTO of 3 ticks). "bsd" needs a coarse timer."""
     initial_rto: PositiveTime = "3 s"
     min_rto: TimeOrAuto = "auto"
     """auto: 2 ticks with a coarse timer, 200 ms with "fine"."""
@@ -1138,6 +1144,11 @@ class Flow(Table):
             )
         if self.transfer is not None and parse_size_bytes(self.transfer) <= 0:
             raise _fail("transfer", f"must be from 1 byte to 2^53, got {show_value(self.transfer)}")
+        if self.rtt_arithmetic == "bsd" and self.timer == "fine":
+            raise _fail(
+                "rtt_arithmetic",
+                'must be "real" with timer = "fine": BSD\'s arithmetic counts in ticks, got "bsd"',
+            )
         if self.min_rto != "auto" and parse_time_ps(self.min_rto) == 0:
             raise _fail(
                 "min_rto",

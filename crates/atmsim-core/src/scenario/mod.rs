@@ -16,7 +16,7 @@ pub mod limits;
 use crate::abr::{AbrParams, AlgorithmSpec};
 use crate::atm::ServiceClass;
 use crate::engine::Time;
-use crate::tcp::{TcpConfig, TimerMode, Variant};
+use crate::tcp::{RttArithmetic, TcpConfig, TimerMode, Variant};
 use limits::{Limit, ZeroOr};
 use schemars::JsonSchema;
 use serde::de::{DeserializeOwned, Error as _};
@@ -590,6 +590,10 @@ pub struct FlowJson {
     /// Retransmission timer: coarse (BSD ticks) or fine.
     #[serde(deserialize_with = "strict_tagged")]
     timer: TimerMode,
+    /// The RTT estimator's arithmetic: "real" (default) or "bsd" (4.4BSD's
+    /// fixed-point code; coarse timer only).
+    #[serde(default)]
+    rtt_arithmetic: RttArithmetic,
     /// RTO before the first RTT sample, ps (min_rto_ps <= it <= max_rto_ps).
     #[schemars(transform = Limit(limits::POSITIVE_TIME_PS))]
     initial_rto_ps: Time,
@@ -655,6 +659,7 @@ impl From<FlowJson> for FlowSpec {
                 initial_cwnd_segments: f.initial_cwnd_segments,
                 initial_ssthresh_bytes: f.initial_ssthresh_bytes,
                 timer: f.timer,
+                rtt_arithmetic: f.rtt_arithmetic,
                 initial_rto_ps: f.initial_rto_ps,
                 min_rto_ps: f.min_rto_ps,
                 max_rto_ps: f.max_rto_ps,
@@ -1309,6 +1314,11 @@ fn check_tcp(p: &str, t: &TcpConfig) -> Result<(), String> {
     }
     if let TimerMode::Coarse { tick_ps } = t.timer {
         TICK_PS.check(format_args!("{p}.timer.tick_ps"), tick_ps)?;
+    }
+    if t.rtt_arithmetic == RttArithmetic::Bsd && t.timer == TimerMode::Fine {
+        return Err(format!(
+            "{p}.rtt_arithmetic = \"bsd\" needs a coarse timer (BSD counts in ticks)"
+        ));
     }
     POSITIVE_TIME_PS.check(format_args!("{p}.initial_rto_ps"), t.initial_rto_ps)?;
     POSITIVE_TIME_PS.check(format_args!("{p}.min_rto_ps"), t.min_rto_ps)?;

@@ -35,6 +35,25 @@ pub enum TimerMode {
     Fine,
 }
 
+/// How the RTT estimator computes with a coarse timer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RttArithmetic {
+    /// srtt and rttvar as real numbers (RFC 6298's form of Jacobson and
+    /// Karels), samples in whole ticks crossed, the RTO rounded up to whole
+    /// ticks. The only arithmetic of the fine timer.
+    #[default]
+    Real,
+    /// 4.4BSD's fixed-point integers (tcp_xmit_timer in W. R. Stevens and
+    /// G. R. Wright, "TCP/IP Illustrated, Volume 2", 1995, section 25.10):
+    /// the timed segment counts ticks from 1, the first sample sets srtt to
+    /// it and rttvar to half of it (a first RTO of 3 samples), later ones
+    /// update srtt (scaled by 8) and rttvar (scaled by 4) with truncating
+    /// shifts, and the RTO is srtt (truncated) + 4 rttvar in ticks. Coarse
+    /// timer only.
+    Bsd,
+}
+
 /// Everything that sets the behaviour of one connection (the core JSON
 /// gives it in a flow's object, see [`crate::scenario::FlowJson`]).
 #[derive(Clone, Debug)]
@@ -53,6 +72,8 @@ pub struct TcpConfig {
     pub initial_ssthresh_bytes: Option<u64>,
     /// Timer mode.
     pub timer: TimerMode,
+    /// The estimator's arithmetic (BSD's only with a coarse timer).
+    pub rtt_arithmetic: RttArithmetic,
     /// RTO before the first RTT sample, ps.
     pub initial_rto_ps: Time,
     /// Smallest RTO, ps (rounded up to whole ticks with a coarse timer).
@@ -91,6 +112,7 @@ impl TcpConfig {
             timer: TimerMode::Coarse {
                 tick_ps: 100_000_000_000,
             },
+            rtt_arithmetic: RttArithmetic::Real,
             initial_rto_ps: 3_000_000_000_000,
             min_rto_ps: 200_000_000_000,
             max_rto_ps: 64_000_000_000_000,

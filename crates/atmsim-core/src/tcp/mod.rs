@@ -22,7 +22,7 @@ pub mod receiver;
 pub mod rtt;
 pub mod sender;
 
-pub use config::{TcpConfig, TimerMode, Variant};
+pub use config::{RttArithmetic, TcpConfig, TimerMode, Variant};
 
 use crate::ip::SackBlock;
 

@@ -13,8 +13,23 @@
 //! default). With the fine timer, samples and the RTO are exact times.
 //! Karn's rule: a timed segment that is retransmitted gives no sample, and
 //! the back-off is cleared only by a valid sample.
+//!
+//! `RttArithmetic::Bsd` computes as 4.4BSD's tcp_xmit_timer and tcp_timers
+//! (W. R. Stevens and G. R. Wright, "TCP/IP Illustrated, Volume 2", 1995,
+//! sections 25.10 and 25.11): the timed segment's counter starts at 1 and
+//! gains one per tick, so a sample is 1 + the ticks crossed; the first
+//! sample sets srtt = R and rttvar = R/2; later ones, with srtt kept
+//! scaled by 8 and rttvar by 4 in integers, take delta = R - 1 - srtt
+//! (truncated), srtt += delta/8, rttvar += (|delta| - rttvar)/4 (each
+//! truncated, and at least 1/8 and 1/4 tick); the RTO is the truncated
+//! srtt + 4 rttvar ticks, clamped to [min, max], and a timeout multiplies
+//! it by 2^shift (at most 64) before clamping. After the fourth
+//! consecutive timeout srtt is folded into rttvar and cleared, so the next
+//! sample counts as a first one. The truncations leave an RTO of at least
+//! 3 ticks for RTTs below one tick, where the real-number arithmetic falls
+//! to the 2-tick minimum.
 
-use super::config::TimerMode;
+use super::config::{RttArithmetic, TimerMode};
 use crate::engine::Time;
 
 /// The estimator and the timing of one outstanding segment.
@@ -37,7 +52,21 @@ pub struct RttEstimator {
     /// sender asks for the RTO on every ACK).
     rto: f64,
     timing: Option<Timing>,
+    /// BSD's fixed-point state, when the estimator computes as BSD.
+    bsd: Option<BsdState>,
 }
+
+/// 4.4BSD's t_srtt (ticks x 8) and t_rttvar (ticks x 4); t_srtt = 0 means
+/// no sample yet (or cleared after repeated timeouts).
+#[derive(Clone, Copy, Debug, Default)]
+struct BsdState {
+    srtt: i64,
+    rttvar: i64,
+}
+
+/// TCP_MAXRXTSHIFT / 4 in 4.4BSD: past this many consecutive timeouts srtt
+/// is folded into rttvar and cleared.
+const BSD_CLEAR_SHIFT: u32 = 3;
 
 #[derive(Clone, Copy, Debug)]
 struct Timing {
@@ -51,8 +80,22 @@ struct Timing {
 }
 
 impl RttEstimator {
-    /// An estimator for the given timer mode and RTO bounds (ps).
+    /// An estimator for the given timer mode and RTO bounds (ps), with the
+    /// real-number arithmetic.
     pub fn new(mode: TimerMode, initial_ps: Time, min_ps: Time, max_ps: Time) -> Self {
+        Self::with_arithmetic(mode, RttArithmetic::Real, initial_ps, min_ps, max_ps)
+    }
+
+    /// An estimator for the given timer mode, arithmetic and RTO bounds (ps).
+    /// BSD's arithmetic needs a coarse timer (the scenario check rejects it
+    /// with the fine one; here it falls back to the real numbers).
+    pub fn with_arithmetic(
+        mode: TimerMode,
+        arithmetic: RttArithmetic,
+        initial_ps: Time,
+        min_ps: Time,
+        max_ps: Time,
+    ) -> Self {
         let tick_ps = match mode {
             TimerMode::Coarse { tick_ps } => Some(tick_ps),
             TimerMode::Fine => None,
@@ -77,6 +120,10 @@ impl RttEstimator {
             backoff: 0,
             rto: 0.0,
             timing: None,
+            bsd: match (arithmetic, tick_ps) {
+                (RttArithmetic::Bsd, Some(_)) => Some(BsdState::default()),
+                _ => None,
+            },
         }
         .with_rto()
     }
@@ -126,8 +173,33 @@ impl RttEstimator {
         }
     }
 
-    /// Feeds one RTT sample `r` (ticks or ps) and clears the back-off.
+    /// Feeds one RTT sample `r` (ticks crossed or ps) and clears the back-off.
     pub fn sample(&mut self, r: f64) {
+        if let Some(b) = &mut self.bsd {
+            // BSD's counter reads 1 + the ticks crossed.
+            let rtt = r as i64 + 1;
+            if b.srtt != 0 {
+                let mut delta = rtt - 1 - (b.srtt >> 3);
+                b.srtt += delta;
+                if b.srtt <= 0 {
+                    b.srtt = 1;
+                }
+                delta = delta.abs() - (b.rttvar >> 2);
+                b.rttvar += delta;
+                if b.rttvar <= 0 {
+                    b.rttvar = 1;
+                }
+            } else {
+                b.srtt = rtt << 3;
+                b.rttvar = rtt << 1;
+            }
+            self.srtt = b.srtt as f64 / 8.0;
+            self.rttvar = b.rttvar as f64 / 4.0;
+            self.sampled = true;
+            self.backoff = 0;
+            self.rto = self.compute_rto();
+            return;
+        }
         if !self.sampled {
             self.srtt = r;
             self.rttvar = r / 2.0;
@@ -156,6 +228,11 @@ impl RttEstimator {
         self.backoff
     }
 
+    /// BSD's TCP_REXMTVAL: truncated srtt + 4 rttvar, in whole ticks.
+    fn bsd_rexmtval(b: &BsdState) -> f64 {
+        ((b.srtt >> 3) + b.rttvar) as f64
+    }
+
     /// The RTO before back-off, in the estimator's unit, clamped.
     fn base_rto(&self) -> f64 {
         let raw = if self.sampled {
@@ -173,7 +250,15 @@ impl RttEstimator {
 
     /// The RTO with back-off from the current state, in the estimator's unit.
     fn compute_rto(&self) -> f64 {
-        (self.base_rto() * (1u64 << self.backoff.min(30)) as f64).min(self.max)
+        match &self.bsd {
+            // tcp_timers: REXMTVAL x tcp_backoff[shift] (1, 2, 4, ... 64, 64, ...),
+            // then clamped; before any sample, the initial RTO backed off.
+            Some(b) if self.sampled => {
+                let factor = (1u64 << self.backoff.min(6)) as f64;
+                (Self::bsd_rexmtval(b) * factor).clamp(self.min, self.max)
+            }
+            _ => (self.base_rto() * (1u64 << self.backoff.min(30)) as f64).min(self.max),
+        }
     }
 
     /// The current RTO with back-off, in the estimator's unit.
@@ -209,6 +294,15 @@ impl RttEstimator {
         // An RTO of 1 ps times out 10^18 times in a run of 10^6 s.
         self.backoff = self.backoff.saturating_add(1);
         self.rto = self.compute_rto();
+        if let Some(b) = &mut self.bsd {
+            // tcp_timers, after computing the backed-off RTO: "our srtt estimate
+            // is probably bogus" after this many timeouts; the next sample is a
+            // first one, and rttvar keeps the retransmit times until then.
+            if self.backoff > BSD_CLEAR_SHIFT && b.srtt != 0 {
+                b.rttvar += b.srtt >> 3;
+                b.srtt = 0;
+            }
+        }
     }
 }
 
@@ -250,6 +344,82 @@ mod tests {
             e.sample(0.0);
         }
         assert_eq!(e.rto_ticks(), 2);
+    }
+
+    fn bsd() -> RttEstimator {
+        RttEstimator::with_arithmetic(
+            TimerMode::Coarse { tick_ps: 100 * MS },
+            RttArithmetic::Bsd,
+            3_000 * MS,
+            200 * MS,
+            64_000 * MS,
+        )
+    }
+
+    #[test]
+    fn bsd_first_sample_is_three_times_the_counter() {
+        let mut e = bsd();
+        assert_eq!(e.rto_ticks(), 30);
+        // No tick crossed: BSD's counter reads 1; srtt 1, rttvar 1/2: RTO 3 ticks.
+        e.start(0, 0);
+        assert!(e.on_ack(512, 0));
+        assert_eq!(e.rto_ticks(), 3);
+        // Two ticks crossed on the first sample: counter 3, RTO 9 ticks.
+        let mut e = bsd();
+        e.sample(2.0);
+        assert_eq!(e.rto_ticks(), 9);
+    }
+
+    #[test]
+    fn bsd_truncation_keeps_three_ticks_for_sub_tick_rtts() {
+        // Net/3's fixed point: with samples of 0 ticks crossed, t_srtt falls to
+        // 7 (0 whole ticks) and t_rttvar to 3 (3/4 tick), so REXMTVAL = 0 + 3 =
+        // 3 ticks: above the 2-tick minimum the real numbers reach.
+        let mut e = bsd();
+        for _ in 0..200 {
+            e.sample(0.0);
+        }
+        let b = e.bsd.unwrap();
+        assert_eq!((b.srtt, b.rttvar), (7, 3));
+        assert_eq!(e.rto_ticks(), 3);
+        let mut real = coarse();
+        for _ in 0..200 {
+            real.sample(0.0);
+        }
+        assert_eq!(real.rto_ticks(), 2);
+    }
+
+    #[test]
+    fn bsd_update_by_hand() {
+        let mut e = bsd();
+        e.sample(2.0); // counter 3: t_srtt 24, t_rttvar 6 -> RTO 3 + 6 = 9
+                       // Counter 2 (1 tick crossed): delta = 2 - 1 - 3 = -2, t_srtt 22;
+                       // |delta| - (6 >> 2) = 1, t_rttvar 7 -> RTO (22 >> 3) + 7 = 9.
+        e.sample(1.0);
+        let b = e.bsd.unwrap();
+        assert_eq!((b.srtt, b.rttvar), (22, 7));
+        assert_eq!(e.rto_ticks(), 9);
+    }
+
+    #[test]
+    fn bsd_back_off_multiplies_then_clamps_and_clears_srtt() {
+        let mut e = bsd();
+        e.sample(0.0); // RTO 3 ticks
+        e.back_off();
+        assert_eq!(e.rto_ticks(), 6);
+        e.back_off();
+        e.back_off();
+        assert_eq!(e.rto_ticks(), 24);
+        // The fourth timeout: 3 x 16 = 48 ticks, then srtt (1 tick) moves into
+        // rttvar (t_rttvar 2 + 1 = 3) and is cleared.
+        e.back_off();
+        assert_eq!(e.rto_ticks(), 48);
+        let b = e.bsd.unwrap();
+        assert_eq!((b.srtt, b.rttvar), (0, 3));
+        // The next sample counts as a first one.
+        e.sample(0.0);
+        assert_eq!(e.rto_ticks(), 3);
+        assert_eq!(e.backoff(), 0);
     }
 
     #[test]

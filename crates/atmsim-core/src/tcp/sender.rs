@@ -167,8 +167,9 @@ impl TcpSender {
         TcpSender {
             s,
             cc: cc::build(cfg.variant),
-            rtt: RttEstimator::new(
+            rtt: RttEstimator::with_arithmetic(
                 cfg.timer,
+                cfg.rtt_arithmetic,
                 cfg.initial_rto_ps,
                 cfg.min_rto_ps,
                 cfg.max_rto_ps,

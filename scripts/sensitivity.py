@@ -1,0 +1,439 @@
+"""Sensitivity of the reproduction's verdicts to the parameters the seeds do not state.
+
+Each lever is one unstated parameter: a list of values, each a tuple of ``--set``
+overrides applied to every run of the experiments the parameter can affect. For each
+value the experiments run as ``atmsim reproduce`` runs them (``run_experiments``, run
+seeds 1..10 unless ``--seeds`` says otherwise) and their verdicts are counted; the
+table gives, per value, the counts (match / miss / n/a), the verdicts that differ from
+those of the chosen value, and a few simulated means that show what moved. The chosen
+value is fixed in the lever with its source before any run: the study shows how much
+the verdicts depend on it, it does not pick it.
+
+    python scripts/sensitivity.py --list
+    nice -n 10 python scripts/sensitivity.py timer erica-interval --jobs 2
+    python scripts/sensitivity.py timer --seeds 1,2 --out runs/sensitivity-quick
+
+Writes ``OUT/<lever>.md`` (the table, Markdown), ``OUT/<lever>.csv`` (one line per
+value: counts and key values) and ``OUT/<lever>-verdicts.csv`` (every judged row of
+every value: experiment, quantity, value label, simulated mean, verdict). The run
+files of each value go to ``OUT/<lever>/<value>/`` (table.csv and seeds.csv per
+experiment; no figures). docs/reproduction.md, "Sensitivity to the unstated
+parameters", holds the tables of the last full run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from atmsim.reproduce import registry, run_experiments, select
+
+
+@dataclass(frozen=True)
+class Value:
+    """One value of a lever: a label for the table and the overrides that set it."""
+
+    label: str
+    overrides: tuple
+
+
+@dataclass(frozen=True)
+class Lever:
+    """One unstated parameter: the experiments it can affect, its values, the chosen
+    one (by label) and where that choice comes from, and the simulated quantities
+    worth showing (experiment id, quantity name)."""
+
+    name: str
+    parameter: str
+    experiments: tuple
+    values: tuple
+    chosen: str
+    source: str
+    key_values: tuple = field(default=())
+
+
+ALL_TCP = "flows.tcp{i}"
+"""The TCP flows of the n-source, n-source-vbr and fmmra-lan templates."""
+
+
+def _timer(arithmetic: str, min_rto: str) -> tuple:
+    return (f"{ALL_TCP}.rtt_arithmetic={arithmetic}", f"{ALL_TCP}.min_rto={min_rto}")
+
+
+SEED000 = tuple(key for key in registry() if key.startswith("seed000"))
+SEED002_ABR = tuple(
+    key for key in registry() if key.startswith("seed002") and key != "seed002-ubr-windows"
+)
+SEED003 = tuple(key for key in registry() if key.startswith("seed003"))
+
+LEVERS = {
+    lever.name: lever
+    for lever in (
+        Lever(
+            name="timer",
+            parameter="TCP's RTO arithmetic and minimum (coarse 100 ms timer)",
+            experiments=(*SEED000, "seed002-ubr-windows"),
+            values=(
+                Value("real, min 2 ticks", _timer("real", "auto")),
+                Value("real, min 300 ms", _timer("real", "300 ms")),
+                Value("real, min 400 ms", _timer("real", "400 ms")),
+                Value("real, min 500 ms", _timer("real", "500 ms")),
+                Value("BSD, min 2 ticks", _timer("bsd", "auto")),
+            ),
+            chosen="BSD, min 2 ticks",
+            source=(
+                "seed 000 section 4 gives only the granularity (100 ms), a BSD timer's; "
+                "4.4BSD's tcp_xmit_timer and tcp_timers (Stevens and Wright, TCP/IP "
+                "Illustrated vol. 2, sections 25.10-25.11) fix the rest: the 2-tick "
+                "minimum (TCPTV_MIN), samples counted from 1 tick, fixed-point "
+                "truncations that leave 3 ticks for sub-tick RTTs"
+            ),
+            key_values=(
+                ("seed000-sec9", "total TCP throughput, % of section 8's peak"),
+                ("seed000-table1-row1", "total TCP throughput"),
+                ("seed000-table1-row4", "total TCP throughput"),
+                ("seed000-table1-row5", "total TCP throughput"),
+                ("seed002-ubr-windows", "CLR with a buffer of the sum of the windows"),
+            ),
+        ),
+        Lever(
+            name="runlength",
+            parameter="run length of seed 000 (throughput over the whole run)",
+            experiments=SEED000,
+            values=tuple(
+                Value(f"{d} s", (f"template.duration={d} s",)) for d in ("1.5", "2", "3", "4", "5")
+            ),
+            chosen="2 s",
+            source=(
+                "seed 000's figures of these runs end at about 2 s and section 11 cites a "
+                "timeout at 1900 ms; section 7 defines throughput over the total time"
+            ),
+            key_values=(
+                ("seed000-sec8", "total TCP throughput"),
+                ("seed000-sec9", "total TCP throughput, % of section 8's peak"),
+                ("seed000-table1-row4", "total TCP throughput"),
+                ("seed000-table1-row8", "total TCP throughput"),
+            ),
+        ),
+        Lever(
+            name="seed002-ses",
+            parameter='seed 002\'s ABR source parameters ("default values")',
+            experiments=SEED002_ABR,
+            values=(
+                Value(
+                    "seed 000's",
+                    (
+                        "template.tbe=512",
+                        f"{ALL_TCP}.abr.icr=10 Mbps",
+                        f"{ALL_TCP}.abr.rif=1",
+                        f"{ALL_TCP}.abr.rdf=1/512",
+                        f"{ALL_TCP}.abr.cdf=0.5",
+                    ),
+                ),
+                Value(
+                    "TM 4.0 defaults",
+                    (
+                        "template.tbe=16777215",
+                        f"{ALL_TCP}.abr.icr=auto",
+                        f"{ALL_TCP}.abr.rif=1/16",
+                        f"{ALL_TCP}.abr.rdf=1/16",
+                        f"{ALL_TCP}.abr.cdf=1/16",
+                    ),
+                ),
+                Value(
+                    "TM 4.0 defaults, ICR 10 Mbps",
+                    (
+                        "template.tbe=16777215",
+                        f"{ALL_TCP}.abr.icr=10 Mbps",
+                        f"{ALL_TCP}.abr.rif=1/16",
+                        f"{ALL_TCP}.abr.rdf=1/16",
+                        f"{ALL_TCP}.abr.cdf=1/16",
+                    ),
+                ),
+                Value(
+                    "seed 000's, RIF 1/16",
+                    (
+                        "template.tbe=512",
+                        f"{ALL_TCP}.abr.icr=10 Mbps",
+                        f"{ALL_TCP}.abr.rif=1/16",
+                        f"{ALL_TCP}.abr.rdf=1/512",
+                        f"{ALL_TCP}.abr.cdf=0.5",
+                    ),
+                ),
+            ),
+            chosen="TM 4.0 defaults",
+            source=(
+                'seed 002: "Default values are chosen for the ABR source parameters"; '
+                "the defaults of its reference for ABR, ATM Forum TM 4.0 (ICR = PCR, "
+                "RIF = RDF = CDF = 1/16, TBE 16,777,215); seed 000 instead says its "
+                'values were "selected to maximize the responsiveness and throughput"'
+            ),
+            key_values=(
+                ("seed002-table1-n5", "maximum queue at the bottleneck"),
+                ("seed002-table1-n10", "maximum queue at the bottleneck"),
+                ("seed002-table1-n15", "maximum queue at the bottleneck"),
+                ("seed002-table2-200km", "maximum queue at the bottleneck"),
+                ("seed002-table2-50km", "total TCP throughput"),
+                ("seed002-table4-rtt550-fb1ms", "maximum queue at the bottleneck"),
+            ),
+        ),
+        Lever(
+            name="erica-interval",
+            parameter="averaging interval of ERICA and FMMRA in seed 003 (T, cells)",
+            experiments=SEED003,
+            values=tuple(
+                Value(
+                    f"({t}, {n} cells)",
+                    (f"template.interval={t}", f"template.interval_cells={n}"),
+                )
+                for t, n in (
+                    ("1 ms", 100),
+                    ("1 ms", 500),
+                    ("10 ms", 500),
+                    ("10 ms", 1000),
+                    ("10 ms", 5000),
+                )
+            ),
+            chosen="(1 ms, 100 cells)",
+            source=(
+                "seed 003 gives none; its ERICA reference (Jain et al., ATM Forum 96-1172) "
+                "is the one seeds 000 and 002 cite, whose authors use and call default "
+                '"100 ABR input cells or 1 ms" (seed 002; seed 000 section 5)'
+            ),
+            key_values=(
+                ("seed003-queue-10tcp-10ms", "max queue, ERICA"),
+                ("seed003-queue-10tcp-10ms", "max queue, FMMRA"),
+                ("seed003-queue-2tcp-100ms", "max queue, FMMRA / ERICA"),
+                ("seed003-buffer1500-2tcp-100ms", "TCP throughput, FMMRA / the best"),
+            ),
+        ),
+        Lever(
+            name="efci-threshold",
+            parameter="EFCI's queue threshold in seed 003 (cells)",
+            experiments=SEED003,
+            values=tuple(
+                Value(f"{n} cells", (f"template.efci_high={n}",)) for n in (100, 300, 750, 1200)
+            ),
+            chosen="300 cells",
+            source=(
+                'seed 003 names a "High Queue length Threshold" without a value: no '
+                "source; kept at 20 % of its 1500-cell buffer, chosen before the runs"
+            ),
+            key_values=(
+                ("seed003-queue-2tcp-100ms", "max queue, EFCI"),
+                ("seed003-buffer1500-2tcp-100ms", "fairness: Jain index FMMRA - EFCI"),
+                ("seed003-buffer1500-2tcp-10ms", "fairness: Jain index FMMRA - EFCI"),
+            ),
+        ),
+    )
+}
+"""Every lever, by name. The chosen value of each is fixed here with its source."""
+
+
+def slug(label: str) -> str:
+    """A directory name for a value's label."""
+    return re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
+
+
+def find_value(outcomes: list, experiment: str, quantity: str) -> float:
+    """The simulated mean of the first judged-or-shown row of ``experiment`` whose
+    quantity starts with ``quantity`` (NaN if none)."""
+    for outcome in outcomes:
+        if outcome.experiment != experiment:
+            continue
+        for row in outcome.rows:
+            if row["quantity"].startswith(quantity) and row.get("see") is None:
+                return row["simulated"]
+    return math.nan
+
+
+def study(lever: Lever, out: Path, jobs: int, seeds: tuple) -> list[dict]:
+    """Run the lever's experiments once per value; returns one summary per value with
+    its outcomes."""
+    ids = select(list(lever.experiments))
+    summaries = []
+    for value in lever.values:
+        started = time.perf_counter()
+        cpu_before = time.process_time()
+        outcomes = run_experiments(
+            ids,
+            out / lever.name / slug(value.label),
+            jobs=jobs,
+            extra_overrides=value.overrides,
+            figures=False,
+            seeds=seeds,
+        )
+        wall = time.perf_counter() - started
+        errors = [o for o in outcomes if o.error]
+        for outcome in errors:
+            print(f"{lever.name} {value.label}: {outcome.experiment}: {outcome.error}")
+        counts = {
+            verdict: sum(o.count(verdict) for o in outcomes) for verdict in ("match", "miss", "n/a")
+        }
+        summaries.append(
+            {
+                "value": value,
+                "outcomes": outcomes,
+                "counts": counts,
+                "errors": len(errors),
+                "wall_s": wall,
+                "run_s": sum(o.wall_s for o in outcomes),
+                "parent_cpu_s": time.process_time() - cpu_before,
+            }
+        )
+        print(
+            f"{lever.name} | {value.label}: {counts['match']} match, {counts['miss']} miss, "
+            f"{counts['n/a']} n/a; runs {summaries[-1]['run_s']:.0f} s, wall {wall:.0f} s",
+            flush=True,
+        )
+    return summaries
+
+
+def verdicts(outcomes: list) -> dict:
+    """(experiment, quantity) -> (verdict, simulated) of every judged row."""
+    return {
+        (o.experiment, row["quantity"]): (row["verdict"], row["simulated"])
+        for o in outcomes
+        for row in o.rows
+        if row["verdict"] != "n/a"
+    }
+
+
+def _fmt(value: float) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    return f"{value:.3g}"
+
+
+def write_tables(lever: Lever, summaries: list[dict], out: Path, seeds: tuple) -> str:
+    """OUT/<lever>.md, .csv and -verdicts.csv; returns the Markdown."""
+    chosen = next(s for s in summaries if s["value"].label == lever.chosen)
+    reference = verdicts(chosen["outcomes"])
+    key_heads = [f"{exp.split('-', 1)[1]}: {q}" for exp, q in lever.key_values]
+    lines = [
+        f"#### {lever.parameter}",
+        "",
+        f"Experiments: {', '.join(lever.experiments)}; run seeds "
+        f"{seeds[0]}..{seeds[-1]} ({len(seeds)}).",
+        "",
+        "| value | match / miss / n/a | verdicts that differ from the chosen value's | "
+        + " | ".join(key_heads)
+        + " |",
+        "|---|---|---|" + "---|" * len(key_heads),
+    ]
+    rows_csv = []
+    verdict_rows = []
+    for summary in summaries:
+        value = summary["value"]
+        counts = summary["counts"]
+        here = verdicts(summary["outcomes"])
+        flips = []
+        for key, (verdict, _) in sorted(here.items()):
+            before = reference.get(key, ("-", math.nan))[0]
+            if verdict != before:
+                flips.append(f"{key[0].split('-', 1)[1]} {key[1]} ({before} -> {verdict})")
+            verdict_rows.append([value.label, key[0], key[1], _fmt(here[key][1]), verdict])
+        mark = " **(chosen)**" if value.label == lever.chosen else ""
+        keys = [find_value(summary["outcomes"], exp, q) for exp, q in lever.key_values]
+        flip_text = "; ".join(flips) if flips else "none"
+        if value.label == lever.chosen:
+            flip_text = "-"
+        lines.append(
+            f"| {value.label}{mark} | {counts['match']} / {counts['miss']} / {counts['n/a']} | "
+            f"{flip_text} | " + " | ".join(_fmt(k) for k in keys) + " |"
+        )
+        rows_csv.append(
+            [
+                lever.name,
+                value.label,
+                " ".join(value.overrides),
+                counts["match"],
+                counts["miss"],
+                counts["n/a"],
+                len(flips) if value.label != lever.chosen else 0,
+                f"{summary['run_s']:.1f}",
+                f"{summary['wall_s']:.1f}",
+                *[_fmt(k) for k in keys],
+            ]
+        )
+    lines += ["", f"Chosen: {lever.chosen}. Source: {lever.source}.", ""]
+    text = "\n".join(lines)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{lever.name}.md").write_text(text, encoding="utf-8")
+    with (out / f"{lever.name}.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(
+            [
+                "lever",
+                "value",
+                "overrides",
+                "match",
+                "miss",
+                "n/a",
+                "flipped",
+                "run_s",
+                "wall_s",
+                *key_heads,
+            ]
+        )
+        writer.writerows(rows_csv)
+    with (out / f"{lever.name}-verdicts.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["value", "experiment", "quantity", "simulated", "verdict"])
+        writer.writerows(verdict_rows)
+    return text
+
+
+def parse_seeds(text: str) -> tuple:
+    """Run seeds from "1-10" or "1,2,5"."""
+    if "-" in text:
+        first, last = text.split("-", 1)
+        return tuple(range(int(first), int(last) + 1))
+    return tuple(int(part) for part in text.split(","))
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("levers", nargs="*", help="lever names (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the levers and exit")
+    parser.add_argument("--jobs", type=int, default=1, help="simulations at once (processes)")
+    parser.add_argument("--seeds", default="1-10", help='run seeds, "1-10" or "1,2"')
+    parser.add_argument("--out", default="runs/sensitivity", help="output directory")
+    args = parser.parse_args(argv)
+    if args.list:
+        for lever in LEVERS.values():
+            values = ", ".join(v.label for v in lever.values)
+            print(f"{lever.name}: {lever.parameter}; values {values}; chosen {lever.chosen}")
+        return 0
+    unknown = [name for name in args.levers if name not in LEVERS]
+    if unknown:
+        print(f"unknown lever(s): {', '.join(unknown)}; levers: {', '.join(LEVERS)}")
+        return 2
+    seeds = parse_seeds(args.seeds)
+    out = Path(args.out)
+    for name in args.levers or list(LEVERS):
+        lever = LEVERS[name]
+        started = time.perf_counter()
+        summaries = study(lever, out, args.jobs, seeds)
+        print(write_tables(lever, summaries, out, seeds))
+        run_s = sum(s["run_s"] for s in summaries)
+        print(
+            f"{lever.name}: simulations {run_s:.0f} s (summed over runs), "
+            f"wall {time.perf_counter() - started:.0f} s",
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
