@@ -376,3 +376,40 @@ def _scenario(text: str) -> dict:
     from atmsim.scenario import tomllib
 
     return tomllib.loads(text)
+
+
+@pytest.mark.parametrize(
+    "policy, expected",
+    [
+        ('{ kind = "dfba", low = "30 %", high = "70 %" }', {"low": 600, "high": 1400}),
+        ('{ kind = "dfba", low = "0 %", high = "100 %" }', {"low": 0, "high": 2000}),
+        ('{ kind = "selective_drop", threshold = "25 %" }', {"threshold": 500}),
+        ('{ kind = "epd", threshold = "80.5 %" }', {"threshold": 1610}),
+    ],
+)
+def test_thresholds_as_shares_of_the_buffer(tmp_path: Path, policy: str, expected: dict) -> None:
+    core = to_core(load_text(tmp_path, with_policy(policy)))
+    link = next(link for link in core["links"] if link["name"] == "b1-b2")
+    for key, value in expected.items():
+        assert link["policy"][key] == value
+
+
+@pytest.mark.parametrize(
+    "policy, key, words",
+    [
+        ('{ kind = "epd", threshold = "120 %" }', "links.b1-b2.policy.threshold", '"80 %"'),
+        ('{ kind = "epd", threshold = "0 %" }', "links.b1-b2.policy.threshold", "more than 0 %"),
+        ('{ kind = "dfba", low = "-5 %" }', "links.b1-b2.policy.low", "0 % to 100 %"),
+        ('{ kind = "dfba", low = "half" }', "links.b1-b2.policy.low", ""),
+    ],
+)
+def test_bad_shares(tmp_path: Path, policy: str, key: str, words: str) -> None:
+    error = error_of(tmp_path, with_policy(policy))
+    assert error.key == key, str(error)
+    assert words in error.message, str(error)
+
+
+def test_a_share_needs_a_finite_buffer(tmp_path: Path) -> None:
+    error = error_of(tmp_path, without_buffer('{ kind = "fba", threshold = "50 %" }'))
+    assert error.key == "links.b1-b2.policy.threshold"
+    assert 'buffer = "inf"' in error.message

@@ -51,6 +51,7 @@ from .scenario.models import (
     Mss,
     PositiveTime,
     ProbePeriod,
+    StartTime,
     UnitFraction,
 )
 from .units import parse_time_ps
@@ -632,8 +633,10 @@ class GfrBackbone(Table):
     """Receiver window. Our choice: the largest window without RFC 1323 scaling (seed 004
     mentions none); 10 connections per VC hold far more than the buffer."""
     timer: Timer = "100 ms"
-    """Our choice: the TCP timer granularity of the same group's seeds 000 and 002."""
-    start_spread: PositiveTime = "10 ms"
+    """Our choice: the TCP timer of the same group's seeds 000 and 002, a BSD timer of
+    100 ms ticks (with BSD's RTO arithmetic, as the n-source templates; "fine" takes the
+    real-number estimator)."""
+    start_spread: StartTime = "10 ms"
     """The connections of a VC start evenly spread over this time from 0 (k-th of n at
     k x spread / n). Our choice: seed 004 gives no start times; a spread of about one
     round trip (10.2 ms) keeps the n slow starts of a VC from being one synchronised
@@ -714,6 +717,10 @@ def gfr_backbone(params: GfrBackbone) -> dict:
                 "mss": params.mss,
                 "window": params.window,
                 "timer": params.timer,
+                # A coarse timer is BSD's, with BSD's RTO arithmetic (Stevens and Wright,
+                # "TCP/IP Illustrated, Volume 2", section 25.10), as in the n-source
+                # templates; the fine timer has only the real-number estimator.
+                "rtt_arithmetic": "real" if params.timer == "fine" else "bsd",
                 "delayed_ack": "0 ms",  # our choice, as the group's seeds 000 and 002
                 "start": f"{(k - 1) * spread_ps // params.n} ps",
             }

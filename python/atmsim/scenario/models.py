@@ -6,11 +6,13 @@ the ``Network`` (network.py), which checks the cross references.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Optional
+from typing import Annotated, Any, ClassVar, Literal, Optional, Union
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     PrivateAttr,
@@ -99,8 +101,47 @@ UnitFraction = number(0, 1, lo_open=True)
 """(0, 1]: ERICA's target utilization, ERICA+'s qdlf, RED's w_q and max_p."""
 UnitInterval = number(0, 1)
 """[0, 1]: DFBA's alpha."""
-DfbaLow = whole(0, MAX_ATM_BUFFER_CELLS)
-"""DFBA's L, cells: 0 (no region below L) to the buffer."""
+
+_SHARE = re.compile(r"^\s*(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*%\s*$")
+
+
+def cells_or_share(lo: int) -> Any:
+    """A threshold in cells, ``lo`` .. 4294967294, or a share of the port's buffer written
+    ``"80 %"`` (more than 0 % for ``lo`` = 1, up to 100 %), resolved against the buffer."""
+    low = "0 %" if lo == 0 else "more than 0 %"
+    allowed = (
+        f"expected {int_range_text(lo, MAX_ATM_BUFFER_CELLS)} of cells or a share of the "
+        f'buffer like "80 %" ({low} to 100 %)'
+    )
+
+    def check(value: Any) -> Any:
+        if type(value) is int and lo <= value <= MAX_ATM_BUFFER_CELLS:
+            return value
+        if isinstance(value, str):
+            match = _SHARE.match(value)
+            if match is not None:
+                share = float(match.group("number"))
+                if (share > 0 or lo == 0) and share <= 100:
+                    return value
+        raise ValueError(f"{allowed}, got {show_value(value)}")
+
+    return Annotated[Union[int, str], BeforeValidator(check)]
+
+
+CellsOrShare = cells_or_share(1)
+"""EPD, intelligent tail, Selective Drop and FBA thresholds, DFBA's H."""
+DfbaLow = cells_or_share(0)
+"""DFBA's L: 0 (no region below L) to the buffer, or a share of it."""
+
+
+def share_of(value: str) -> float:
+    """The fraction of a share of the buffer written "80 %" (0.8)."""
+    match = _SHARE.match(value)
+    if match is None:  # pragma: no cover - validated before
+        raise ValueError(f"not a share of the buffer: {show_value(value)}")
+    return float(match.group("number")) / 100
+
+
 Delta = number(0, 10)
 EricaA = number(1, 10)
 EricaB = number(0, 10, lo_open=True)
@@ -228,17 +269,19 @@ class Policy(Table):
     keys_by_kind = POLICY_KEYS
 
     kind: Literal["tail", "ppd", "epd", "intelligent_tail", "selective_drop", "fba", "dfba", "red"]
-    threshold: Optional[Cells] = None
-    """Cells (epd, intelligent_tail; R of selective_drop and fba), 1 to the buffer."""
+    threshold: Optional[CellsOrShare] = None
+    """Cells (epd, intelligent_tail; R of selective_drop and fba), 1 to the buffer, or a
+    share of the buffer ("80 %")."""
     keep_eom: Optional[bool] = None
     """ppd: keep the EOM cell of a frame whose other cells are being dropped."""
     z: Optional[Any] = None
     """selective_drop, fba: the share factor Z in (0, 1]; dfba: Z_i, a number in [0, 1]
     or "one_minus_share" (1 - W_i/W) or "one_minus_share_squared" ((1 - W_i/W)^2)."""
     low: Optional[DfbaLow] = None
-    """dfba: L, cells; below it every frame is accepted."""
-    high: Optional[Cells] = None
-    """dfba: H, cells (L to the buffer); above it every frame is refused (EPD)."""
+    """dfba: L, cells or a share of the buffer; below it every frame is accepted."""
+    high: Optional[CellsOrShare] = None
+    """dfba: H, cells (L to the buffer) or a share of the buffer; above it every frame is
+    refused (EPD)."""
     alpha: Optional[UnitInterval] = None
     """dfba: the weight of the fairness term of the drop probability, [0, 1]."""
     min_th: Optional[Threshold] = None
@@ -479,6 +522,16 @@ class Link(Table):
                 '"tail", "ppd", "epd", "intelligent_tail", "selective_drop", "fba", "dfba"',
             )
         buffer = None if buffer == "inf" else buffer
+        for key, least in (("threshold", 1), ("low", 0), ("high", 1)):
+            value = getattr(policy, key)
+            if isinstance(value, str):
+                if buffer is None:
+                    raise _fail(
+                        f"policy.{key}",
+                        f'{show_value(value)} is a share of the buffer, but buffer = "inf": '
+                        "give a number of cells",
+                    )
+                setattr(policy, key, max(least, int(buffer * share_of(value))))
         if policy.kind in SHARE_POLICIES:
             self._resolve_share(policy, buffer)
             return
