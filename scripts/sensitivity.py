@@ -71,6 +71,16 @@ SEED002_ABR = tuple(
     key for key in registry() if key.startswith("seed002") and key != "seed002-ubr-windows"
 )
 SEED003 = tuple(key for key in registry() if key.startswith("seed003"))
+SEED001 = tuple(key for key in registry() if key.startswith("seed001"))
+SEED001_KEYS = (
+    ("seed001-fig3", "queue at r1 -> r2 from 1 s, 90th percentile"),
+    ("seed001-fig3", "Jain index of the 15 throughputs"),
+    ("seed001-fig4", "Jain index of the 15 throughputs"),
+    ("seed001-fig4", "queue at r1 -> r2 from 1 s, 90th percentile"),
+    ("seed001-fig6", "own RTT: Jain index against the max-min rates"),
+)
+"""Seed 001's values worth showing: Figure 3's queue and unfairness, Figure 4's
+fairness and queue, Figure 6's fairness with each flow's own round trip."""
 SEED004 = tuple(key for key in registry() if key.startswith("seed004"))
 SEED004_KEYS = (
     ("seed004-table1", "VC1 achieved throughput"),
@@ -86,7 +96,9 @@ margin over an MCR (Table 2's VC5), the one throughput far from its published va
 
 
 def _dfba(low: str, high: str) -> tuple:
-    return (f'template.policy={{ kind = "dfba", low = "{low}", high = "{high}" }}',)
+    """L and H as shares of the buffer, keys of the policy table the experiments share
+    (Table 6 sets its z beside them)."""
+    return (f'template.policy.low="{low}"', f'template.policy.high="{high}"')
 
 
 LEVERS = {
@@ -249,6 +261,57 @@ LEVERS = {
             ),
         ),
         Lever(
+            name="seed001-active",
+            parameter="seed 001: the number of active sources (decay of a silent flow's weight)",
+            experiments=SEED001,
+            values=tuple(
+                Value(f"decay {d}", (f"template.active_decay={d}",))
+                for d in ("0", "0.5", "0.9", "0.99", "1")
+            ),
+            chosen="decay 0.9",
+            source=(
+                "the seed says 'measure number of active sources'; the ERICA description "
+                "it cites averages the number of sources for bursty traffic, a silent "
+                "source's weight decaying per interval; the factor 0.9 is our choice"
+            ),
+            key_values=SEED001_KEYS,
+        ),
+        Lever(
+            name="seed001-own-rtt",
+            parameter="seed 001 Figure 4: which round trip a router knows",
+            experiments=("seed001-fig4",),
+            values=(
+                Value("base round trip", ("template.window_rule=base_rtt",)),
+                Value("ping-measured (with queueing)", ("template.window_rule=rtt",)),
+            ),
+            chosen="base round trip",
+            source=(
+                "the seed: 'we assume that the routers have knowledge of the round trip "
+                "delays, Ti', the 10, 16 and 70 ms it gives for its configuration"
+            ),
+            key_values=SEED001_KEYS[2:4],
+        ),
+        Lever(
+            name="seed001-tcp",
+            parameter="seed 001: the TCP variant",
+            experiments=SEED001,
+            values=tuple(
+                Value(v, (f"template.variant={v}",)) for v in ("tahoe", "reno", "newreno", "sack")
+            ),
+            chosen="reno",
+            source="the seed names none: 4.4BSD-Lite's Reno, the reference TCP of the time",
+            key_values=SEED001_KEYS,
+        ),
+        Lever(
+            name="seed001-timer",
+            parameter="seed 001: the TCP retransmission timer",
+            experiments=SEED001,
+            values=tuple(Value(t, (f"template.timer={t}",)) for t in ("100 ms", "500 ms", "fine")),
+            chosen="100 ms",
+            source="the seed gives none: the BSD timer of the related seeds 000 and 002",
+            key_values=SEED001_KEYS,
+        ),
+        Lever(
             name="seed004-tagging",
             parameter="tagging of the GFR VCs' frames above their MCR in seed 004",
             experiments=SEED004,
@@ -260,7 +323,7 @@ LEVERS = {
             source=(
                 "seed 004 describes no policer and gives no MBS, which a frame-based GCRA "
                 "needs; its traffic is hosts' TCP frames (CLP = 0); its Tables 1 and 2 "
-                "agree within 0.8 Mbps per VC while every MCR differs by 5/3, as they must "
+                "agree within 1.2 Mbps per VC while every MCR differs by 5/3, as they must "
                 "when only the ratios W_i / W act (DFBA without tagging)"
             ),
             key_values=SEED004_KEYS,

@@ -94,8 +94,8 @@ def balanced(summary: dict) -> bool:
     ok = ledger["ok"] and ledger["cells_generated"] == right
     if "packets" in ledger:
         packets = ledger["packets"]
-        terms = ("delivered", "dropped", "queued", "on_links")
-        ok = ok and packets["ok"] and packets["generated"] == sum(packets[k] for k in terms)
+        terms = ("delivered", "dropped", "queued", "on_links", "held_at_routers")
+        ok = ok and packets["ok"] and packets["generated"] == sum(packets.get(k, 0) for k in terms)
     if "bytes" in ledger:
         b = ledger["bytes"]
         terms = (

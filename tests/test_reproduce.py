@@ -124,7 +124,7 @@ def test_select_expands_seeds_keeps_order_and_rejects_unknown_ids():
     assert select(["SEED000-sec8", "seed000"])[0] == "seed000-sec8"
     assert len(select(["seed000-sec8", "seed000"])) == len(seed_ids("seed000"))
     with pytest.raises(UnknownExperiment):
-        select(["seed000-sec8", "seed001"])
+        select(["seed000-sec8", "seed005"])
     assert valid_ids()[: len(SEEDS)] == list(SEEDS)
     assert combined_name(["seed002"]) == "seed002"
     assert combined_name(["seed000", "seed002"]) == "selected"
@@ -400,7 +400,7 @@ def test_cli_unknown_id_exits_2_with_one_line(tmp_path):
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith("error: unknown experiment 'seed042'; valid: seed000, seed002")
+    assert lines[0].startswith("error: unknown experiment 'seed042'; valid: seed000, seed001, seed002")
     assert "seed000-table1-row8" in lines[0]
     assert not any(tmp_path.iterdir())  # nothing ran
 

@@ -97,7 +97,7 @@ def test_table6_runs_table3s_configuration_with_both_z_rules():
     assert set(table6.runs) == {"one_minus_share", "one_minus_share_squared"}
     for name, run in table6.runs.items():
         assert run.overrides[: len(TABLE6_CONFIG)] == TABLE6_CONFIG
-        assert f'z = "{name}"' in run.overrides[-1]
+        assert run.overrides[-1] == f'template.policy.z="{name}"'
     table3 = registry()["seed004-table3"]
     assert table3.runs["run"].overrides == TABLE6_CONFIG
     achieved = {q.name: q.published for q in table6.published if q.tolerance.kind != "report"}

@@ -54,6 +54,17 @@ ABR_COLUMNS = (
 )
 """The per-VC ABR summary of docs/core-interface.md ("ABR", Summary)."""
 
+RATE_CONTROL_COLUMNS = (
+    "er_bps",
+    "window_written_bytes",
+    "acks_rewritten",
+    "acks_released",
+    "acks_held",
+    "acks_held_max",
+    "ack_hold_mean_s",
+)
+"""A rate-controlled flow's summary (docs/core-interface.md, FlowRateSummary)."""
+
 GFR_COLUMNS = ("mcr_cps", "frames_tested", "frames_ineligible", "cells_tagged")
 """The per-VC GFR summary of docs/core-interface.md (GfrSummary)."""
 
@@ -213,6 +224,19 @@ class Result:
             if isinstance(vc.get("gfr"), dict)
         ]
         return pd.DataFrame(rows, columns=["name", *GFR_COLUMNS])
+
+    @property
+    def rate_control(self) -> pd.DataFrame:
+        """One row per TCP flow whose ACKs a router controls (seed 001): ``name``, then
+        its ``rate_control`` summary (``er_bps``, ``window_written_bytes``,
+        ``acks_rewritten``, ``acks_released``, ``acks_held``, ``acks_held_max``,
+        ``ack_hold_mean_s``). Empty when no router controls a flow."""
+        rows = [
+            {"name": flow["name"], **flow["rate_control"]}
+            for flow in self.summary.get("flows", [])
+            if isinstance(flow.get("rate_control"), dict)
+        ]
+        return pd.DataFrame(rows, columns=["name", *RATE_CONTROL_COLUMNS])
 
     @property
     def completed(self) -> bool:

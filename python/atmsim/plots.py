@@ -33,6 +33,17 @@ PLOTS = {
     "acr_cps": ("acr.png", "ACR (Mbps)", "Allowed cell rate per ABR VC"),
     "abr_queue_cells": ("abr_queue.png", "ABR queue (cells)", "ABR queue at each switch port"),
     "load_factor": ("load_factor.png", "load factor z", "ABR load factor at each switch port"),
+    "er_bps": (
+        "er_tcp.png",
+        "explicit rate (Mbps)",
+        "Explicit rate of each TCP flow at its router",
+    ),
+    "rwnd_written_bytes": (
+        "rwnd_written.png",
+        "window written (KB)",
+        "Window written into each flow's ACKs (min(window, ER x T))",
+    ),
+    "vc_queue_cells": ("vc_queue.png", "cells per VC", "Cells of each VC at the port"),
     "fair_share_cps": (
         "fair_share.png",
         "fair share (Mbps)",
@@ -48,6 +59,8 @@ SCALES = {
     "acr_cps": CELL_BITS / 1e6,  # cells/s -> Mbps on the wire (424 bits per cell)
     "fair_share_cps": CELL_BITS / 1e6,
     "er_cps": CELL_BITS / 1e6,
+    "er_bps": 1e-6,  # bits/s -> Mbps
+    "rwnd_written_bytes": 1 / 1024,  # bytes -> KB
 }
 """Plot units: metric -> factor from the series' unit."""
 
@@ -256,16 +269,17 @@ EXPERIMENT_FIGURES = {
     "sequence": ("seq_bytes", "sequence number (MB)", 1 / MB),
     "acr": ("acr_cps", "ACR (Mbps)", CELL_BITS / 1e6),
     "queue": ("queue_cells", "queue (cells)", 1.0),
+    "ip_queue": ("ip_queue_packets", "queue (packets)", 1.0),
     "abr_queue": ("abr_queue_cells", "ABR queue (cells)", 1.0),
     "throughput": ("seq_bytes", "effective throughput (Mbps)\nbytes sent / time", 8 / 1e6),
     "vc_queue": ("vc_queue_cells", "cells per VC at the port\n(mean over 0.5 s)", 1.0),
 }
 """Figure kind -> (metric, y label, scale). ``window`` of a single run also shows the
-actual window; ``acr`` leaves out the ACK VCs; ``queue`` and ``abr_queue`` show the
-bottleneck port only; ``throughput`` is each flow's highest byte sent over the time
-elapsed (the cumulative effective throughput while nothing is lost); ``vc_queue`` each
-VC's cells at the bottleneck, as a moving mean over 0.5 s (the samples swing by the
-buffer's size within a round trip)."""
+actual window; ``acr`` leaves out the ACK VCs; ``queue``, ``ip_queue`` and
+``abr_queue`` show the bottleneck port only; ``throughput`` is each flow's highest byte
+sent over the time elapsed (the cumulative effective throughput while nothing is lost);
+``vc_queue`` each VC's cells at the bottleneck, as a moving mean over 0.5 s (the samples
+swing by the buffer's size within a round trip)."""
 
 VC_QUEUE_MEAN_S = 0.5
 """The window of the moving mean of the ``vc_queue`` figure."""
@@ -302,7 +316,7 @@ def experiment_figure(
         rows = series[series["metric"] == metric]
         if kind == "acr":
             rows = rows[~rows["entity"].astype(str).str.endswith("-ack")]
-        elif kind in ("queue", "abr_queue"):
+        elif kind in ("queue", "ip_queue", "abr_queue"):
             rows = rows[rows["entity"] == port]
         elif kind == "vc_queue":
             rows = _moving_mean(rows[rows["entity"].astype(str).str.startswith(port + "/")])

@@ -169,6 +169,9 @@ def result_tables(summary: dict) -> list[Table]:
         tables.append(_flows_table(flows))
     if summary.get("vc_tcp"):
         tables.append(_vc_tcp_table(summary["vc_tcp"]))
+    controlled = [flow for flow in flows if isinstance(flow.get("rate_control"), dict)]
+    if controlled:
+        tables.append(_rate_control_table(controlled))
     abr_vcs = [vc for vc in summary.get("vcs", []) if isinstance(vc.get("abr"), dict)]
     if abr_vcs:
         tables.append(_abr_table(abr_vcs))
@@ -191,6 +194,38 @@ def _drops_table(ports: list[dict]) -> Optional[Table]:
     if not rows:
         return None
     return _table("Drops", ["port", "reason", "cells"], rows)
+
+
+def _rate_control_table(flows: list[dict]) -> Table:
+    """One row per flow whose ACKs a router controls (seed 001): its explicit rate, the
+    last window written, and what its ack bucket did."""
+    rows = []
+    for flow in flows:
+        rc = flow["rate_control"]
+        rows.append(
+            [
+                flow["name"],
+                f"{rc['er_bps'] / 1e6:.3f}",
+                f"{rc['window_written_bytes'] / 1024:,.1f}",
+                _count(rc["acks_rewritten"]),
+                _count(rc["acks_released"]),
+                _count(rc["acks_held_max"]),
+                f"{rc['ack_hold_mean_s'] * 1e3:.2f}",
+            ]
+        )
+    return _table(
+        "Rate control",
+        [
+            "flow",
+            "ER (Mbps)",
+            "window written (KB)",
+            "ACKs rewritten",
+            "ACKs released",
+            "most held",
+            "mean hold (ms)",
+        ],
+        rows,
+    )
 
 
 def _vc_tcp_table(rows: list[dict]) -> Table:
@@ -383,6 +418,9 @@ def ledger_lines(summary: dict) -> list[tuple[str, bool]]:
                 ("queued", packets["queued"]),
                 ("on links", packets["on_links"]),
             )
+            held = packets.get("held_at_routers", 0)
+            if held:  # ACKs in ack buckets (explicit-rate control of TCP)
+                terms = (*terms, ("held at routers", held))
             ok = bool(packets["ok"]) and packets["generated"] == sum(n for _, n in terms)
             lines.append(
                 _ledger_line("packet ledger", "generated", packets["generated"], terms, ok)

@@ -26,7 +26,12 @@ them all. Kinds:
 - ``gfc2``: the Generic Fairness Configuration 2 (ATM Forum 94-0557, scaled as
   seed 001 uses it), a chain of 7 switches with 22 greedy ABR sources in 8 groups;
 - ``gfr-backbone`` (seed 004 section 4): GFR VCs from local switches through
-  two backbone switches, each VC carrying n SACK TCP connections.
+  two backbone switches, each VC carrying n SACK TCP connections;
+- ``hetero-rtt`` (seed 001 section 6.1): three groups of TCP connections with
+  different round-trip times through one router bottleneck, with or without
+  explicit-rate control of their windows;
+- ``gfc2-ip`` (seed 001 section 6.2): GFC-2 at packet level, one TCP connection per
+  member, with or without explicit-rate control at every chain router.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from .scenario.models import (
     ProbePeriod,
     StartTime,
     UnitFraction,
+    UnitInterval,
 )
 from .units import parse_time_ps
 
@@ -740,6 +746,249 @@ def gfr_backbone(params: GfrBackbone) -> dict:
     }
 
 
+# --- hetero-rtt and gfc2-ip (seed 001) ------------------------------------------------------
+
+SEED001_TCP: dict[str, Any] = {
+    "mss": 1024,  # seed 001 Table 1
+    "window": 600000,  # seed 001: "the receiver window ... 600000" (bytes), scaled by 2^4
+    "initial_ssthresh": 600000,  # seed 001 Table 1: SSThresh 600000 bytes
+    "delayed_ack": "0 ms",  # seed 001 section 4: "we shall not involve ... delay ack timer"
+}
+"""The TCP parameters seed 001 states (its Table 1 and section 4)."""
+
+
+class _RateControlled(Table):
+    """Parameters shared by seed 001's configurations: the explicit-rate control at the
+    routers and the TCP the seed leaves open."""
+
+    window_rule: str = "none"
+    """How the routers write the explicit rate into the ACKs' windows: "none" (vanilla
+    TCP, seed 001 Fig. 2, unless ack_bucket), "rtt" (each flow's own round-trip time,
+    Fig. 4) or a time T such as "30 ms" (Fig. 3)."""
+    ack_bucket: bool = False
+    """Also hold the ACKs in an ack bucket released at the flow's explicit rate (seed 001
+    section 4.1; no published figure)."""
+    interval: Interval = "5 ms"
+    """ERICA+'s averaging interval: seed 001 Table 1."""
+    active_decay: UnitInterval = 0.9
+    """The number of active sources: a silent flow's weight decays by this factor per
+    interval (the ERICA description's averaging of the number of sources; the factor is
+    our choice, docs/model.md, "Explicit-rate control of TCP")."""
+    variant: Literal["tahoe-nofr", "tahoe", "reno", "newreno", "sack"] = "reno"
+    """Our choice (seed 001 names none): Reno, the TCP of 4.4BSD-Lite (1994), the
+    reference implementation when the seed was written; nothing is lost in its vanilla
+    runs, so the recovery matters little."""
+    timer: Timer = "100 ms"
+    """Our choice (seed 001 gives none): a BSD timer of 100 ms ticks, as the related seeds
+    000 and 002 (with BSD's RTO arithmetic; "fine": the real-number estimator)."""
+    buffer: Buffer = "inf"
+    """Router buffers (packets). Our choice: unlimited; seed 001's vanilla queue reaches
+    about 8000 packets and the seed reports no loss."""
+    duration: Duration = "5 s"
+    """Seed 001 Table 1: simulation time 5 s."""
+    period: ProbePeriod = "10 ms"
+    """Probe period, our choice: twice the averaging interval."""
+
+    @model_validator(mode="after")
+    def _rule(self) -> _RateControlled:
+        from .scenario.models import _check_window_rule
+
+        try:
+            _check_window_rule(self.window_rule)
+        except ValueError as error:
+            raise _fail("window_rule", str(error)) from None
+        return self
+
+    @property
+    def controlled(self) -> bool:
+        return self.window_rule != "none" or self.ack_bucket
+
+    def flow(self) -> dict:
+        return {
+            **SEED001_TCP,
+            "variant": self.variant,
+            "timer": self.timer,
+            "rtt_arithmetic": "real" if self.timer == "fine" else "bsd",
+        }
+
+    def rate_control(self) -> dict:
+        return {"interval": self.interval, "active_decay": self.active_decay}
+
+    def ack_control(self, rates_from: str) -> dict:
+        return {
+            "rates_from": rates_from,
+            "window": self.window_rule,
+            "ack_bucket": self.ack_bucket,
+        }
+
+
+class HeteroRtt(_RateControlled):
+    """``kind = "hetero-rtt"`` (seed 001 section 6.1, Figure 1): len(access_km) groups of
+    n TCP connections from hosts ``s{k}`` over access links to router ``r1``, the
+    bottleneck ``r1 -> r2``, and exit links (as long as the access links) to hosts
+    ``d{k}``; IP links of 155.52 Mbps. With rate control, ``r1 -> r2`` computes the
+    flows' explicit rates and ``r1`` acts on the ACKs arriving from ``r2`` (link
+    ``r2-r1``)."""
+
+    kind: Literal["hetero-rtt"]
+    n: Count = 5
+    """Connections per group: seed 001, three groups of 5."""
+    access_km: list[float] = [3.0, 300.0, 3000.0]
+    """Access (and exit) link of each group: seed 001's 3, 300 and 3000 km (round trips
+    of 2012, 3200 and 14000 km: 10, 16 and 70 ms)."""
+    bottleneck_km: Km = 1000.0
+    """r1 -> r2: seed 001, 1000 km."""
+
+    @model_validator(mode="after")
+    def _groups(self) -> HeteroRtt:
+        if not 1 <= len(self.access_km) <= 1000:
+            raise _fail("access_km", f"expected 1 to 1000 lengths, got {len(self.access_km)}")
+        for k, km in enumerate(self.access_km):
+            if type(km) not in (int, float) or not 0 <= km <= MAX_LINK_KM:
+                raise _fail(f"access_km[{k}]", f"expected 0 to 2e8 km, got {show_value(km)}")
+        if self.n * len(self.access_km) > 100000:
+            raise _fail("n", "at most 100000 connections in all")
+        return self
+
+
+def hetero_rtt(params: HeteroRtt) -> dict:
+    """Seed 001's heterogeneous-RTT configuration as a TOML-shaped dict."""
+    ip = {"layer": "ip", "rate": OC3}
+    nodes: dict[str, Any] = {"r1": {"kind": "switch"}, "r2": {"kind": "switch"}}
+    links: dict[str, Any] = {}
+    flows: dict[str, Any] = {}
+    names = []
+    k = 0
+    for group, km in enumerate(params.access_km, start=1):
+        for _ in range(params.n):
+            k += 1
+            nodes[f"s{k}"] = {"kind": "host"}
+            nodes[f"d{k}"] = {"kind": "host"}
+            links[f"s{k}-r1"] = {
+                "from": f"s{k}",
+                "to": "r1",
+                "length": _km(km),
+                "duplex": True,
+                **ip,
+            }
+            flows[f"tcp{k}"] = {"path": [f"s{k}", "r1", "r2", f"d{k}"], **params.flow()}
+            names.append((group, f"tcp{k}"))
+    bottleneck = {
+        "from": "r1",
+        "to": "r2",
+        "length": _km(params.bottleneck_km),
+        "buffer": params.buffer,
+        **ip,
+    }
+    back = {
+        "from": "r2",
+        "to": "r1",
+        "length": _km(params.bottleneck_km),
+        "buffer": params.buffer,
+        **ip,
+    }
+    if params.controlled:
+        bottleneck["rate_control"] = params.rate_control()
+        back["ack_control"] = params.ack_control("r1-r2")
+    links["r1-r2"] = bottleneck
+    links["r2-r1"] = back
+    for k in range(1, len(names) + 1):
+        km = params.access_km[(k - 1) // params.n]
+        links[f"r2-d{k}"] = {"from": "r2", "to": f"d{k}", "length": _km(km), "duplex": True, **ip}
+    return {
+        "run": {"duration": params.duration},
+        "nodes": nodes,
+        "links": links,
+        "flows": flows,
+        "probes": {
+            "period": params.period,
+            "queue": ["r1-r2"],
+            "utilization": ["r1-r2"],
+            "flows": "all",
+        },
+    }
+
+
+class Gfc2Ip(_RateControlled):
+    """``kind = "gfc2-ip"`` (seed 001 section 6.2): the GFC-2 chain of ``gfc2`` with IP
+    routers ``r1``..``r7`` and one TCP connection per member of each group (a1..h2), each
+    from its own host over ``<name>-in`` to its own sink over ``<name>-out``. With rate
+    control, every chain link computes rates and every router acts on the ACKs arriving
+    over the reverse chain link, so an ACK's window is the least allowed along its
+    path."""
+
+    kind: Literal["gfc2-ip"]
+    hop_km: Km = 1000.0
+    """Each chain link, as the gfc2 template (our choice: the scaled GFC-2 gives no
+    lengths; seed 001 none either)."""
+    access_km: Km = 1.0
+    """Host -> first router and last router -> sink (our choice, as gfc2)."""
+    duration: Duration = "5 s"
+    """Seed 001 Table 1: 5 s."""
+
+
+def gfc2_ip(params: Gfc2Ip) -> dict:
+    """GFC-2 at packet level as a TOML-shaped dict."""
+    ip = {"layer": "ip"}
+    nodes: dict[str, Any] = {f"r{k}": {"kind": "switch"} for k in range(1, 8)}
+    links: dict[str, Any] = {}
+    for here, there, rate in GFC2_LINKS:
+        a, b = here.replace("sw", "r"), there.replace("sw", "r")
+        forward = {
+            "from": a,
+            "to": b,
+            "rate": rate,
+            "length": _km(params.hop_km),
+            "buffer": params.buffer,
+            **ip,
+        }
+        backward = {
+            "from": b,
+            "to": a,
+            "rate": rate,
+            "length": _km(params.hop_km),
+            "buffer": params.buffer,
+            **ip,
+        }
+        if params.controlled:
+            forward["rate_control"] = params.rate_control()
+            backward["ack_control"] = params.ack_control(f"{a}-{b}")
+        links[f"{a}-{b}"] = forward
+        links[f"{b}-{a}"] = backward
+    flows: dict[str, Any] = {}
+    for group, members in GFC2_GROUPS.items():
+        for number, (enter, leave) in enumerate(members, start=1):
+            name = f"{group}{number}"
+            nodes[f"{name}-src"] = {"kind": "host"}
+            nodes[f"{name}-dst"] = {"kind": "host"}
+            links[f"{name}-in"] = {
+                "from": f"{name}-src",
+                "to": f"r{enter}",
+                "rate": OC3,
+                "length": _km(params.access_km),
+                "duplex": True,
+                **ip,
+            }
+            links[f"{name}-out"] = {
+                "from": f"r{leave}",
+                "to": f"{name}-dst",
+                "rate": OC3,
+                "length": _km(params.access_km),
+                "duplex": True,
+                **ip,
+            }
+            routers = [f"r{k}" for k in range(enter, leave + 1)]
+            flows[name] = {"path": [f"{name}-src", *routers, f"{name}-dst"], **params.flow()}
+    chain = [f"{h.replace('sw', 'r')}-{t.replace('sw', 'r')}" for h, t, _ in GFC2_LINKS]
+    return {
+        "run": {"duration": params.duration},
+        "nodes": nodes,
+        "links": links,
+        "flows": flows,
+        "probes": {"period": params.period, "queue": chain, "utilization": chain, "flows": "all"},
+    }
+
+
 # --- expansion and merging ----------------------------------------------------------------
 
 TEMPLATES: dict[str, tuple[type[Table], Callable[[Any], dict]]] = {
@@ -748,6 +997,8 @@ TEMPLATES: dict[str, tuple[type[Table], Callable[[Any], dict]]] = {
     "fmmra-lan": (FmmraLan, fmmra_lan),
     "gfc2": (Gfc2, gfc2),
     "gfr-backbone": (GfrBackbone, gfr_backbone),
+    "hetero-rtt": (HeteroRtt, hetero_rtt),
+    "gfc2-ip": (Gfc2Ip, gfc2_ip),
 }
 """kind -> (parameter model, expansion function)."""
 

@@ -51,7 +51,7 @@ fn hetero(control: Value, acks: Value, fast_paths: bool, secs: u64) -> Scenario 
 /// Seed 001's simplified ERICA+ (section 5, Table 1).
 fn erica_plus() -> Value {
     json!({"interval_ps": 5 * MS, "t0_ps": 1_500_000_000, "a": 1.15, "b": 1.0, "qdlf": 0.5,
-           "delta": 0.1, "max_increase": 0.1})
+           "delta": 0.1, "max_increase": 0.1, "active_decay": 0.9})
 }
 
 fn acks(window: Value, bucket: bool) -> Value {
@@ -118,11 +118,25 @@ fn windows_written_into_acks_cap_the_queue() {
                     .all(|&x| x <= 600_000.0 && (x == 0.0 || x >= 1024.0)),
             "{f}: {w:?}"
         );
+        // A written window is a whole number of the window scale's units
+        // (window_scale 4: 16 bytes): the 16-bit field holds it shifted.
+        assert!(w.iter().all(|&x| x % 16.0 == 0.0), "{f}: {w:?}");
         assert!(values(&controlled.1, f, Metric::ErBps)
             .iter()
             .all(|&x| x > 0.0));
     }
     assert!(controlled.0.flows.iter().all(|f| f.bytes_delivered > 0));
+    // The summary says what the router did: windows lowered, nothing held.
+    for f in &controlled.0.flows {
+        let rc = f.rate_control.as_ref().expect("a controlled flow");
+        assert!(rc.acks_rewritten > 0 && rc.er_bps > 0.0, "{rc:?}");
+        assert!(rc.window_written_bytes >= 1024.0 && rc.window_written_bytes <= 600_000.0);
+        assert_eq!(
+            (rc.acks_released, rc.acks_held, rc.acks_held_max),
+            (0, 0, 0)
+        );
+    }
+    assert!(vanilla.0.flows.iter().all(|f| f.rate_control.is_none()));
 }
 
 #[test]
@@ -171,17 +185,31 @@ fn the_ack_bucket_holds_acks_neither_lost_nor_delivered() {
         let (s, _, _) = run(&sc);
         assert!(s.flows.iter().all(|f| f.bytes_delivered > 0), "{window}");
     }
-    // Some ACKs are held at some time: the bucket paces them.
+    // Some ACKs are held at some time: the bucket paces them. The flows'
+    // summaries count the ACKs held as the ledger does.
     let sc = hetero(erica_plus(), acks(json!({"kind": "none"}), true), true, 2);
     let held = (1..20u64)
         .map(|k| {
             let mut sim = Simulation::new(&sc).unwrap();
             sim.advance(k * 100 * MS);
-            sim.finish().0.conservation.packets.held_at_routers
+            let s = sim.finish().0;
+            let in_buckets: u64 = s
+                .flows
+                .iter()
+                .map(|f| f.rate_control.as_ref().unwrap().acks_held)
+                .sum();
+            assert_eq!(in_buckets, s.conservation.packets.held_at_routers);
+            in_buckets
         })
         .max()
         .unwrap();
     assert!(held > 0);
+    let (s, _, _) = run(&sc);
+    for f in &s.flows {
+        let rc = f.rate_control.as_ref().unwrap();
+        assert!(rc.acks_released > 0 && rc.acks_held_max > 0, "{rc:?}");
+        assert!(rc.ack_hold_mean_s > 0.0 && rc.acks_rewritten == 0, "{rc:?}");
+    }
 }
 
 #[test]

@@ -23,7 +23,7 @@ judging it (``Quantity.see``, verdict n/a) and run nothing.
 one ``Outcome`` per experiment, its rows: published, simulated (the mean),
 ci95_low, ci95_high, n_seeds, tolerance, verdict.
 
-One module per seed (``seed000``, ``seed002``, ``seed003``, ``seed004``) lists its
+One module per seed (``seed000`` .. ``seed004``) lists its
 experiments; ``registry()`` gathers them. docs/reproduction.md lists which
 tolerance each kind of published number gets and why.
 """
@@ -47,14 +47,23 @@ from .stats import spread
 SCENARIO_DIR = Path(__file__).resolve().parents[3] / "scenarios" / "reproduce"
 """The experiments' scenario files (a source checkout, as for ``atmsim bench``)."""
 
-SEEDS = ("seed000", "seed002", "seed003", "seed004")
+SEEDS = ("seed000", "seed001", "seed002", "seed003", "seed004")
 """The documents reproduced, in order."""
 
 RUN_SEEDS = tuple(range(1, 11))
 """The ``run.seed`` values every experiment runs with: ten samples, enough for a
 Student-t interval (t(0.975, 9) = 2.26) at about ten times one run's cost."""
 
-FIGURE_KINDS = ("window", "acr", "sequence", "queue", "abr_queue", "throughput", "vc_queue")
+FIGURE_KINDS = (
+    "window",
+    "acr",
+    "sequence",
+    "queue",
+    "ip_queue",
+    "abr_queue",
+    "throughput",
+    "vc_queue",
+)
 """Figures an experiment may ask for (``atmsim.plots.EXPERIMENT_FIGURES``)."""
 
 CSV_COLUMNS = (
@@ -167,13 +176,13 @@ _REGISTRY: Optional[dict[str, Experiment]] = None
 
 
 def registry() -> dict[str, Experiment]:
-    """Every experiment by id, in document order (seeds 000, 002, 003, 004)."""
+    """Every experiment by id, in document order (seeds 000 to 004)."""
     global _REGISTRY
     if _REGISTRY is None:
-        from . import seed000, seed002, seed003, seed004
+        from . import seed000, seed001, seed002, seed003, seed004
 
         experiments: dict[str, Experiment] = {}
-        for module in (seed000, seed002, seed003, seed004):
+        for module in (seed000, seed001, seed002, seed003, seed004):
             for experiment in module.EXPERIMENTS:
                 if experiment.id in experiments:
                     raise ValueError(f"duplicate experiment id {experiment.id!r}")

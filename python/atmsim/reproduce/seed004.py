@@ -360,9 +360,7 @@ def _table6() -> Experiment:
         title="Effect of Z_i: 1 - W_i/W against (1 - W_i/W)^2 (100 TCPs, 85 % MCR)",
         source="seed 004 section 5, Table 6",
         runs={
-            tag: Run(
-                SCENARIO, (*TABLE6_CONFIG, f'template.policy={{ kind = "dfba", z = "{tag}" }}')
-            )
+            tag: Run(SCENARIO, (*TABLE6_CONFIG, f'template.policy.z="{tag}"'))
             for tag in ("one_minus_share", "one_minus_share_squared")
         },
         published=tuple(quantities),

@@ -88,7 +88,7 @@ def _policy_json(policy: Policy) -> dict:
     return {"kind": policy.kind, "threshold": policy.threshold}
 
 
-def _link_json(flat: FlatLink, node_index: dict[str, int]) -> dict:
+def _link_json(flat: FlatLink, node_index: dict[str, int], link_index: dict[str, int]) -> dict:
     """A link of the core JSON; ATM links keep the fields of the first interface."""
     link = flat.link
     entry: dict[str, Any] = {"name": flat.name}
@@ -110,6 +110,14 @@ def _link_json(flat: FlatLink, node_index: dict[str, int]) -> dict:
     entry["policy"] = _policy_json(link.policy)
     if link.algorithm is not None:
         entry["algorithm"] = _algorithm_json(link.algorithm)
+    if link.rate_control is not None:
+        entry["rate_control"] = link.rate_control.core_json()
+    if link.ack_control is not None:
+        entry["ack_control"] = {
+            "rates_from": link_index[link.ack_control.rates_from],
+            "window": link.ack_control.window_json(),
+            "ack_bucket": link.ack_control.ack_bucket,
+        }
     return entry
 
 
@@ -234,7 +242,8 @@ def to_core(scenario: Scenario) -> dict:
 
     Optional keys are written only where they apply: ``layer`` and the packet
     buffers for IP links, ``flows`` and ``probes.flows`` for scenarios with flows,
-    ``algorithm`` for ports with a switch algorithm, ``back_links`` and ``abr`` for
+    ``algorithm`` for ports with a switch algorithm, ``rate_control`` and ``ack_control``
+    for IP links that have them, ``back_links`` and ``abr`` for
     ABR VCs, ``gfr`` for GFR VCs, ``probes.abr_vcs`` and ``probes.abr_ports`` for
     scenarios with ABR, ``probes.vc_queue`` when it lists a port. A scenario without
     an element gives the same JSON whatever the keys of that element.
@@ -255,7 +264,7 @@ def to_core(scenario: Scenario) -> dict:
         "fast_paths": scenario.run.fast_paths,
         "arbitration": scenario.run.arbitration,
         "nodes": [{"name": flat.name, "kind": flat.node.kind} for flat in network.nodes.values()],
-        "links": [_link_json(flat, node_index) for flat in network.links.values()],
+        "links": [_link_json(flat, node_index, link_index) for flat in network.links.values()],
         "vcs": [_vc_json(vc, network, link_index) for vc in network.vcs],
         "sources": [
             {

@@ -56,6 +56,7 @@ from .limits import (
     NodePath,
     cells_text,
     check_link_rate,
+    check_time,
     int_range_text,
     number,
     time_in,
@@ -145,6 +146,8 @@ def share_of(value: str) -> float:
 Delta = number(0, 10)
 EricaA = number(1, 10)
 EricaB = number(0, 10, lo_open=True)
+RateIncrease = number(0, 10)
+"""The largest increase of an explicit rate per interval, a fraction (seed 001: 0.1)."""
 Nrm = whole(*ABR_NRM)
 Mrm = whole(1, ABR_NRM[1])
 Crm = whole(1, ABR_MAX_CRM)
@@ -425,6 +428,104 @@ class Algorithm(Table):
         return self
 
 
+WINDOW_RULES = ("none", "rtt", "base_rtt")
+"""Window rules besides a time T: none, the flow's RTT as a ping from the router
+measures it (base + the controlling port's queueing delay), its base RTT alone."""
+
+
+def _check_window_rule(value: Any) -> Any:
+    if value in WINDOW_RULES:
+        return value
+    try:
+        check_time(value, "0 s", "1000 s", lo_open=True)
+    except ValueError:
+        raise ValueError(
+            'expected "none", "rtt", "base_rtt" or a time T like "30 ms" (> 0 s, at most '
+            "1000 s), "
+            f"got {show_value(value)}"
+        ) from None
+    return value
+
+
+TimeOrRule = Annotated[str, BeforeValidator(_check_window_rule)]
+"""How an explicit rate becomes a window: "none", "rtt", "base_rtt", or a time T."""
+
+RATE_CONTROL_DEFAULTS: dict[str, Any] = {
+    "interval": "5 ms",  # seed 001 Table 1: the switch averaging interval
+    "t0": "1.5 ms",  # seed 001 Table 1: target queueing delay
+    "a": 1.15,  # seed 001 Table 1
+    "b": 1.0,  # seed 001 Table 1
+    "qdlf": 0.5,  # seed 001 Table 1: queue drain limit factor
+    "delta": 0.1,  # the ERICA description's (seed 001 section 5 names delta, no value)
+    "max_increase": 0.1,  # seed 001 section 5: "limit rate increases to 10 %"
+    "active_decay": 0.9,
+}
+"""The simplified ERICA+ of seed 001 (sections 5 and 6, Table 1)."""
+
+
+class RateControl(Table):
+    """``rate_control = { ... }`` (or ``"erica_plus"``) on an IP link: its router port
+    computes an explicit rate per TCP flow with seed 001's simplified ERICA+
+    (docs/model.md, "Explicit-rate control of TCP"). Every key has seed 001's value as
+    its default: interval "5 ms", t0 "1.5 ms", a 1.15, b 1, qdlf 0.5, delta 0.1,
+    max_increase 0.1 (10 % per interval)."""
+
+    interval: Interval = RATE_CONTROL_DEFAULTS["interval"]
+    """Averaging interval: rates are measured and ERs computed at its end."""
+    t0: Interval = RATE_CONTROL_DEFAULTS["t0"]
+    """Target queueing delay T0."""
+    a: EricaA = RATE_CONTROL_DEFAULTS["a"]
+    """The target curve above T0 (>= 1)."""
+    b: EricaB = RATE_CONTROL_DEFAULTS["b"]
+    """The target curve below T0."""
+    qdlf: UnitFraction = RATE_CONTROL_DEFAULTS["qdlf"]
+    """Queue drain limit factor: the floor of the target factor."""
+    delta: Delta = RATE_CONTROL_DEFAULTS["delta"]
+    """Overload band: z > 1 + delta counts as overload."""
+    max_increase: RateIncrease = RATE_CONTROL_DEFAULTS["max_increase"]
+    """Largest increase of a flow's ER per interval, a fraction of it (0 .. 10)."""
+    active_decay: UnitInterval = RATE_CONTROL_DEFAULTS["active_decay"]
+    """The number of active sources: each flow seen in an interval counts 1, and its
+    count decays by this factor per interval it is silent (0: the flows seen in the
+    interval alone; 1: every flow ever seen)."""
+
+    def core_json(self) -> dict:
+        return {
+            "interval_ps": parse_time_ps(self.interval),
+            "t0_ps": parse_time_ps(self.t0),
+            "a": float(self.a),
+            "b": float(self.b),
+            "qdlf": float(self.qdlf),
+            "delta": float(self.delta),
+            "max_increase": float(self.max_increase),
+            "active_decay": float(self.active_decay),
+        }
+
+
+class AckControl(Table):
+    """``ack_control = { rates_from = "<link>", window = ..., ack_bucket = ... }`` on an
+    IP link: the router at its far end acts on the ACKs arriving over it, for the flows
+    whose data leave through ``rates_from`` (an IP link with ``rate_control`` leaving
+    that router). ``window``: ``"none"``, ``"rtt"`` (ER x each flow's round-trip time as
+    a ping from the router measures it: the base RTT plus the queueing delay at
+    ``rates_from``), ``"base_rtt"`` (ER x the base RTT, no queueing) or a time T such
+    as ``"30 ms"`` (ER x T), written into each ACK as min(window, ER x T) with the
+    checksum updated (RFC 1624); ``ack_bucket``: hold the ACKs and release them at the
+    flow's ER (seed 001 section 4.1)."""
+
+    rates_from: str
+    """The IP link whose port computes the rates."""
+    window: TimeOrRule = "rtt"
+    """"none", "rtt" (default), "base_rtt" or a time T (0 < T <= 1000 s)."""
+    ack_bucket: bool = False
+    """Hold the ACKs and release them at the flow's explicit rate."""
+
+    def window_json(self) -> dict:
+        if self.window in WINDOW_RULES:
+            return {"kind": self.window}
+        return {"kind": "fixed", "t_ps": parse_time_ps(self.window)}
+
+
 class Link(Table):
     """``[links.<name>]``: a unidirectional link fed by the output port at ``from``.
 
@@ -453,8 +554,25 @@ class Link(Table):
     """Also create the reverse link ``<name>-rev`` with the same parameters."""
     algorithm: Optional[Algorithm] = None
     """ATM only: the ABR switch algorithm of the output port; none by default."""
+    rate_control: Optional[RateControl] = None
+    """IP only: the port computes explicit rates for the TCP flows through it."""
+    ack_control: Optional[AckControl] = None
+    """IP only: what the router at this link's far end does to the ACKs arriving over
+    it (their windows, an ack bucket), from the rates of another of its ports."""
     count: Optional[Count] = None
     """Copies of a template (a name with {i}), 1 to 100000."""
+
+    @field_validator("rate_control", mode="before")
+    @classmethod
+    def _rate_control_kind(cls, value: Any) -> Any:
+        if value == "erica_plus":
+            return {}
+        if value is None or isinstance(value, dict):
+            return value
+        raise ValueError(
+            'expected "erica_plus" (seed 001\'s values) or a table like '
+            f'{{ interval = "5 ms", t0 = "1.5 ms" }}, got {show_value(value)}'
+        )
 
     @field_validator("algorithm", mode="before")
     @classmethod
@@ -499,6 +617,13 @@ class Link(Table):
                 f"got {show_value(self.length)}",
             )
         if self.layer == "atm":
+            for key in ("rate_control", "ack_control"):
+                if getattr(self, key) is not None:
+                    raise _fail(
+                        key,
+                        "explicit-rate control of TCP acts at IP routers: remove it or set "
+                        'layer = "ip"',
+                    )
             self._resolve_atm()
         else:
             self._resolve_ip()

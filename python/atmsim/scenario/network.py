@@ -193,6 +193,7 @@ class Network:
         self._check_totals()
         self._expand_nodes()
         self._expand_links()
+        self._check_ack_controls()
         self._expand_vcs_and_sources()
         self._expand_flows()
         self._check_sources()
@@ -293,9 +294,37 @@ class Network:
                 )
             self._add_link(FlatLink(copy, here, key, False), key, key)
             if here.duplex:
-                back = _copy_with(here, {"from_": here.to, "to": here.from_})
+                # The reverse link gets the same parameters but ack_control: that acts
+                # on the ACKs arriving over this link, for the rates of a port at the
+                # node it reaches, which the reverse link does not reach.
+                back = _copy_with(here, {"from_": here.to, "to": here.from_, "ack_control": None})
                 how = f"duplex = true on {key}"
                 self._add_link(FlatLink(f"{copy}-rev", back, key, True), f"{key}.duplex", how)
+
+    def _check_ack_controls(self) -> None:
+        """An ack_control's rates_from is an IP link with rate_control that leaves the
+        node where the controlled link ends."""
+        for flat in self.links.values():
+            control = flat.link.ack_control
+            if control is None:
+                continue
+            key = f"{flat.key}.ack_control.rates_from"
+            name = control.rates_from
+            source = self.links.get(name)
+            if source is None:
+                raise _fail(key, f'no link "{name}"; links: {_quoted(self.links)}')
+            if source.link.layer != "ip" or source.link.rate_control is None:
+                raise _fail(
+                    key,
+                    f'link "{name}" computes no rates: give it rate_control (an IP link)',
+                )
+            if source.link.from_ != flat.link.to:
+                raise _fail(
+                    key,
+                    f'link "{name}" leaves "{source.link.from_}", but the ACKs over '
+                    f'"{flat.name}" reach "{flat.link.to}": the router there controls them '
+                    f"with the rates of one of its own ports",
+                )
 
     def _add_link(self, flat: FlatLink, key: str, how: str) -> None:
         self._claim("links", flat.name, key, how)

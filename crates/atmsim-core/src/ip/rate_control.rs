@@ -7,7 +7,16 @@
 //! in the interval), and its queue. The target capacity is f(Tq) x the link
 //! rate, with Tq the queueing delay of the queue at the link rate and f the
 //! ERICA+ curve (T0, a, b, floored at QDLF); z = input / target; with N the
-//! flows seen in the interval, FairShare = target / N. For each flow seen:
+//! number of active sources, FairShare = target / N. N averages the
+//! sources seen over the intervals, as the ERICA description's averaging of
+//! the number of sources does for bursty sources: each session's activity
+//! is 1 in an interval it was seen in and decays by `active_decay` per
+//! interval it was not; N is the sum (0: the sources seen in this interval
+//! alone; 1: every session ever seen).
+//! For each session, every flow the port has seen a packet of, in this
+//! interval or an earlier one (the seed's "FOR each session i"; Rate[i] = 0
+//! for a session silent in the interval, which leaves it the fair share at
+//! most):
 //!
 //! ```text
 //! VCShare = Rate[i] / z
@@ -46,6 +55,9 @@ pub struct RateControlParams {
     pub delta: f64,
     /// Largest increase of a flow's ER per interval, as a fraction of it.
     pub max_increase: f64,
+    /// Decay per interval of a silent session's activity in the number of
+    /// active sources, [0, 1].
+    pub active_decay: f64,
 }
 
 impl RateControlParams {
@@ -73,6 +85,10 @@ struct FlowRate {
     bytes: u64,
     /// Explicit rate, bytes/s (None until the flow is first measured).
     er: Option<f64>,
+    /// The port has seen a packet of the flow.
+    session: bool,
+    /// Its weight in the number of active sources.
+    activity: f64,
 }
 
 /// The rate controller of one router port.
@@ -83,6 +99,12 @@ pub struct RateControl {
     /// The link rate, bytes/s.
     link_bps: f64,
     flows: Vec<FlowRate>,
+    /// The sessions: the flows the port has seen a packet of, in the order
+    /// it first saw them. A router keeps state only for the flows it has
+    /// seen; a flow counted as a session before its first packet would get
+    /// ER = MaxAllocPrevious = 0 in the first interval and, with increases
+    /// capped at 10 % of the last ER, keep it.
+    sessions: Vec<u32>,
     /// Flows seen in the current interval (indices into `flows`).
     seen: Vec<u32>,
     input_bytes: u64,
@@ -104,6 +126,7 @@ impl RateControl {
             p,
             link_bps: link_bps / 8.0,
             flows: vec![FlowRate::default(); n_flows],
+            sessions: Vec::new(),
             seen: Vec::new(),
             input_bytes: 0,
             max_alloc_prev: 0.0,
@@ -120,6 +143,10 @@ impl RateControl {
         let f = &mut self.flows[flow as usize];
         if f.bytes == 0 {
             self.seen.push(flow);
+            if !f.session {
+                f.session = true;
+                self.sessions.push(flow);
+            }
         }
         f.bytes += bytes as u64;
         self.input_bytes += bytes as u64;
@@ -138,9 +165,18 @@ impl RateControl {
         } else {
             0.0
         };
-        let n = self.seen.len().max(1) as f64;
-        self.fair_share = self.target / n;
-        for &i in &self.seen {
+        let mut n = 0.0;
+        for &i in &self.sessions {
+            let f = &mut self.flows[i as usize];
+            f.activity = if f.bytes > 0 {
+                1.0
+            } else {
+                f.activity * self.p.active_decay
+            };
+            n += f.activity;
+        }
+        self.fair_share = self.target / n.max(1.0);
+        for &i in &self.sessions {
             let f = &mut self.flows[i as usize];
             let rate = f.bytes as f64 / secs;
             let vc_share = if self.z > 0.0 { rate / self.z } else { rate };
@@ -185,6 +221,7 @@ mod tests {
             qdlf: 0.5,
             delta: 0.1,
             max_increase: 0.1,
+            active_decay: 0.0,
         }
     }
 
@@ -227,15 +264,66 @@ mod tests {
         assert!((c.target - target).abs() < 1e-6);
         assert!((c.er(0) - 800_000.0 / (1e6 / target)).abs() < 1e-6);
         assert!((c.er(1) - 220_000.0).abs() < 1e-6);
-        // A flow not seen keeps its ER.
-        c.count(0, 100);
+        // Interval 3: flow 1 sends nothing (Rate 0) and is still updated:
+        // one active source, empty queue, fair share = target = 1,000,000;
+        // underload (z = 0.08): ER = max(MaxAllocPrevious, 0) = 427,907 (the
+        // largest ER of interval 2), capped at 1.1 x 220,000 = 242,000; below
+        // the fair share, so no clamp.
+        c.count(0, 400);
         c.end_interval(5 * MS, 0);
-        assert!((c.er(1) - 220_000.0).abs() < 1e-6);
+        assert!((c.fair_share - 1e6).abs() < 1e-6);
+        assert!((c.er(1) - 242_000.0).abs() < 1e-6);
     }
 
     #[test]
     fn an_unmeasured_flow_has_the_link_rate() {
         let c = RateControl::new(params(), 8e6, 1);
         assert_eq!(c.er(0), 1_000_000.0);
+    }
+
+    #[test]
+    fn the_number_of_active_sources_decays_with_silence() {
+        // Two sessions seen in interval 1, only flow 0 in interval 2 (empty
+        // queue: target 1,000,000 bytes/s). N = 1 + decay: the fair share is
+        // the target over 1 (decay 0), 1.5 (decay 0.5) or 2 (decay 1).
+        for (decay, n) in [(0.0, 1.0), (0.5, 1.5), (1.0, 2.0)] {
+            let mut p = params();
+            p.active_decay = decay;
+            let mut c = RateControl::new(p, 8e6, 2);
+            c.count(0, 1000);
+            c.count(1, 1000);
+            c.end_interval(5 * MS, 0);
+            assert!((c.fair_share - 500_000.0).abs() < 1e-6);
+            c.count(0, 1000);
+            c.end_interval(5 * MS, 0);
+            assert!(
+                (c.fair_share - 1e6 / n).abs() < 1e-6,
+                "{decay}: {}",
+                c.fair_share
+            );
+        }
+    }
+
+    #[test]
+    fn a_silent_flow_falls_to_the_fair_share_under_overload() {
+        // Three sessions on a link of 1,000,000 bytes/s, 5 ms intervals.
+        // Interval 1: 1000, 4000 and 1000 bytes (1.2 x the link): z = 1.2,
+        // fair share 333,333; flow 1 gets its VCShare, 800,000 / 1.2.
+        let mut c = RateControl::new(params(), 8e6, 3);
+        c.count(0, 1000);
+        c.count(1, 4000);
+        c.count(2, 1000);
+        c.end_interval(5 * MS, 0);
+        assert!((c.er(1) - 800_000.0 / 1.2).abs() < 1e-6);
+        // Interval 2: flows 0 and 2 send 3000 bytes each, flow 1 nothing:
+        // z = 1.2, two active sources, fair share 500,000. Flow 1's Rate is 0:
+        // max(VCShare = 0, FairShare) = 500,000 (below 1.1 x its last ER), as
+        // the seed's loop over every session gives; a controller that skipped
+        // it would leave it at 666,667.
+        c.count(0, 3000);
+        c.count(2, 3000);
+        c.end_interval(5 * MS, 0);
+        assert!((c.fair_share - 500_000.0).abs() < 1e-6);
+        assert!((c.er(1) - 500_000.0).abs() < 1e-6, "{}", c.er(1));
     }
 }

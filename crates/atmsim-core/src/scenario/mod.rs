@@ -192,6 +192,11 @@ pub struct RateControlSpec {
     /// Largest increase of a flow's rate per interval, a fraction of it.
     #[schemars(transform = Limit(limits::RATE_INCREASE))]
     pub max_increase: f64,
+    /// The number of active sources: decay per interval of a silent
+    /// session's activity (0: the flows seen in the interval; 1: every
+    /// flow ever seen).
+    #[schemars(transform = Limit(limits::UNIT_INTERVAL))]
+    pub active_decay: f64,
 }
 
 /// How a flow's explicit rate becomes the window written into its ACKs:
@@ -207,9 +212,14 @@ pub enum WindowRule {
         #[schemars(transform = Limit(limits::POSITIVE_TIME_PS))]
         t_ps: Time,
     },
-    /// Each flow's own round-trip time (its paths' propagation and one
-    /// segment's and one ACK's transmission at every hop, no queueing).
+    /// Each flow's own round-trip time as a ping from the router measures
+    /// it: its base round-trip time plus the queueing delay of the
+    /// controlling port at the instant the ACK passes (seed 001 section
+    /// 4.2.1: "ping-like ICMP packets to both source and destination").
     Rtt,
+    /// Each flow's base round-trip time: its paths' propagation and one
+    /// segment's and one ACK's transmission at every hop, no queueing.
+    BaseRtt,
 }
 
 /// What the router at a link's far end does to the ACKs it receives over
@@ -903,6 +913,7 @@ impl Scenario {
                     FRACTION.check(format_args!("{p}.qdlf"), rc.qdlf)?;
                     ERICA_DELTA.check(format_args!("{p}.delta"), rc.delta)?;
                     RATE_INCREASE.check(format_args!("{p}.max_increase"), rc.max_increase)?;
+                    UNIT_INTERVAL.check(format_args!("{p}.active_decay"), rc.active_decay)?;
                 }
                 if let Some(ac) = &l.ack_control {
                     let p = format!("links[{i}].ack_control");

@@ -18,7 +18,7 @@
 use super::fast_paths::IpFastPaths;
 use super::ip_control::{AckFate, IpControl};
 use crate::buffer::COMMON_DROP_REASONS;
-use crate::engine::{Event, EventQueue, RngStream, Time};
+use crate::engine::{Event, EventQueue, RngStream, Time, PS_PER_S};
 use crate::ip::red::Red;
 use crate::ip::{IpLimit, IpPort, Packet};
 use crate::scenario::{LinkSpec, PolicySpec, Scenario};
@@ -278,7 +278,16 @@ impl IpFabric {
         if packet.is_data || !self.control.any() {
             return AckFate::Pass(packet);
         }
-        self.control.on_ack(l, packet, now, agenda)
+        let queue_delay_ps = match self.control.queue_delay_port(l) {
+            Some(p) => {
+                // What a ping through the controlling port would wait there.
+                let port = &self.hops[p as usize].port;
+                let bits = port.queue_bytes(now) as f64 * 8.0;
+                (bits / port.rate_bps * PS_PER_S as f64).round() as Time
+            }
+            None => 0,
+        };
+        self.control.on_ack(l, packet, now, queue_delay_ps, agenda)
     }
 
     /// Flow `f`'s ack bucket releases an ACK at `now`: the ACK and the link
@@ -410,6 +419,11 @@ impl IpFabric {
     /// TCP payload bytes dropped at routers and those in the IP path.
     /// Packets learned of ahead of time are placed where they are at `now`,
     /// from their recorded times.
+    /// What the explicit-rate control did to flow `f` (None: not controlled).
+    pub(super) fn flow_rate_summary(&self, f: u32) -> Option<crate::stats::FlowRateSummary> {
+        self.control.flow_summary(f)
+    }
+
     pub(super) fn report(
         &mut self,
         now: Time,

@@ -18,6 +18,7 @@ use crate::ip::ack_bucket::AckBucket;
 use crate::ip::rate_control::{RateControl, RateControlParams};
 use crate::ip::Packet;
 use crate::scenario::{Layer, Scenario, WindowRule};
+use crate::stats::FlowRateSummary;
 
 /// What a router does to the ACKs arriving over one link.
 struct AckControl {
@@ -58,6 +59,8 @@ pub(super) struct IpControl {
     mss: Vec<u32>,
     /// Per flow: the last window written into its ACKs, bytes (0: none).
     written: Vec<u64>,
+    /// Per flow: ACKs whose window field was lowered.
+    rewritten: Vec<u64>,
     /// ACKs held in buckets now.
     held: u64,
     /// Some port computes rates (kept: asked on every packet).
@@ -84,6 +87,7 @@ impl IpControl {
             scale: sc.flows.iter().map(|f| f.tcp.window_scale).collect(),
             mss: sc.flows.iter().map(|f| f.tcp.mss_bytes).collect(),
             written: vec![0; n_flows],
+            rewritten: vec![0; n_flows],
             held: 0,
             active: false,
         };
@@ -101,6 +105,7 @@ impl IpControl {
                     qdlf: rc.qdlf,
                     delta: rc.delta,
                     max_increase: rc.max_increase,
+                    active_decay: rc.active_decay,
                 };
                 c.rate[a as usize] = Some(RateControl::new(p, l.bit_rate_bps, n_flows));
                 c.active = true;
@@ -168,13 +173,23 @@ impl IpControl {
         Some(self.rate[l as usize].as_ref()?.er(f))
     }
 
-    /// ACK `packet` arrived over link `l` at `now`: rewritten and passed
-    /// on, held in its bucket (its release scheduled), or untouched.
+    /// The port whose queueing delay the window rule of the ACKs arriving
+    /// over link `l` needs (the rule `Rtt`), if any.
+    pub(super) fn queue_delay_port(&self, l: u32) -> Option<u32> {
+        let ctl = self.ack.get(l as usize)?.as_ref()?;
+        (ctl.window == WindowRule::Rtt).then_some(ctl.rates_from)
+    }
+
+    /// ACK `packet` arrived over link `l` at `now`, when the queueing delay
+    /// at the port that rates its flow is `queue_delay_ps` (0 unless the
+    /// window rule needs it): rewritten and passed on, held in its bucket
+    /// (its release scheduled), or untouched.
     pub(super) fn on_ack(
         &mut self,
         l: u32,
         mut packet: Packet,
         now: Time,
+        queue_delay_ps: Time,
         agenda: &mut EventQueue,
     ) -> AckFate {
         let Some(ctl) = self.ack.get(l as usize).and_then(Option::as_ref) else {
@@ -190,7 +205,8 @@ impl IpControl {
         let t_ps = match ctl.window {
             WindowRule::None => None,
             WindowRule::Fixed { t_ps } => Some(t_ps),
-            WindowRule::Rtt => Some(self.rtt_ps[f]),
+            WindowRule::Rtt => Some(self.rtt_ps[f] + queue_delay_ps),
+            WindowRule::BaseRtt => Some(self.rtt_ps[f]),
         };
         if let Some(t_ps) = t_ps {
             // W = ER x T, not below one segment: a sender with nothing in
@@ -200,6 +216,7 @@ impl IpControl {
             let field = (w >> self.scale[f]).min(u16::MAX as u64) as u16;
             if field < packet.wnd {
                 packet.rewrite_window(field);
+                self.rewritten[f] += 1;
             }
             self.written[f] = (packet.wnd as u64) << self.scale[f];
         }
@@ -235,6 +252,26 @@ impl IpControl {
     /// ACKs held in buckets now (a term of the packet ledger).
     pub(super) fn held(&self) -> u64 {
         self.held
+    }
+
+    /// What the control did to flow `f`, for its summary; None for a flow
+    /// not rate-controlled.
+    pub(super) fn flow_summary(&self, f: u32) -> Option<FlowRateSummary> {
+        let er = self.er(f)?;
+        let b = &self.buckets[f as usize];
+        Some(FlowRateSummary {
+            er_bps: er * 8.0,
+            window_written_bytes: self.written[f as usize] as f64,
+            acks_rewritten: self.rewritten[f as usize],
+            acks_released: b.released,
+            acks_held: b.len() as u64,
+            acks_held_max: b.max_held as u64,
+            ack_hold_mean_s: if b.released > 0 {
+                b.held_ps as f64 / b.released as f64 / PS_PER_S as f64
+            } else {
+                0.0
+            },
+        })
     }
 
     /// Flow `f`'s explicit rate (bits/s) and the last window written into

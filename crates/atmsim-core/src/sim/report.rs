@@ -34,7 +34,10 @@ impl Simulation {
         for (v, summary) in vcs.iter_mut().enumerate() {
             summary.gfr = self.atm.gfr_summary(v as u32);
         }
-        let flows = self.tcp.report(t_s, &mut ledger.bytes);
+        let mut flows = self.tcp.report(t_s, &mut ledger.bytes);
+        for (f, flow) in flows.iter_mut().enumerate() {
+            flow.rate_control = self.ip.flow_rate_summary(f as u32);
+        }
         let b = &mut ledger.bytes;
         b.dropped_in_network = ip_dropped_bytes + end_bytes.dropped_in_network;
         b.dropped_aal5 = end_bytes.dropped_aal5;

@@ -410,6 +410,7 @@ impl TcpHosts {
                 srtt_s: s.rtt.srtt_s(),
                 rto_s: crate::engine::time::ps_to_s(s.rtt.rto_ps()),
                 completed_at_s: s.completed_at.map(crate::engine::time::ps_to_s),
+                rate_control: None,
             });
         }
         flows

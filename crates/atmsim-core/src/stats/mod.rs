@@ -84,6 +84,29 @@ pub struct FlowSummary {
     pub rto_s: f64,
     /// Finite transfer: when its last byte was acknowledged, s.
     pub completed_at_s: Option<f64>,
+    /// A flow whose ACKs a router controls (seed 001): its explicit rate and
+    /// what the router did to its ACKs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_control: Option<FlowRateSummary>,
+}
+
+/// What the explicit-rate control of TCP did to one flow (seed 001).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowRateSummary {
+    /// The flow's explicit rate at its controlling port at the end, bits/s.
+    pub er_bps: f64,
+    /// The last window written into its ACKs, bytes (0: none written).
+    pub window_written_bytes: f64,
+    /// ACKs whose window field the router lowered.
+    pub acks_rewritten: u64,
+    /// ACKs that went through its ack bucket.
+    pub acks_released: u64,
+    /// ACKs held in its ack bucket at the end (a term of the packet ledger).
+    pub acks_held: u64,
+    /// Most ACKs held at once.
+    pub acks_held_max: u64,
+    /// Mean time an ACK released by the bucket was held, s.
+    pub ack_hold_mean_s: f64,
 }
 
 /// Counters of one VC.
