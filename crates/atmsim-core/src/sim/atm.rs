@@ -22,7 +22,7 @@ use crate::buffer::{PolicyContext, VcOccupancy};
 use crate::engine::time::cell_time_ps;
 use crate::engine::{Event, EventQueue, RngStream, Time};
 use crate::gfr::Fgcra;
-use crate::scenario::{LinkSpec, VcSpec};
+use crate::scenario::{LinkSpec, PolicySpec, VcSpec};
 use crate::stats::{GfrSummary, Ledger, PortSummary};
 use std::collections::VecDeque;
 
@@ -99,17 +99,25 @@ impl AtmFabric {
     ) -> Self {
         let n_vcs = vcs.len();
         // Which priorities use each link: a port with one class needs no
-        // transmit events; and each GFR VC's weight at each port (DFBA).
+        // transmit events; and each GFR VC's weight at each DFBA port. Only
+        // DFBA reads the weights: other ports get none, so that a network of
+        // many links and many VCs does not hold links x VCs of them.
         let mut classes = vec![[false; 3]; specs.len()];
-        let mut weights = vec![vec![0.0; n_vcs]; specs.len()];
+        let mut weights: Vec<Vec<f64>> = specs
+            .iter()
+            .map(|(_, l, _)| match l.policy {
+                PolicySpec::Dfba { .. } => vec![0.0; n_vcs],
+                _ => Vec::new(),
+            })
+            .collect();
         for (v, vc) in vcs.iter().enumerate() {
             for &l in &vc.links {
                 let a = local[l as usize] as usize;
                 classes[a][vc.class.priority()] = true;
-                if let Some(g) = &vc.gfr {
+                if let (Some(g), Some(w)) = (&vc.gfr, weights[a].get_mut(v)) {
                     // W_i = MCR_i / GFR capacity, the capacity being the
                     // link's cell rate (seed 004 section 4).
-                    weights[a][v] = g.mcr_cps / specs[a].1.cell_rate_cps;
+                    *w = g.mcr_cps / specs[a].1.cell_rate_cps;
                 }
             }
         }
