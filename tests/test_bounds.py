@@ -301,12 +301,68 @@ def test_machine_memory_is_known_here() -> None:
 
 
 def test_a_large_template_validates(tmp_path: Path) -> None:
-    """20,000 TCP flows (the largest allowed n is 100,000; docs/fuzzing.md gives its time)."""
+    """20,000 TCP flows (the largest allowed n is 100,000; docs/validation.md gives the
+    fuzzer's view of large counts). Their windows (1 MB each) are not all counted as held
+    at once: their congestion windows grow only as the one bottleneck delivers."""
     text = '[template]\nkind = "n-source"\nn = 20000\nperiod = "1 s"\n'
     started = time.perf_counter()
     scenario = load_text(tmp_path, text)
     assert len(scenario.flows) == 1 and scenario.memory_estimate().total > 20000 * 12 << 10
+    assert scenario.memory_estimate().total < 2 << 30
     assert time.perf_counter() - started < 60
+
+
+CHAIN = """\
+[run]
+duration = "10 s"
+
+[nodes]
+a = { kind = "host" }
+b = {}
+c = { kind = "host" }
+
+[links.ab]
+from = "a"
+to = "b"
+rate = "2000 cells/s"
+
+[links.bc]
+from = "b"
+to = "c"
+rate = "1000 cells/s"
+
+[sources.s]
+kind = "cbr"
+path = ["a", "b", "c"]
+rate = "2000 cells/s"
+"""
+"""A source offering twice the cell rate of its second link, whose buffer is unlimited."""
+
+
+def test_cells_piling_up_in_an_unlimited_buffer_are_counted(tmp_path: Path) -> None:
+    """bc is offered 2000 cells/s against 1000: 10,000 cells wait there after 10 s."""
+    estimate = load_text(tmp_path, CHAIN).memory_estimate()
+    assert estimate.cells == 10_000
+    assert estimate.cells_bytes == 10_000 * memory.BYTES_PER_CELL
+    assert estimate.cells_at[0] == "links.bc.buffer"
+    finite = load_text(
+        tmp_path, CHAIN.replace('rate = "1000 cells/s"', 'rate = "1000 cells/s"\nbuffer = 50')
+    )
+    assert finite.memory_estimate().cells == 50
+
+
+def test_an_unlimited_buffer_that_cannot_fit_is_refused(tmp_path: Path) -> None:
+    """A 1 Tbps source into a 1 kbps link for 1000 s would queue 2.4e12 cells (170 TB):
+    refused at validation, naming the buffer, instead of the core running out of memory."""
+    text = (
+        CHAIN.replace('"10 s"', '"1000 s"')
+        .replace('"2000 cells/s"', '"1000 Gbps"')
+        .replace('"1000 cells/s"', '"1 kbps"')
+    )
+    line = one_line_error(write(tmp_path, text))
+    assert ": links.bc.buffer: the run needs ~" in line, line
+    assert 'most of them at link "bc" (buffer "inf", offered 2.35849e+09 cells/s' in line
+    assert line.endswith("give the link a finite buffer, offer less or shorten run.duration")
 
 
 @needs_core
