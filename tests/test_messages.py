@@ -77,6 +77,7 @@ def test_errors_show_toml_values(tmp_path: Path, replace: str, shown: str, words
             ': links."a\\u2028b": names may only use',
         ),
         (TINY.replace("[links.ab]", '[links."a.b"]'), ': links."a.b": names may only use'),
+        (TINY.replace("[links.ab]", '[links."ab\\n"]'), ': links."ab\\n": names may only use'),
         (TINY.replace("rate = ", '"" = 1\nrate = ', 1), ': links.ab."": unknown key; allowed:'),
         (TINY.replace("[nodes]", '[nodes."a b"]\n[nodes]'), ': nodes."a b": names may only use'),
     ],

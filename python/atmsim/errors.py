@@ -40,7 +40,7 @@ class ScenarioError(ValueError):
 SHOW_LIMIT = 60
 """Values in error messages are cut to this many characters (with "...")."""
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+\Z")
 
 
 def show_value(value: Any) -> str:
@@ -151,8 +151,9 @@ def _int_text(value: int) -> str:
     return str(value)
 
 
-_NAME_KEY = re.compile(r"^[A-Za-z0-9_{}-]+$")
-"""A key shown as it is in a dotted key: a bare TOML key, or a name with {i}."""
+_NAME_KEY = re.compile(r"^[A-Za-z0-9_{}-]+\Z")
+"""A key shown as it is in a dotted key: a bare TOML key, or a name with {i} (\\Z, not $,
+which would take a name ending in a line break for a bare one)."""
 
 
 def key_part(name: str) -> str:
