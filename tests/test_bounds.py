@@ -365,6 +365,30 @@ def test_an_unlimited_buffer_that_cannot_fit_is_refused(tmp_path: Path) -> None:
     assert line.endswith("give the link a finite buffer, offer less or shorten run.duration")
 
 
+def test_probes_under_an_address_space_limit_are_refused(tmp_path: Path) -> None:
+    """Under ulimit -v a run maps about twice what its probe samples touch: 2.6e7 samples
+    (~2.5 GiB by the estimate) do not fit in 3.5 GiB of address space and are refused at
+    probes.period (they once passed validation and failed in pyarrow's realloc, an
+    internal error, exit 1)."""
+    text = '[template]\nkind = "n-source"\nn = 15\nduration = "20 ms"\nperiod = "100 ns"\n'
+    path = write(tmp_path, text)
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3584 << 20, 3584 << 20))
+
+    result = subprocess.run(
+        [sys.executable, "-m", "atmsim", "validate", str(path)],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+        preexec_fn=limit,
+        timeout=300,
+    )
+    assert result.returncode == 2, result.stderr
+    assert ": probes.period: the run needs ~2.5 GiB of memory for its probes" in result.stderr
+    assert "more than what this process may still map under ulimit -v" in result.stderr
+
+
 @needs_core
 def test_a_large_network_runs_in_little_memory(tmp_path: Path) -> None:
     """6,000 TCP flows over ATM (24,002 links, 12,000 VCs) run in 1.5 GiB of address space:

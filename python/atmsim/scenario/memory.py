@@ -24,7 +24,9 @@ took 1.0, 0.39 and 0.80 GB. Each constant is rounded up.
 
 The machine's memory is the least of its physical memory, the cgroup limit
 (``memory.max``, in a container) and what the process's address-space and data
-limits (``ulimit -v``, ``ulimit -d``) leave.
+limits (``ulimit -v``, ``ulimit -d``) leave. Those limits count the address space a
+run maps, not the memory it touches, and a run maps up to about twice what it touches
+(``ADDRESS_SPACE_FACTOR``): the room they leave counts half.
 """
 
 from __future__ import annotations
@@ -74,6 +76,16 @@ the size). A queue of 18.3 million cells took 0.69 GB (38 bytes a cell)."""
 
 PACKET_CELLS = 2
 """An IP packet held counts as this many cells (40 to 56 bytes in a queue or on a link)."""
+
+ADDRESS_SPACE_FACTOR = 2
+"""Under ``ulimit -v`` or ``-d``: address space a run needs per byte of the estimate
+beyond BASE_BYTES. Growing arrays keep their old copy while they grow and allocators
+keep what they freed: the least address-space limits under which runs passed were, over
+the interpreter's ~350 MiB, 184 bytes per probe sample (10^7 samples in one series,
+86 bytes resident) and 1.6 times the resident memory of 6,000 TCP flows over ATM."""
+
+ADDRESS_SPACE_MARGIN = 128 << 20
+"""Under ``ulimit -v`` or ``-d``: address space kept free besides (threads' stacks)."""
 
 BASE_BYTES = 150 << 20
 """Python, numpy, pandas, pyarrow and the core, before the scenario."""
@@ -318,7 +330,8 @@ def machine_memory() -> tuple[Optional[int], str]:
 
     The least of the physical memory, a container's limit (cgroup ``memory.max``) and
     what the process's address-space and data limits (``ulimit -v``, ``ulimit -d``)
-    leave beyond what it already uses (the libraries alone map more than a GB).
+    leave beyond what it already uses (the libraries alone map more than a GB), less
+    ADDRESS_SPACE_MARGIN, over ADDRESS_SPACE_FACTOR.
     """
     limits: list[tuple[int, str]] = []
     try:
@@ -341,8 +354,10 @@ def machine_memory() -> tuple[Optional[int], str]:
             continue
         soft = resource.getrlimit(getattr(resource, name))[0]
         if soft != resource.RLIM_INFINITY and soft > 0:
-            left = soft - _status_bytes(used) + BASE_BYTES
-            limits.append((max(left, 0), f"what this process may still map under {what}"))
+            # The room left, as memory the run may touch (the estimate's scale).
+            room = soft - _status_bytes(used) - ADDRESS_SPACE_MARGIN
+            left = max(room, 0) // ADDRESS_SPACE_FACTOR + BASE_BYTES
+            limits.append((left, f"what this process may still map under {what}"))
     if not limits:
         return None, ""
     return min(limits)
