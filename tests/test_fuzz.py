@@ -112,7 +112,7 @@ CASE = fuzz.Case(id="1-0", source="md1", text=b"")
             fuzz.FAILURE,
             "traceback: KeyError: N",
         ),  # fmt: skip
-        (outcome(None, timed_out=True), fuzz.FAILURE, "timeout"),
+        (outcome(None, timed_out=True, wall_s=60), fuzz.FAILURE, "timeout: no answer within 60 s"),
         (
             outcome(None, "memory allocation of 8 bytes failed\n", died="killed by signal 6"),
             fuzz.FAILURE,
@@ -139,7 +139,7 @@ def test_a_case_that_hangs_is_a_timeout_and_the_worker_is_replaced(tmp_path: Pat
         )
         result = worker.run(slow)
         assert result is not None and result.timed_out
-        assert fuzz.classify(slow, result)[1] == "timeout: no answer within 30 s"
+        assert fuzz.classify(slow, result)[1] == "timeout: no answer within 0.2 s"
         worker.timeout_s = 60
         quick = fuzz.Case(id="quick", source="tiny", text=TINY.encode())
         result = worker.run(quick)

@@ -76,8 +76,10 @@ SEED_DIRS = (REPO_ROOT / "scenarios", REPO_ROOT / "scenarios" / "reproduce")
 DURATIONS = ("2 ms", "5 ms", "10 ms", "20 ms", "50 ms")
 """The simulated durations a mutant runs for (unless a mutation targets the duration)."""
 
-CASE_TIMEOUT_S = 30.0
-"""Wall seconds a case may take (validation, run, output) before it counts as a hang."""
+CASE_TIMEOUT_S = 60.0
+"""Wall seconds a case may take (validation, run, output) before it counts as a hang. The
+slowest valid mutants take up to about 30 s on a busy 2-core machine: those near the
+memory limit, e.g. 2e7 probe samples or 27,000 TCP flows."""
 
 WORKER_MEMORY_BYTES = 4 << 30
 """Address-space limit of a worker (RLIMIT_AS): a memory blow-up fails the case, not the
@@ -1114,7 +1116,7 @@ def classify(case: Case, outcome: Outcome, path: str = "") -> tuple[str, Optiona
     both = outcome.stdout + outcome.stderr
     lines = outcome.stderr.splitlines()
     if outcome.timed_out:
-        return FAILURE, f"timeout: no answer within {CASE_TIMEOUT_S:g} s"
+        return FAILURE, f"timeout: no answer within {outcome.wall_s:g} s"
     if outcome.died is not None:
         first = next((line for line in lines if line.strip()), "")
         return FAILURE, f"crash: worker {outcome.died}: {_shape(first, path)}"
@@ -1218,7 +1220,8 @@ class Worker:
                     break
                 if time.monotonic() > deadline:
                     self.stop()
-                    return Outcome(None, stderr=_read_text(native), timed_out=True)
+                    text = _read_text(native)
+                    return Outcome(None, stderr=text, timed_out=True, wall_s=self.timeout_s)
             outcome: Outcome = self.conn.recv()
             return outcome
         except (EOFError, OSError, BrokenPipeError):
