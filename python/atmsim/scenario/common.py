@@ -17,9 +17,7 @@ NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]+\Z")
 TEMPLATE = "{i}"
 """In a name (with ``count = N``): replaced by 1..N in the name and every string value."""
 
-VC_CLASSES = ("cbr", "vbr", "abr", "ubr")
-"""The classes a scenario file may give a VC (the core's "gfr" needs a contract they cannot
-give yet)."""
+VC_CLASSES = ("cbr", "vbr", "abr", "ubr", "gfr")
 
 IP_HEADER_BYTES = 40
 """TCP + IP headers: an IP datagram is the TCP payload + 40 bytes."""

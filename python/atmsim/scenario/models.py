@@ -720,7 +720,7 @@ class Vc(Table):
 
     path: NodePath
     class_: VcClass = Field("ubr", alias="class")
-    """Service class; priority at a port: cbr > vbr > abr = ubr."""
+    """Service class; priority at a port: cbr > vbr > abr = ubr = gfr."""
     abr: Optional[Abr] = None
     """class = "abr": the source end system's parameters (all have defaults)."""
 

@@ -179,18 +179,4 @@ RateOrAuto = Annotated[str, BeforeValidator(_check_rate_or_auto)]
 """A rate, or "auto" (ABR: the cell rate of the VC's first link)."""
 Fraction = Annotated[Union[int, float, str], BeforeValidator(_check_fraction)]
 """A number or a fraction string such as "1/512"."""
-
-
-def _check_vc_class(value: Any) -> Any:
-    """The core takes a GFR VC only with its traffic contract (MCR, MBS, MFS), which a
-    scenario file cannot give yet: "gfr" is refused here, with the classes it can."""
-    if value == "gfr":
-        raise ValueError(
-            'class "gfr" needs a GFR traffic contract (MCR, MBS, MFS), which scenario files '
-            'do not take yet; expected "cbr", "vbr", "abr" or "ubr"'
-        )
-    return value
-
-
-VcClass = Annotated[Literal["cbr", "vbr", "abr", "ubr"], BeforeValidator(_check_vc_class)]
-"""A VC's service class (priority at a port: cbr > vbr > abr = ubr)."""
+VcClass = Literal["cbr", "vbr", "abr", "ubr", "gfr"]
