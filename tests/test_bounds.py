@@ -7,6 +7,9 @@ key and the allowed range (docs/scenarios.md, "Allowed ranges").
 from __future__ import annotations
 
 import io
+import resource
+import subprocess
+import sys
 import time
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -16,7 +19,7 @@ import pytest
 from atmsim import cli
 from atmsim.scenario import load_scenario, memory
 
-from conftest import FLOW_TINY, SCENARIOS, TINY, load_text, write
+from conftest import FLOW_TINY, SCENARIOS, TINY, cli_env, load_text, needs_core, write
 
 IP_FLOW = FLOW_TINY.replace("duplex = true", 'duplex = true\nlayer = "ip"')
 GEOMETRIC = TINY.replace('kind = "cbr"', 'kind = "geometric_onoff"').replace(
@@ -298,9 +301,110 @@ def test_machine_memory_is_known_here() -> None:
 
 
 def test_a_large_template_validates(tmp_path: Path) -> None:
-    """20,000 TCP flows (the largest allowed n is 100,000; docs/fuzzing.md gives its time)."""
+    """20,000 TCP flows (the largest allowed n is 100,000; docs/validation.md gives the
+    fuzzer's view of large counts). Their windows (1 MB each) are not all counted as held
+    at once: their congestion windows grow only as the one bottleneck delivers."""
     text = '[template]\nkind = "n-source"\nn = 20000\nperiod = "1 s"\n'
     started = time.perf_counter()
     scenario = load_text(tmp_path, text)
     assert len(scenario.flows) == 1 and scenario.memory_estimate().total > 20000 * 12 << 10
+    assert scenario.memory_estimate().total < 2 << 30
     assert time.perf_counter() - started < 60
+
+
+CHAIN = """\
+[run]
+duration = "10 s"
+
+[nodes]
+a = { kind = "host" }
+b = {}
+c = { kind = "host" }
+
+[links.ab]
+from = "a"
+to = "b"
+rate = "2000 cells/s"
+
+[links.bc]
+from = "b"
+to = "c"
+rate = "1000 cells/s"
+
+[sources.s]
+kind = "cbr"
+path = ["a", "b", "c"]
+rate = "2000 cells/s"
+"""
+"""A source offering twice the cell rate of its second link, whose buffer is unlimited."""
+
+
+def test_cells_piling_up_in_an_unlimited_buffer_are_counted(tmp_path: Path) -> None:
+    """bc is offered 2000 cells/s against 1000: 10,000 cells wait there after 10 s."""
+    estimate = load_text(tmp_path, CHAIN).memory_estimate()
+    assert estimate.cells == 10_000
+    assert estimate.cells_bytes == 10_000 * memory.BYTES_PER_CELL
+    assert estimate.cells_at[0] == "links.bc.buffer"
+    finite = load_text(
+        tmp_path, CHAIN.replace('rate = "1000 cells/s"', 'rate = "1000 cells/s"\nbuffer = 50')
+    )
+    assert finite.memory_estimate().cells == 50
+
+
+def test_an_unlimited_buffer_that_cannot_fit_is_refused(tmp_path: Path) -> None:
+    """A 1 Tbps source into a 1 kbps link for 1000 s would queue 2.4e12 cells (170 TB):
+    refused at validation, naming the buffer, instead of the core running out of memory."""
+    text = (
+        CHAIN.replace('"10 s"', '"1000 s"')
+        .replace('"2000 cells/s"', '"1000 Gbps"')
+        .replace('"1000 cells/s"', '"1 kbps"')
+    )
+    line = one_line_error(write(tmp_path, text))
+    assert ": links.bc.buffer: the run needs ~" in line, line
+    assert 'most of them at link "bc" (buffer "inf", offered 2.35849e+09 cells/s' in line
+    assert line.endswith("give the link a finite buffer, offer less or shorten run.duration")
+
+
+def test_probes_under_an_address_space_limit_are_refused(tmp_path: Path) -> None:
+    """Under ulimit -v a run maps about twice what its probe samples touch: 2.6e7 samples
+    (~2.5 GiB by the estimate) do not fit in 3.5 GiB of address space and are refused at
+    probes.period (they once passed validation and failed in pyarrow's realloc, an
+    internal error, exit 1)."""
+    text = '[template]\nkind = "n-source"\nn = 15\nduration = "20 ms"\nperiod = "100 ns"\n'
+    path = write(tmp_path, text)
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3584 << 20, 3584 << 20))
+
+    result = subprocess.run(
+        [sys.executable, "-m", "atmsim", "validate", str(path)],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+        preexec_fn=limit,
+        timeout=300,
+    )
+    assert result.returncode == 2, result.stderr
+    assert ": probes.period: the run needs ~2.5 GiB of memory for its probes" in result.stderr
+    assert "more than what this process may still map under ulimit -v" in result.stderr
+
+
+@needs_core
+def test_a_large_network_runs_in_little_memory(tmp_path: Path) -> None:
+    """6,000 TCP flows over ATM (24,002 links, 12,000 VCs) run in 1.5 GiB of address space:
+    a port keeps per-VC state only for what its policy reads (the weights of DFBA were
+    once made for every port, 2.3 GB here, and the core ran out of memory)."""
+    path = write(tmp_path, '[template]\nkind = "n-source"\nn = 6000\nduration = "1 us"\n')
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20))
+
+    result = subprocess.run(
+        [sys.executable, "-m", "atmsim", "run", str(path), "--out", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+        preexec_fn=limit,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr

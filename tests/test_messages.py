@@ -72,7 +72,14 @@ def test_errors_show_toml_values(tmp_path: Path, replace: str, shown: str, words
     [
         (TINY.replace("buffer = 100", "buffer = " + "[" * 3000 + "]" * 3000), "nested too deeply"),
         (TINY.replace("buffer = 100", "buffer = " + "9" * 5000), "more than 4300 digits"),
-        (TINY.replace("[links.ab]", '[links."a\\u2028b"]'), ": links.a b: names may only use"),
+        (
+            TINY.replace("[links.ab]", '[links."a\\u2028b"]'),
+            ': links."a\\u2028b": names may only use',
+        ),
+        (TINY.replace("[links.ab]", '[links."a.b"]'), ': links."a.b": names may only use'),
+        (TINY.replace("[links.ab]", '[links."ab\\n"]'), ': links."ab\\n": names may only use'),
+        (TINY.replace("rate = ", '"" = 1\nrate = ', 1), ': links.ab."": unknown key; allowed:'),
+        (TINY.replace("[nodes]", '[nodes."a b"]\n[nodes]'), ': nodes."a b": names may only use'),
     ],
 )
 def test_files_python_cannot_read_as_such(tmp_path: Path, text: str, words: str) -> None:

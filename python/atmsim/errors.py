@@ -40,7 +40,7 @@ class ScenarioError(ValueError):
 SHOW_LIMIT = 60
 """Values in error messages are cut to this many characters (with "...")."""
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+\Z")
 
 
 def show_value(value: Any) -> str:
@@ -151,14 +151,27 @@ def _int_text(value: int) -> str:
     return str(value)
 
 
+_NAME_KEY = re.compile(r"^[A-Za-z0-9_{}-]+\Z")
+"""A key shown as it is in a dotted key: a bare TOML key, or a name with {i} (\\Z, not $,
+which would take a name ending in a line break for a bare one)."""
+
+
+def key_part(name: str) -> str:
+    """One part of a dotted key as TOML writes it: ``sw1``, ``s{i}``, or quoted when it is
+    not a bare key (``"bad name"``, ``"a.b"``, ``""``), so that the key is unambiguous."""
+    return name if _NAME_KEY.match(name) else _toml_string(name[: SHOW_LIMIT + 1])
+
+
 def dotted_key(loc: tuple | list) -> str:
-    """Turn a pydantic location such as ``("vcs", "v1", "path", 2)`` into ``vcs.v1.path[2]``."""
+    """Turn a pydantic location such as ``("vcs", "v1", "path", 2)`` into ``vcs.v1.path[2]``
+    (a name that is not a bare key quoted: ``nodes."bad name".kind``)."""
     key = ""
     for part in loc:
         if isinstance(part, int):
             key += f"[{part}]"
-        elif part != "":
-            key += f".{part}" if key else str(part)
+        else:
+            text = key_part(str(part))
+            key += f".{text}" if key else text
     return key
 
 
@@ -210,8 +223,8 @@ def from_validation_error(error: ValidationError, file: str | None) -> ScenarioE
     to the location so the message names the exact key.
     """
     first = error.errors(include_url=False)[0]
-    loc = list(first["loc"])
+    key = dotted_key(first["loc"])
     extra_key = (first.get("ctx") or {}).get("key")
-    if extra_key:
-        loc.append(extra_key)
-    return ScenarioError(file, dotted_key(loc), _message(first))
+    if extra_key:  # already dotted, with its names quoted where they need it
+        key = f"{key}.{extra_key}" if key else extra_key
+    return ScenarioError(file, key, _message(first))

@@ -10,8 +10,9 @@ from pydantic_core import PydanticCustomError
 SECTIONS = ("run", "nodes", "links", "vcs", "sources", "flows", "probes")
 """Top-level tables of a scenario file, in the order they are written."""
 
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]+$")
-"""Names of nodes, links, VCs, sources and flows: TOML bare keys, so --set paths stay simple."""
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]+\Z")
+"""Names of nodes, links, VCs, sources and flows: TOML bare keys, so --set paths stay simple.
+(\\Z, not $, which would let a name end in a line break.)"""
 
 TEMPLATE = "{i}"
 """In a name (with ``count = N``): replaced by 1..N in the name and every string value."""

@@ -8,7 +8,12 @@ memory runs out. The estimate counts:
   ``BYTES_PER_SAMPLE`` each;
 - each expanded node, link, VC, source and flow at ``BYTES_PER`` (the tables, the
   core JSON, the core's state and the summary handed back to Python);
-- each (port with a switch algorithm, VC) pair: the algorithm keeps per-VC state;
+- each (port with a switch algorithm, VC) pair: the algorithm keeps per-VC state; so
+  does each (port with a ppd or epd policy, VC) pair;
+- the cells and packets the run may hold at once (``cells_held``), at
+  ``BYTES_PER_CELL`` each: what may pile up in an unlimited buffer offered more than
+  its link's rate, the cells on the links, what may wait in the queue of an ABR
+  source, and up to two windows of every TCP flow;
 - the interpreter and its libraries, ``BASE_BYTES``.
 
 The constants were measured as peak resident memory of ``atmsim run`` (Linux,
@@ -19,7 +24,9 @@ took 1.0, 0.39 and 0.80 GB. Each constant is rounded up.
 
 The machine's memory is the least of its physical memory, the cgroup limit
 (``memory.max``, in a container) and what the process's address-space and data
-limits (``ulimit -v``, ``ulimit -d``) leave.
+limits (``ulimit -v``, ``ulimit -d``) leave. Those limits count the address space a
+run maps, not the memory it touches, and a run maps up to about twice what it touches
+(``ADDRESS_SPACE_FACTOR``): the room they leave counts half.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, Optional
+from typing import TYPE_CHECKING, Callable, NamedTuple, Optional
 
 try:
     import resource
@@ -58,9 +65,32 @@ BYTES_PER_ALGORITHM_VC = 48
 """Per port with a switch algorithm and per VC of the scenario: ERICA keeps a
 measured rate and a cached ER per VC, the averaging interval three counters."""
 
+BYTES_PER_FRAME_VC = 24
+"""Per port with a frame-aware policy (ppd, epd, Selective Drop, FBA, DFBA) and per VC of
+the scenario: the frame each VC is in, the decision on it and whether its cells are being
+dropped."""
+
 BYTES_PER_POLICY_VC = 16
 """Per port with a per-VC buffer policy (Selective Drop, FBA, DFBA) and per VC of the
-scenario: the port's cells per VC, the frame gate's state and DFBA's weight and Z_i."""
+scenario, besides the frame state: the port's cells per VC, DFBA's weight and Z_i."""
+
+BYTES_PER_CELL = 72
+"""Per cell held at once: 24 bytes in a port's queue (32 with its arrival time on a
+link), up to three times that while a queue grows (its old buffer and the one of twice
+the size). A queue of 18.3 million cells took 0.69 GB (38 bytes a cell)."""
+
+PACKET_CELLS = 2
+"""An IP packet held counts as this many cells (40 to 56 bytes in a queue or on a link)."""
+
+ADDRESS_SPACE_FACTOR = 2
+"""Under ``ulimit -v`` or ``-d``: address space a run needs per byte of the estimate
+beyond BASE_BYTES. Growing arrays keep their old copy while they grow and allocators
+keep what they freed: the least address-space limits under which runs passed were, over
+the interpreter's ~350 MiB, 184 bytes per probe sample (10^7 samples in one series,
+86 bytes resident) and 1.6 times the resident memory of 6,000 TCP flows over ATM."""
+
+ADDRESS_SPACE_MARGIN = 128 << 20
+"""Under ``ulimit -v`` or ``-d``: address space kept free besides (threads' stacks)."""
 
 BASE_BYTES = 150 << 20
 """Python, numpy, pandas, pyarrow and the core, before the scenario."""
@@ -87,6 +117,12 @@ class MemoryEstimate(NamedTuple):
     """Series sampled at each tick."""
     probes: int
     """Bytes of the samples."""
+    cells: int = 0
+    """Cells and packets the run may hold at once (``cells_held``)."""
+    cells_bytes: int = 0
+    """Their bytes."""
+    cells_at: tuple[str, str, str] = ("", "", "")
+    """(key, what, how to hold fewer) of the part of the network that holds the most."""
 
     def __str__(self) -> str:
         return f"~{format_bytes(self.total)}"
@@ -132,6 +168,11 @@ def estimate(scenario: Scenario, network: Network) -> MemoryEstimate:
     period = None if probes.period is None else parse_time_ps(probes.period)
     samples = probe_ticks(parse_time_ps(scenario.run.duration), period) if series else 0
     probe_bytes = samples * series * BYTES_PER_SAMPLE
+    frame_ports = sum(
+        1
+        for flat in network.links.values()
+        if flat.link.layer == "atm" and flat.link.policy.kind in ("ppd", "epd")
+    ) + len(network.policy_ports())
     entities = (
         len(network.nodes) * BYTES_PER["nodes"]
         + len(network.links) * BYTES_PER["links"]
@@ -139,9 +180,159 @@ def estimate(scenario: Scenario, network: Network) -> MemoryEstimate:
         + len(network.sources) * BYTES_PER["sources"]
         + len(network.flows) * BYTES_PER["flows"]
         + counts["abr_ports"] * len(network.vcs) * BYTES_PER_ALGORITHM_VC
+        + frame_ports * len(network.vcs) * BYTES_PER_FRAME_VC
         + len(network.policy_ports()) * len(network.vcs) * BYTES_PER_POLICY_VC
     )
-    return MemoryEstimate(BASE_BYTES + entities + probe_bytes, samples, series, probe_bytes)
+    cells, at = cells_held(parse_time_ps(scenario.run.duration), network)
+    cells_bytes = math.ceil(cells) * BYTES_PER_CELL
+    total = BASE_BYTES + entities + probe_bytes + cells_bytes
+    return MemoryEstimate(total, samples, series, probe_bytes, math.ceil(cells), cells_bytes, at)
+
+
+def cells_held(duration_ps: int, network: Network) -> tuple[float, tuple[str, str, str]]:
+    """An upper bound on the cells and IP packets a run of ``duration_ps`` may hold at
+    once, and (key, what, how to hold fewer) of the part of the network holding the most
+    of them.
+
+    - An ATM port with an unlimited buffer may queue what its sources offer above the
+      link's cell rate over the whole run (a source offers its rate, an on/off source
+      its peak, a greedy one its first link's rate; no more than the links feeding the
+      port carry, for the sources that do not start there); a finite buffer holds at
+      most its size; neither more than the sources send over the run.
+    - An ATM link carries at most its cell rate x its delay.
+    - A source on an ABR VC (not greedy, whose backlog is a count) may have everything
+      it sends over the run waiting in its source queue.
+    - A TCP flow holds at most two advertised windows in the network (a retransmission
+      may overtake copies still queued): its segments' cells and ACK cells over ATM,
+      data and ACK packets over IP; and no more than its first link can send over the run.
+
+    Cell sources never cross IP links, so the cells of sources count at ATM links only.
+    """
+    from ..units import parse_cell_rate_cps, parse_time_ps
+
+    run_s = duration_ps / 1e12
+    offered: dict[str, float] = {}
+    """Link -> the cells/s its sources offer (their rates added up)."""
+    starting: dict[str, float] = {}
+    """Link -> the cells/s of the sources whose first link it is."""
+    feeding: dict[str, set[str]] = {}
+    """Link -> the links that bring it the cells of the other sources."""
+    sent: dict[str, float] = {}
+    """Link -> the cells its sources send over the run."""
+    top = (0.0, "", "", "")
+
+    def count(held: float, key: str, what: str, advice: str) -> None:
+        nonlocal top
+        if held > top[0]:
+            top = (held, key, what, advice)
+
+    classes = {vc.name: vc.vc_class for vc in network.vcs}
+    total = 0.0
+    for flat in network.sources:
+        source = flat.source
+        links = network.vc_links(flat.vc)
+        if not links:
+            continue
+        first_cps = network.links[links[0]].link.cell_rate_cps()
+        key = source.offered_rate_key()
+        cps = first_cps if key is None else parse_cell_rate_cps(getattr(source, key))
+        stop_s = run_s if source.stop is None else min(run_s, parse_time_ps(source.stop) / 1e12)
+        cells = cps * max(0.0, stop_s - parse_time_ps(source.start) / 1e12)
+        starting[links[0]] = starting.get(links[0], 0.0) + cps
+        for k, name in enumerate(links):
+            offered[name] = offered.get(name, 0.0) + cps
+            sent[name] = sent.get(name, 0.0) + cells
+            if k:
+                feeding.setdefault(name, set()).add(links[k - 1])
+        if classes.get(flat.vc) == "abr" and key is not None:
+            total += cells
+            count(
+                cells,
+                f"{flat.key}.{key}",
+                f'the ABR source queue of "{flat.name}"',
+                "lower the source's rate or shorten run.duration",
+            )
+    for name, flat in network.links.items():
+        link = flat.link
+        if link.layer != "atm" or name not in sent:
+            continue
+        cps = link.cell_rate_cps()
+        buffer = link.buffer_cells()
+        feed = sum(network.links[f].link.cell_rate_cps() for f in feeding.get(name, ()))
+        offered[name] = min(offered[name], starting.get(name, 0.0) + feed)
+        growth = max(0.0, offered[name] - cps) * run_s
+        queued = min(sent[name], growth if buffer is None else float(buffer))
+        on_wire = min(sent[name], cps * min(run_s, link.delay_ps() / 1e12))
+        total += queued + on_wire
+        if buffer is None:
+            count(
+                queued,
+                f"{flat.key}.buffer",
+                f'link "{name}" (buffer "inf", offered {offered[name]:.6g} cells/s against '
+                f"{cps:.6g} cells/s)",
+                "give the link a finite buffer, offer less or shorten run.duration",
+            )
+        count(
+            on_wire,
+            f"{flat.key}.{'delay' if link.length is None else 'length'}",
+            f'link "{name}" (cells on the wire)',
+            "shorten the link or lower its rate",
+        )
+    total += _flows_held(run_s, network, count)
+    return total, (top[1], top[2], top[3])
+
+
+def _flows_held(run_s: float, network: Network, count: Callable[..., None]) -> float:
+    """The cells (an IP packet counting PACKET_CELLS) the TCP flows may hold at once.
+
+    A flow holds at most two of its windows in the network (a retransmission may overtake
+    copies still queued), and no more segments than its first link sends over the run.
+    The flows together hold at most twice their congestion windows, which start at
+    initial_cwnd and grow by at most one segment per segment delivered (slow start, and
+    the inflation of fast recovery); the flows crossing a link deliver no more than that
+    link carries over the run, so each flow is charged to the link of its path that
+    carries the fewest of its segments per flow crossing it.
+    """
+    crossing: dict[str, int] = {}
+    for flat in network.flows:
+        for name in flat.data_links:
+            crossing[name] = crossing.get(name, 0) + 1
+    by_window = 0.0
+    initial = 0.0
+    charged: dict[str, tuple[float, float]] = {}
+    """Link -> (segments it may deliver over the run, the flows' largest cells a segment)."""
+    for flat in network.flows:
+        flow = flat.flow
+        shift = flow.window_shift()
+        advertised = min(65535, flow.window_bytes() >> shift) << shift
+        segments = -(-advertised // flow.mss)
+        if flat.layer == "atm":
+            data_cells = -(-(flow.mss + 56) // 48)  # the segment's AAL5 frame
+            per_segment = data_cells + 2  # and an ACK
+        else:
+            per_segment = 2 * PACKET_CELLS  # the data packet and its ACK
+        carried = {}
+        """Link of the data path -> the segments of this flow it carries over the run."""
+        for name in flat.data_links:
+            link = network.links[name].link
+            if flat.layer == "atm":
+                carried[name] = link.cell_rate_cps() * run_s / data_cells
+            else:
+                carried[name] = link.bit_rate_bps() * run_s / (8 * (flow.mss + 40))
+        held = 2 * min(segments, carried[flat.data_links[0]] + 1) * per_segment
+        by_window += held
+        initial += 2 * flow.initial_cwnd * per_segment
+        bottleneck = min(carried, key=lambda name: carried[name] / crossing[name])
+        delivered, cells = charged.get(bottleneck, (0.0, 0.0))
+        charged[bottleneck] = (max(delivered, carried[bottleneck]), max(cells, per_segment))
+        count(
+            held,
+            f"{flat.key}.window",
+            f'TCP flow "{flat.name}" (two windows)',
+            "lower the window or shorten run.duration",
+        )
+    by_acks = initial + sum(2 * (delivered + 1) * cells for delivered, cells in charged.values())
+    return min(by_window, by_acks)
 
 
 def machine_memory() -> tuple[Optional[int], str]:
@@ -150,7 +341,8 @@ def machine_memory() -> tuple[Optional[int], str]:
 
     The least of the physical memory, a container's limit (cgroup ``memory.max``) and
     what the process's address-space and data limits (``ulimit -v``, ``ulimit -d``)
-    leave beyond what it already uses (the libraries alone map more than a GB).
+    leave beyond what it already uses (the libraries alone map more than a GB), less
+    ADDRESS_SPACE_MARGIN, over ADDRESS_SPACE_FACTOR.
     """
     limits: list[tuple[int, str]] = []
     try:
@@ -173,8 +365,10 @@ def machine_memory() -> tuple[Optional[int], str]:
             continue
         soft = resource.getrlimit(getattr(resource, name))[0]
         if soft != resource.RLIM_INFINITY and soft > 0:
-            left = soft - _status_bytes(used) + BASE_BYTES
-            limits.append((max(left, 0), f"what this process may still map under {what}"))
+            # The room left, as memory the run may touch (the estimate's scale).
+            room = soft - _status_bytes(used) - ADDRESS_SPACE_MARGIN
+            left = max(room, 0) // ADDRESS_SPACE_FACTOR + BASE_BYTES
+            limits.append((left, f"what this process may still map under {what}"))
     if not limits:
         return None, ""
     return min(limits)
@@ -197,6 +391,13 @@ def memory_problem(scenario: Scenario, network: Network) -> Optional[tuple[str, 
     have, what = machine_memory()
     if have is None or need.total <= have:
         return None
+    if need.cells_bytes >= max(need.probes, need.total - need.probes - need.cells_bytes):
+        key, where, advice = need.cells_at
+        return key, (
+            f"the run needs {need} of memory: it may hold ~{need.cells} cells and packets at "
+            f"once (~{BYTES_PER_CELL} bytes each), most of them at {where}; more than {what} "
+            f"({format_bytes(have)}): {advice}"
+        )
     if need.probes >= need.total - need.probes:
         return "probes.period", (
             f"the run needs {need} of memory for its probes ({need.samples} ticks x "

@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..errors import show_value
+from ..errors import key_part, show_value
 from ..units import (
     MAX_SIZE_BYTES,
     MAX_TIME_TEXT,
@@ -180,7 +180,7 @@ class Table(BaseModel):
             allowed = cls.allowed_keys(data)
             for key in data:
                 if key not in allowed:
-                    raise _fail(key, "unknown key; allowed: " + ", ".join(allowed))
+                    raise _fail(key_part(key), "unknown key; allowed: " + ", ".join(allowed))
         return data
 
 

@@ -11,6 +11,7 @@ import gc
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
+from ..errors import key_part
 from ..units import parse_cell_rate_cps
 from .common import NAME_PATTERN, SECTIONS, TEMPLATE, _fail, _quoted
 from .limits import MAX_EXPANDED
@@ -111,7 +112,7 @@ def _check_name(section: str, name: str, template_ok: bool = True) -> None:
     plain = name.replace(TEMPLATE, "1") if template_ok else name
     if not NAME_PATTERN.match(plain):
         allowed = "letters, digits, _ and -" + (" (and {i} in a template)" if template_ok else "")
-        raise _fail(f"{section}.{name}", f"names may only use {allowed}")
+        raise _fail(f"{section}.{key_part(name)}", f"names may only use {allowed}")
 
 
 def _copies(section: str, name: str, entry: Any) -> list[tuple[str, Optional[int]]]:

@@ -22,7 +22,7 @@ use crate::buffer::{PolicyContext, VcOccupancy};
 use crate::engine::time::cell_time_ps;
 use crate::engine::{Event, EventQueue, RngStream, Time};
 use crate::gfr::Fgcra;
-use crate::scenario::{LinkSpec, VcSpec};
+use crate::scenario::{LinkSpec, PolicySpec, VcSpec};
 use crate::stats::{GfrSummary, Ledger, PortSummary};
 use std::collections::VecDeque;
 
@@ -99,19 +99,30 @@ impl AtmFabric {
     ) -> Self {
         let n_vcs = vcs.len();
         // Which priorities use each link: a port with one class needs no
-        // transmit events; and each GFR VC's weight at each port (DFBA).
+        // transmit events; and each GFR VC's weight at each DFBA port. Only
+        // DFBA reads the weights: other ports get none, so that a network of
+        // many links and many VCs does not hold links x VCs of them.
         let mut classes = vec![[false; 3]; specs.len()];
-        let mut weights = vec![vec![0.0; n_vcs]; specs.len()];
+        let mut weights: Vec<Vec<f64>> = specs
+            .iter()
+            .map(|(_, l, _)| match l.policy {
+                PolicySpec::Dfba { .. } => vec![0.0; n_vcs],
+                _ => Vec::new(),
+            })
+            .collect();
         let mut crossing = vec![Vec::new(); specs.len()];
         for (v, vc) in vcs.iter().enumerate() {
             for &l in &vc.links {
                 let a = local[l as usize] as usize;
                 classes[a][vc.class.priority()] = true;
+                if weights[a].is_empty() {
+                    continue;
+                }
                 crossing[a].push(v);
-                if let Some(g) = &vc.gfr {
+                if let (Some(g), Some(w)) = (&vc.gfr, weights[a].get_mut(v)) {
                     // W_i = MCR_i / GFR capacity, the capacity being the
                     // link's cell rate (seed 004 section 4).
-                    weights[a][v] = g.mcr_cps / specs[a].1.cell_rate_cps;
+                    *w = g.mcr_cps / specs[a].1.cell_rate_cps;
                 }
             }
         }
@@ -119,7 +130,7 @@ impl AtmFabric {
         // every VC crossing it the same weight: W_i / W is 0 / 0 there, and
         // equal shares are what Selective Drop and FBA enforce (our choice).
         for (w, vcs_here) in weights.iter_mut().zip(&crossing) {
-            if w.iter().all(|&x| x == 0.0) {
+            if !w.is_empty() && w.iter().all(|&x| x == 0.0) {
                 for &v in vcs_here {
                     w[v] = 1.0;
                 }
