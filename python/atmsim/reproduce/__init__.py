@@ -42,10 +42,12 @@ from pathlib import Path
 from typing import Callable, Optional, Union
 
 from ..compare import Tolerance
+from ..resources import reproduce_dir
 from .stats import spread
 
-SCENARIO_DIR = Path(__file__).resolve().parents[3] / "scenarios" / "reproduce"
-"""The experiments' scenario files (a source checkout, as for ``atmsim bench``)."""
+SCENARIO_DIR = reproduce_dir()
+"""The experiments' scenario files: package data (``atmsim/data/scenarios/reproduce``,
+``scenarios/reproduce`` in a source checkout)."""
 
 SEEDS = ("seed000", "seed001", "seed002", "seed003", "seed004")
 """The documents reproduced, in order."""
