@@ -210,12 +210,16 @@ class UnknownExperiment(ValueError):
 
 
 def select(ids: list[str]) -> list[str]:
-    """Experiment ids for the given seed and experiment ids (in the order given, each
-    once). Raises UnknownExperiment naming the first unknown id."""
+    """Experiment ids for the given document and experiment ids, readable
+    (``tcp-over-abr``, ``tcp-over-abr-sec8``) or not (``seed000``, ``seed000-sec8``),
+    in the order given, each once. Raises UnknownExperiment naming the first unknown
+    id."""
+    from .papers import canonical
+
     known = registry()
     chosen: list[str] = []
     for name in ids:
-        key = name.strip().lower()
+        key = canonical(name)
         if key in SEEDS:
             expanded = seed_ids(key)
         elif key in known:
@@ -227,8 +231,11 @@ def select(ids: list[str]) -> list[str]:
 
 
 def valid_ids() -> list[str]:
-    """What ``atmsim reproduce`` accepts: the seeds, then every experiment id."""
-    return [*SEEDS, *registry()]
+    """What ``atmsim reproduce`` accepts: the documents' readable ids, then every
+    experiment's readable id (each ``seedNNN`` form is an alias)."""
+    from .papers import PAPERS, readable
+
+    return [*(paper.id for paper in PAPERS), *(readable(key) for key in registry())]
 
 
 # --- computing and judging --------------------------------------------------------------
