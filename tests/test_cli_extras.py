@@ -102,3 +102,14 @@ def test_tables_fit_80_columns_without_cutting_numbers():
     assert f"{cells_in:,}" in text  # whole, on one line
     wide = Console(width=200)
     assert len(fit_table(wide, result_tables(result.summary)[0])) == 1
+
+
+@needs_core
+def test_queue_figures_add_a_smoothed_mean_and_the_distribution(tmp_path, capsys):
+    out = tmp_path / "mux"
+    assert cli_main("run", "mux_onoff", "--set", "run.duration=3 s", "--out", str(out)) == 0
+    capsys.readouterr()
+    assert cli_main("plot", str(out)) == 0
+    written = capsys.readouterr().out.split()
+    assert str(out / "queue.png") in written and str(out / "queue_ccdf.png") in written
+    assert (out / "queue_ccdf.png").stat().st_size > 10_000

@@ -268,6 +268,10 @@ def reproduce_command(
         Optional[int],
         typer.Option("--jobs", min=1, help="Experiments run at once (default: the cores)."),
     ] = None,
+    report: Annotated[
+        bool,
+        typer.Option("--report", help="At the end, write OUT/report.html (atmsim report)."),
+    ] = False,
 ) -> None:
     """Run the seeds' published experiments and compare: published and simulated values,
     tolerance and verdict per quantity; table.csv, figures and run files per experiment
@@ -276,11 +280,38 @@ def reproduce_command(
     from .reproduce.report import ReproduceInputError, main
 
     try:
-        code = main(ids or [], out, jobs, list_only, debug=_Options.debug)
+        code = main(ids or [], out, jobs, list_only, debug=_Options.debug, report=report)
     except ReproduceInputError as error:
         raise CliError(str(error)) from None
     if code:
         raise typer.Exit(code)
+
+
+@app.command("report")
+def report_command(
+    directory: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DIR",
+            help="A reproduce --out, a sweep --out, or a run directory.",
+            show_default=False,
+        ),
+    ],
+    out: Annotated[
+        Optional[Path],
+        typer.Option("--out", help="The HTML file to write (default: DIR/report.html)."),
+    ] = None,
+) -> None:
+    """Write a static, self-contained HTML report (figures embedded) of a reproduce
+    output (published against simulated, verdicts, figures, the misses' analysis), a
+    sweep (metrics against parameters, mean and 95 % interval over the seeds) or a run."""
+    from .html_report import ReportInputError, write_report
+
+    try:
+        path = write_report(directory, out)
+    except ReportInputError as error:
+        raise CliError(str(error)) from None
+    print(path)
 
 
 @app.command("bench")

@@ -171,7 +171,9 @@ def seed_summaries(outcomes: list[Outcome]) -> list[str]:
 
 def combined_name(requested: list[str]) -> str:
     """``seed000`` when exactly one seed was asked for, else ``selected``."""
-    keys = [name.strip().lower() for name in requested]
+    from .papers import canonical
+
+    keys = [canonical(name) for name in requested]
     if len(keys) == 1 and keys[0] in SEEDS:
         return keys[0]
     return "selected"
@@ -192,7 +194,12 @@ def check_reproduce_dir(out: Path) -> Path:
 
 
 def main(
-    requested: list[str], out: Path, jobs: Optional[int], list_only: bool, debug: bool = False
+    requested: list[str],
+    out: Path,
+    jobs: Optional[int],
+    list_only: bool,
+    debug: bool = False,
+    report: bool = False,
 ) -> int:
     """Run ``atmsim reproduce``; the exit code (0: the report, whatever the verdicts;
     1: an experiment failed to run or a conservation ledger did not balance).
@@ -258,4 +265,8 @@ def main(
         f"{matches} match, {misses} miss ({na} n/a) in {plural(len(ids), 'experiment')}; "
         f"{wall:.1f} s wall, --jobs {jobs}"
     )
+    if report:
+        from ..html_report import write_report
+
+        print(f"report: {write_report(Path(out))}")
     return code
