@@ -168,7 +168,11 @@ def add_fairness(result, out_dir: Path, show: bool = False) -> None:
 
     if result.core_input is None:
         return
-    report = fairness(result.core_input, result.summary)
+    try:
+        report = fairness(result.core_input, result.summary)
+    except Exception as error:  # the run's results stand; say what is missing
+        print(f"note: fairness not computed ({internal_error_message(error)})", file=sys.stderr)
+        return
     if show and len(report["entities"]) > 1:
         print_tables(wide_console(), [fairness_table(report)])
     write_fairness(out_dir, report)
