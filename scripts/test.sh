@@ -4,6 +4,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The HTML report's test renders it in headless Chromium, Debian's package: install
+# it when it is missing and apt-get can (root, or sudo without a password); the test
+# is skipped, saying why, only when that fails.
+if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo -n"; fi
+  echo "== apt-get install chromium (for the HTML report's test)"
+  if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+      $sudo apt-get install -y -qq chromium; } >.venv/apt-chromium.log 2>&1; then
+    echo "could not install chromium (see .venv/apt-chromium.log): its test will be skipped"
+  fi
+fi
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"

@@ -241,7 +241,8 @@ def test_flows_table_and_ledgers(flow_file, tmp_path: Path, capsys) -> None:
     printed = capsys.readouterr().out
     assert "Flows" in printed and "goodput (Mbps)" in printed and "fast retransmits" in printed
     assert "conservation ledger: balanced (generated" in printed
-    assert "packet ledger: balanced (generated" in printed
+    # TCP over ATM carries no IP packets: the empty packet ledger is not printed
+    assert "packet ledger" not in printed
     assert "byte ledger: balanced (sent " in printed
     assert "dropped by AAL5" in printed and "held out of order" in printed
     assert "IP ports" not in printed  # ATM flows: the ports are ATM ports

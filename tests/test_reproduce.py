@@ -46,6 +46,7 @@ from atmsim.reproduce import (
     valid_ids,
 )
 from atmsim.reproduce.measures import cells_per_segment, on_share, vbr_edges
+from atmsim.reproduce.papers import PAPERS
 from atmsim.reproduce.report import combined_name, interval, number, seed_summaries
 from atmsim.reproduce.stats import spread, t_cdf, t_quantile
 from atmsim.scenario import to_core
@@ -125,7 +126,10 @@ def test_select_expands_seeds_keeps_order_and_rejects_unknown_ids():
     assert len(select(["seed000-sec8", "seed000"])) == len(seed_ids("seed000"))
     with pytest.raises(UnknownExperiment):
         select(["seed000-sec8", "seed005"])
-    assert valid_ids()[: len(SEEDS)] == list(SEEDS)
+    assert valid_ids()[: len(SEEDS)] == [paper.id for paper in PAPERS]
+    # readable ids are accepted and map onto the seedNNN ones
+    assert select(["tcp-over-abr-sec8", "Gfr-Dfba"]) == ["seed000-sec8", *seed_ids("seed004")]
+    assert select(["fmmra"]) == seed_ids("seed003")
     assert combined_name(["seed002"]) == "seed002"
     assert combined_name(["seed000", "seed002"]) == "selected"
     assert combined_name(["seed000-sec8"]) == "selected"
@@ -279,8 +283,8 @@ def test_seed_summaries_count_per_document():
         ]
     )
     assert lines == [
-        "seed000: 2 match, 1 miss (1 n/a) in 2 experiments",
-        "seed003: 0 match, 2 miss (0 n/a) in 1 experiments",
+        "tcp-over-abr (seed000): 2 match, 1 miss (1 n/a) in 2 experiments",
+        "fmmra (seed003): 0 match, 2 miss (0 n/a) in 1 experiment",
     ]
 
 
@@ -401,9 +405,10 @@ def test_cli_unknown_id_exits_2_with_one_line(tmp_path):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1
     assert lines[0].startswith(
-        "error: unknown experiment 'seed042'; valid: seed000, seed001, seed002"
+        "error: unknown experiment 'seed042'; valid: tcp-over-abr, tcp-explicit-rate, "
+        "abr-ubr-buffers"
     )
-    assert "seed000-table1-row8" in lines[0]
+    assert "tcp-over-abr-table1-row8" in lines[0] and "seedNNN aliases" in lines[0]
     assert not any(tmp_path.iterdir())  # nothing ran
 
 
@@ -412,6 +417,12 @@ def test_cli_list(tmp_path):
         result = run_cli(*args)
         assert result.returncode == 0, result.stderr
         assert "seed000-sec8" in result.stdout and "seed003-queue-10tcp-10ms" in result.stdout
+        # each document's full citation and readable ids, the seedNNN ids as aliases
+        for paper in PAPERS:
+            assert f"{paper.id} (alias {paper.seed})" in result.stdout
+            assert paper.title.split(" ")[0] in result.stdout
+        assert "Buffer Management for the GFR Service" in result.stdout
+        assert "98-0405" in result.stdout and "tcp-over-abr-sec8" in result.stdout
 
 
 def test_cli_bad_jobs():
@@ -513,7 +524,9 @@ def test_cli_end_to_end_one_experiment(tmp_path):
     assert (tmp_path / "selected.csv").is_file()
     assert "[1/1] seed000-sec8" in result.stdout and "10 seeds" in result.stdout
     assert re.search(
-        r"^seed000: \d+ match, \d+ miss \(0 n/a\) in 1 experiments$", result.stdout, re.M
+        r"^tcp-over-abr \(seed000\): \d+ match, \d+ miss \(0 n/a\) in 1 experiment$",
+        result.stdout,
+        re.M,
     )
-    final = r"^\d+ match, \d+ miss \(0 n/a\) in 1 experiments; .* s wall"
+    final = r"^\d+ match, \d+ miss \(0 n/a\) in 1 experiment; .* s wall"
     assert re.search(final, result.stdout, re.M)

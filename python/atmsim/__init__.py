@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .api import Result, run
     from .errors import ScenarioError
     from .scenario import Scenario, load_scenario
+    from .sweeps import sweep
 
     __version__: str
 
@@ -31,10 +32,11 @@ _EXPORTS = {
     "ScenarioError": "errors",
     "Scenario": "scenario",
     "load_scenario": "scenario",
+    "sweep": "sweeps",
 }
 """Public name -> the module that defines it."""
 
-__all__ = ["Result", "Scenario", "ScenarioError", "__version__", "load_scenario", "run"]
+__all__ = ["Result", "Scenario", "ScenarioError", "__version__", "load_scenario", "run", "sweep"]
 
 
 def __getattr__(name: str) -> Any:

@@ -162,7 +162,10 @@ class Result:
     - ``abr``: one row per ABR VC (ACR, last ER, RM cells, rule-6 cuts, source queue);
     - ``series``: tidy time series (time_s, entity, metric, value);
     - ``scenario_toml``: the resolved scenario;
-    - ``loop_wall_s``: wall seconds spent inside the core's advance loop.
+    - ``loop_wall_s``: wall seconds spent inside the core's advance loop;
+    - ``core_input``: the core JSON the run was made from (docs/core-interface.md),
+      for what is computed from the scenario and the summary together
+      (``fairness``, ``atmsim.determinism``).
     """
 
     def __init__(
@@ -172,12 +175,23 @@ class Result:
         scenario_toml: str,
         has_probes: bool,
         loop_wall_s: float = 0.0,
+        core_input: dict | None = None,
     ) -> None:
         self.summary = summary
         self.series = series
         self.scenario_toml = scenario_toml
         self.has_probes = has_probes
         self.loop_wall_s = loop_wall_s
+        self.core_input = core_input
+
+    def fairness(self) -> dict:
+        """Each VC's (or flow's) achieved rate against its max-min fair rate, and the
+        Jain index of the normalised rates (``atmsim.fairness.fairness``)."""
+        from .fairness import fairness
+
+        if self.core_input is None:
+            raise ValueError("this Result has no core input (it was not made by atmsim.run)")
+        return fairness(self.core_input, self.summary)
 
     @property
     def ports(self) -> pd.DataFrame:
@@ -389,7 +403,9 @@ def run(
     summary["wall_s"] = time.perf_counter() - started
     summary["scenario"] = scenario.name
     summary["atmsim_version"] = package_version()
-    result = Result(summary, series_frame(series), scenario_toml, has_probes, loop_wall_s)
+    result = Result(
+        summary, series_frame(series), scenario_toml, has_probes, loop_wall_s, core_input
+    )
     if out is not None:
         result.save(out)
     if interrupted:

@@ -15,6 +15,7 @@ Ctrl-C (a run writes its partial results).
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import traceback
@@ -24,9 +25,11 @@ from typing import Annotated, Optional
 import typer
 
 from .api import CoreUnavailable, RunInterrupted, run
+from .determinism import seed_note
 from .errors import ScenarioError
 from .failures import internal_error_message, os_error_message
-from .results import OutDirError, print_result
+from .resources import resolve_scenario
+from .results import OutDirError, print_result, print_tables, wide_console
 from .scenario import Network, load_scenario
 
 try:  # recent typer ships its own copy of click
@@ -51,12 +54,30 @@ class _Options:
     debug = False
 
 
+def _print_version(value: bool) -> None:
+    """``atmsim --version``: the installed version, then exit."""
+    if value:
+        from .api import package_version
+
+        print(f"atmsim {package_version()}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _global_options(
     debug: Annotated[
         bool,
         typer.Option(
             "--debug", help="On an internal error, show the full traceback instead of one line."
+        ),
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the atmsim version and exit.",
         ),
     ] = False,
 ) -> None:
@@ -74,7 +95,12 @@ SetOption = Annotated[
     ),
 ]
 ScenarioArgument = Annotated[
-    Path, typer.Argument(metavar="SCENARIO", help="Scenario file (TOML).", show_default=False)
+    Path,
+    typer.Argument(
+        metavar="SCENARIO",
+        help="Scenario file (TOML), or the name of a shipped example (atmsim examples).",
+        show_default=False,
+    ),
 ]
 
 
@@ -105,6 +131,7 @@ def run_command(
     ] = None,
 ) -> None:
     """Run a scenario; write scenario.toml, summary.json and series.parquet to the run dir."""
+    scenario = resolve_scenario(scenario)
     out_dir = out if out is not None else default_run_dir(scenario)
     try:
         result = run(
@@ -118,18 +145,79 @@ def run_command(
     except RunInterrupted as interrupted:
         summary = interrupted.result.summary
         print_result(interrupted.result, out_dir)
+        add_fairness(interrupted.result, out_dir)
         print(
             f"interrupted at {summary.get('sim_time_s')} s simulated; partial results in {out_dir}",
             file=sys.stderr,
         )
         raise typer.Exit(130) from None
-    if not print_result(result, out_dir):
+    balanced = print_result(result, out_dir)
+    add_fairness(result, out_dir, show=True)
+    if seed is not None and result.core_input is not None:
+        note = seed_note(result.core_input, seed)
+        if note:
+            print(note, file=sys.stderr)
+    if not balanced:
         raise typer.Exit(1)
+
+
+def add_fairness(result, out_dir: Path, show: bool = False) -> None:
+    """Compute the run's fairness (``atmsim.fairness``), print its table when asked and
+    there are two entities or more, and add it to the run's summary.json."""
+    from .fairness import fairness, fairness_table, write_fairness
+
+    if result.core_input is None:
+        return
+    try:
+        report = fairness(result.core_input, result.summary)
+    except Exception as error:  # the run's results stand; say what is missing
+        print(f"note: fairness not computed ({internal_error_message(error)})", file=sys.stderr)
+        return
+    if show and len(report["entities"]) > 1:
+        print_tables(wide_console(), [fairness_table(report)])
+    write_fairness(out_dir, report)
+
+
+@app.command("fairness")
+def fairness_command(
+    run_dir: Annotated[
+        Path, typer.Argument(metavar="RUN_DIR", help="A run directory.", show_default=False)
+    ],
+    gfr_rule: Annotated[
+        str,
+        typer.Option(
+            "--gfr-rule",
+            help='GFR VCs share in proportion to their MCRs ("proportional") or get their '
+            'MCR plus an equal share ("equal").',
+        ),
+    ] = "proportional",
+) -> None:
+    """Each VC's or flow's achieved rate against its max-min fair rate (from the topology,
+    the capacities and the demands) and the Jain index of the normalised rates; written
+    into the run's summary.json as "fairness"."""
+    from .fairness import (
+        GFR_RULES,
+        FairnessInputError,
+        fairness_of_run_dir,
+        fairness_table,
+        write_fairness,
+    )
+
+    if gfr_rule not in GFR_RULES:
+        raise CliError(f"--gfr-rule {gfr_rule}: expected one of {', '.join(GFR_RULES)}")
+    try:
+        report = fairness_of_run_dir(run_dir, gfr_rule)
+    except FairnessInputError as error:
+        raise CliError(str(error)) from None
+    print_tables(wide_console(), [fairness_table(report)])
+    write_fairness(run_dir, report)
+    print(f"wrote the fairness into {run_dir / 'summary.json'}")
 
 
 @app.command("validate")
 def validate_command(scenario: ScenarioArgument, sets: SetOption = None) -> None:
     """Check a scenario (with any --set overrides) without running it."""
+    scenario = resolve_scenario(scenario)
     loaded = load_scenario(scenario, sets or [])
     network = Network(loaded)
     made_by = f'template "{loaded.template["kind"]}": ' if loaded.template else ""
@@ -184,6 +272,10 @@ def reproduce_command(
         Optional[int],
         typer.Option("--jobs", min=1, help="Experiments run at once (default: the cores)."),
     ] = None,
+    report: Annotated[
+        bool,
+        typer.Option("--report", help="At the end, write OUT/report.html (atmsim report)."),
+    ] = False,
 ) -> None:
     """Run the seeds' published experiments and compare: published and simulated values,
     tolerance and verdict per quantity; table.csv, figures and run files per experiment
@@ -192,11 +284,38 @@ def reproduce_command(
     from .reproduce.report import ReproduceInputError, main
 
     try:
-        code = main(ids or [], out, jobs, list_only, debug=_Options.debug)
+        code = main(ids or [], out, jobs, list_only, debug=_Options.debug, report=report)
     except ReproduceInputError as error:
         raise CliError(str(error)) from None
     if code:
         raise typer.Exit(code)
+
+
+@app.command("report")
+def report_command(
+    directory: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DIR",
+            help="A reproduce --out, a sweep --out, or a run directory.",
+            show_default=False,
+        ),
+    ],
+    out: Annotated[
+        Optional[Path],
+        typer.Option("--out", help="The HTML file to write (default: DIR/report.html)."),
+    ] = None,
+) -> None:
+    """Write a static, self-contained HTML report (figures embedded) of a reproduce
+    output (published against simulated, verdicts, figures, the misses' analysis), a
+    sweep (metrics against parameters, mean and 95 % interval over the seeds) or a run."""
+    from .html_report import ReportInputError, write_report
+
+    try:
+        path = write_report(directory, out)
+    except ReportInputError as error:
+        raise CliError(str(error)) from None
+    print(path)
 
 
 @app.command("bench")
@@ -217,11 +336,175 @@ def bench_command(
     )
 
     if not BENCH_SCENARIO.is_file():
-        raise CliError(f"{BENCH_SCENARIO}: no such file (bench runs from a source checkout)")
+        raise CliError(
+            f"{BENCH_SCENARIO}: no such file (the package data is missing: reinstall atmsim)"
+        )
     bench_cells(repeat, echo=print)
     if dumbbell:
         print(format_bench(bench_dumbbell(repeat)))
     print(machine_line())
+
+
+@app.command("examples")
+def examples_command(
+    name: Annotated[
+        Optional[str],
+        typer.Argument(
+            metavar="[NAME]",
+            help="A shipped example or sweep to copy out (with --to); none: list them.",
+            show_default=False,
+        ),
+    ] = None,
+    to: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--to",
+            help="Directory to copy NAME into (created), or a file name ending in .toml "
+            "(default: the current directory).",
+        ),
+    ] = None,
+) -> None:
+    """List the example scenarios and sweeps that ship with atmsim, or copy one out to
+    start from: atmsim examples ubr_epd --to mine/."""
+    from .resources import copy_example, description, examples, shipped, sweeps
+
+    if name is None:
+        if to is not None:
+            raise CliError("--to: name the example to copy (atmsim examples NAME --to DIR)")
+        from rich.table import Table
+
+        from .results import wide_console
+
+        for title, found, how in (
+            ("Example scenarios", examples(), "atmsim run NAME"),
+            ("Example sweeps", sweeps(), "atmsim sweep NAME"),
+        ):
+            table = Table(
+                title=f"{title} ({how}; copy: atmsim examples NAME --to DIR)",
+                title_justify="left",
+            )
+            table.add_column("name", no_wrap=True)
+            table.add_column("what", overflow="fold")
+            for key, path in found.items():
+                table.add_row(key, description(path))
+            wide_console().print(table)
+        return
+    if shipped(name) is None:
+        known = ", ".join([*examples(), *sweeps()])
+        raise CliError(f"examples: no shipped example {name!r}; choose from: {known}")
+    try:
+        written = copy_example(name, to if to is not None else Path("."))
+    except FileExistsError as error:
+        raise CliError(f"--to: {error}: exists; not overwritten") from None
+    print(written)
+
+
+@app.command("sweep")
+def sweep_command(
+    spec: Annotated[
+        Path,
+        typer.Argument(
+            metavar="SPEC",
+            help="Sweep specification (TOML, docs/sweeps.md), or a shipped sweep's name.",
+            show_default=False,
+        ),
+    ],
+    out: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--out",
+            help="Output directory: new, empty, or an earlier sweep's (which resumes it). "
+            "Default: runs/sweep-<name>.",
+        ),
+    ] = None,
+    jobs: Annotated[
+        Optional[int],
+        typer.Option("--jobs", min=1, help="Runs at once (default: the cores)."),
+    ] = None,
+    dask: Annotated[
+        Optional[str],
+        typer.Option(
+            "--dask",
+            metavar="[ADDRESS]",
+            help="Run on Dask: the scheduler at ADDRESS, or a LocalCluster of --jobs "
+            "workers when none is given.",
+        ),
+    ] = None,
+    ray: Annotated[
+        Optional[str],
+        typer.Option(
+            "--ray",
+            metavar="[ADDRESS]",
+            help="Run on Ray: the cluster at ADDRESS (auto: a running one), or a local "
+            "instance of --jobs CPUs when none is given.",
+        ),
+    ] = None,
+    no_progress: Annotated[
+        bool, typer.Option("--no-progress", help="A line per run instead of a progress bar.")
+    ] = False,
+) -> None:
+    """Run a parameter study: a base scenario over a grid and/or zipped lists of --set
+    keys and several seeds; one row per run in OUT/results.parquet, each run's files in
+    OUT/runs/<run id>/. Running it again on the same OUT runs only what is missing."""
+    from .sweeps import SweepError, load_spec, run_sweep
+
+    if dask is not None and ray is not None:
+        raise CliError("--dask and --ray: choose one executor")
+    executor, address = "local", None
+    if dask is not None:
+        executor, address = "dask", (None if dask == LOCAL else dask)
+    elif ray is not None:
+        executor, address = "ray", (None if ray == LOCAL else ray)
+    try:
+        loaded = load_spec(spec)
+        outcome = run_sweep(
+            loaded,
+            out,
+            jobs=jobs,
+            executor=executor,
+            address=address,
+            progress=False if no_progress else None,
+            echo=print,
+        )
+    except SweepError as error:
+        raise CliError(str(error)) from None
+    for note in outcome.notes:
+        print(note, file=sys.stderr)
+    frame = outcome.frame
+    counts = frame["status"].value_counts().to_dict() if len(frame) else {}
+    done = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    print(
+        f"sweep {loaded.name}: {outcome.total} runs ({done}); ran {outcome.ran}, "
+        f"{outcome.skipped} already done; {outcome.wall_s:.1f} s wall, --jobs "
+        f"{jobs or os.cpu_count()}, {executor}"
+    )
+    if outcome.failures:
+        print(f"{len(outcome.failures)} failed:")
+        for run_id, error in outcome.failures[:20]:
+            print(f"  {run_id}: {error}")
+        if len(outcome.failures) > 20:
+            print(f"  ... and {len(outcome.failures) - 20} more (status in results.parquet)")
+    print(f"wrote {outcome.out / 'results.parquet'} and {outcome.out / 'runs'}/<run id>/")
+
+
+LOCAL = "local"
+"""The value --dask and --ray take when given without an address (see ``main``)."""
+
+
+def _optional_values(argv: list[str]) -> list[str]:
+    """``--dask`` and ``--ray`` take an optional address: without one (the next word is
+    missing, another option, or a spec file rather than an address), "local" is put in."""
+    out: list[str] = []
+    for k, word in enumerate(argv):
+        out.append(word)
+        if word in ("--dask", "--ray"):
+            following = argv[k + 1] if k + 1 < len(argv) else None
+            looks_like_address = following is not None and (
+                "://" in following or following == "auto" or ":" in following
+            )
+            if not looks_like_address:
+                out.append(LOCAL)
+    return out
 
 
 def default_run_dir(scenario: Path) -> Path:
@@ -243,6 +526,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     ``python -m atmsim``: run the command, turn every failure into an exit code and
     at most one line on stderr."""
     _Options.debug = False
+    argv = _optional_values(list(sys.argv[1:] if argv is None else argv))
     try:
         code = app(args=argv, prog_name="atmsim", standalone_mode=False)
     except ClickException as error:  # typer's usage errors: bad flag, missing argument

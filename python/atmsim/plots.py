@@ -128,12 +128,78 @@ def plot_series(series: pd.DataFrame, summary: dict, out_dir: Path) -> list[Path
                 continue
         file_name, y_label, title = PLOTS.get(metric, (f"{metric}.png", metric, metric))
         figure, axes = _new_figure()
-        _plot_lines(axes, rows, SCALES.get(metric, 1.0), skip_zero=metric == "srtt_s")
+        if metric in QUEUE_METRICS:
+            _plot_smoothed(axes, rows)
+            ccdf = _plot_ccdf(out_dir, rows, metric, y_label, suffix)
+            if ccdf is not None:
+                written.append(ccdf)
+        else:
+            _plot_lines(axes, rows, SCALES.get(metric, 1.0), skip_zero=metric == "srtt_s")
         if metric == "load_factor":
             _clip_load_factor(axes, rows)
         _finish(figure, axes, y_label, title + suffix, out_dir / file_name)
         written.append(out_dir / file_name)
     return written
+
+
+QUEUE_METRICS = ("queue_cells", "ip_queue_packets")
+"""Queues get a smoothed mean over their raw trace and a distribution figure."""
+
+SMOOTHING_SAMPLES = 100
+"""The moving mean of a queue figure spans 1/SMOOTHING_SAMPLES of the run: a 30 s trace
+sampled every 10 ms is a solid band, its mean over 0.3 s shows the level."""
+
+
+def _plot_smoothed(axes, rows) -> None:
+    """Each port's queue samples, faint, and their moving mean over about 1 % of the
+    run (by sample count) on top."""
+    import matplotlib
+
+    groups = list(rows.groupby("entity", sort=False))
+    for n, (entity, samples) in enumerate(groups):
+        color = matplotlib.colormaps["tab20" if len(groups) > 10 else "tab10"](n % 20)
+        width = max(1, len(samples) // SMOOTHING_SAMPLES)
+        axes.plot(samples["time_s"], samples["value"], "-", color=color, alpha=0.3, linewidth=0.6)
+        times = samples["time_s"].to_numpy()
+        span = (times[-1] - times[0]) * width / max(1, len(times)) if len(times) > 1 else 0.0
+        mean = samples["value"].rolling(width, min_periods=1, center=True).mean()
+        label = f"{entity} (mean over {span:.3g} s)" if width > 1 else str(entity)
+        axes.plot(samples["time_s"], mean, "-", color=color, linewidth=1.5, label=label)
+
+
+def _plot_ccdf(out_dir: Path, rows, metric: str, unit: str, suffix: str) -> Optional[Path]:
+    """queue_ccdf.png (ip_queue_ccdf.png): per port, the share of the probe samples with
+    a queue above x, on a log scale: the tail that a time trace hides."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    figure, axes = _new_figure()
+    drawn = 0
+    for entity, samples in rows.groupby("entity", sort=False):
+        values = np.sort(samples["value"].to_numpy())
+        if values.size == 0 or values[-1] <= 0:
+            continue
+        levels = np.unique(values)
+        above = 1.0 - np.searchsorted(values, levels, side="right") / values.size
+        keep = above > 0
+        axes.step(levels[keep], above[keep], where="post", label=str(entity), linewidth=1)
+        drawn += 1
+    if not drawn:
+        plt.close(figure)
+        return None
+    axes.set_yscale("log")
+    axes.grid(True, which="both", alpha=0.3)
+    if drawn <= 12:
+        axes.legend(loc="best", fontsize="small")
+    axes.set_xlabel(unit)
+    axes.set_ylabel("P(queue > x): share of the samples")
+    axes.set_title("Queue length distribution" + suffix)
+    name = "queue_ccdf.png" if metric == "queue_cells" else "ip_queue_ccdf.png"
+    path = out_dir / name
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path
 
 
 def _new_figure(rows: int = 1):

@@ -29,14 +29,78 @@ def _count(value: object) -> str:
 
 
 def _table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
+    """A table of names (first column) and numbers. Numbers never lose digits: a
+    column too narrow folds its cells onto a second line instead of cutting them off
+    with an ellipsis (``print_tables`` first splits a table too wide for the terminal)."""
     table = Table(title=title, title_justify="left")
     for i, column in enumerate(columns):
-        table.add_column(column, justify="left" if i == 0 else "right", no_wrap=i == 0)
+        table.add_column(
+            column,
+            justify="left" if i == 0 else "right",
+            no_wrap=i == 0,
+            overflow="fold",
+        )
     for row in rows[:MAX_TABLE_ROWS]:
         table.add_row(*row)
     if len(rows) > MAX_TABLE_ROWS:
         table.caption = f"{len(rows) - MAX_TABLE_ROWS} more in summary.json"
     return table
+
+
+def _width(console: Console, table: Table) -> int:
+    """The width the table needs to show every cell on one line."""
+    from rich.measure import Measurement
+
+    unbounded = console.options.update(width=100_000, max_width=100_000)
+    return Measurement.get(console, unbounded, table).maximum
+
+
+def fit_table(console: Console, table: Table) -> list[Table]:
+    """``table`` as one or more tables that fit the console's width: when it is too wide,
+    its columns are split into parts (each repeating the first, the name column), titled
+    "(1/2)", "(2/2)", so that no number is folded or cut."""
+    if _width(console, table) <= console.width or len(table.columns) <= 2:
+        return [table]
+    rows = [list(column.cells) for column in table.columns]
+    n_rows = len(rows[0]) if rows else 0
+
+    def part(indices: list[int]) -> Table:
+        sub = Table(title=table.title, title_justify=table.title_justify)
+        for k in [0, *indices]:
+            column = table.columns[k]
+            sub.add_column(
+                column.header,
+                justify=column.justify,
+                no_wrap=column.no_wrap,
+                overflow=column.overflow,
+            )
+        for r in range(n_rows):
+            sub.add_row(*(rows[k][r] for k in [0, *indices]))
+        return sub
+
+    groups: list[list[int]] = []
+    current: list[int] = []
+    for k in range(1, len(table.columns)):
+        trial = [*current, k]
+        if current and _width(console, part(trial)) > console.width:
+            groups.append(current)
+            current = [k]
+        else:
+            current = trial
+    groups.append(current)
+    parts = [part(group) for group in groups]
+    if len(parts) > 1:
+        for n, sub in enumerate(parts, start=1):
+            sub.title = f"{table.title} ({n}/{len(parts)})"
+    parts[-1].caption = table.caption
+    return parts
+
+
+def print_tables(console: Console, tables: list[Table]) -> None:
+    """Print tables, each split to fit the console's width (``fit_table``)."""
+    for table in tables:
+        for part in fit_table(console, table):
+            console.print(part)
 
 
 def wide_console() -> Console:
@@ -51,8 +115,7 @@ def print_result(result: Result, out_dir: Path, console: Optional[Console] = Non
     wall time and the run directory; True if every ledger balances."""
     console = console or wide_console()
     summary = result.summary
-    for table in result_tables(summary):
-        console.print(table)
+    print_tables(console, result_tables(summary))
     balanced = True
     for line, ok in ledger_lines(summary):
         print(line)
@@ -388,9 +451,11 @@ def vc_tcp_totals(summary: dict, core_input: dict) -> list[dict]:
 def ledger_lines(summary: dict) -> list[tuple[str, bool]]:
     """The conservation ledger lines to print, each with whether it balances.
 
-    Always the cell ledger; with TCP flows also the packet and byte ledgers
+    The cell ledger; with TCP flows also the packet and byte ledgers
     (docs/core-interface.md). A ledger balances when the core says so and its
-    terms add up here too.
+    terms add up here too. A balanced ledger with nothing in it (all zero: the
+    packet ledger of TCP over ATM, the cell ledger of a pure IP run) is left out;
+    when every ledger is empty, one line says so.
     """
     ledger = summary["conservation"]
     lines = []
@@ -404,6 +469,9 @@ def ledger_lines(summary: dict) -> list[tuple[str, bool]]:
     cell_ok = ledger["cells_generated"] == sum(n for _, n in cells)
     if not has_sub:
         cell_ok = cell_ok and bool(ledger["ok"])
+    empty: set[int] = set()  # the lines of ledgers with nothing in them
+    if _nothing_in(ledger["cells_generated"], cells):
+        empty.add(len(lines))
     lines.append(
         _ledger_line("conservation ledger", "generated", ledger["cells_generated"], cells, cell_ok)
     )
@@ -422,6 +490,8 @@ def ledger_lines(summary: dict) -> list[tuple[str, bool]]:
             if held:  # ACKs in ack buckets (explicit-rate control of TCP)
                 terms = (*terms, ("held at routers", held))
             ok = bool(packets["ok"]) and packets["generated"] == sum(n for _, n in terms)
+            if _nothing_in(packets["generated"], terms):
+                empty.add(len(lines))
             lines.append(
                 _ledger_line("packet ledger", "generated", packets["generated"], terms, ok)
             )
@@ -444,11 +514,23 @@ def ledger_lines(summary: dict) -> list[tuple[str, bool]]:
                 and nbytes["sent"] == sum(n for _, n in terms)
             )
             split = f"sent once {nbytes['sent_once']:,} + retransmitted {nbytes['retransmitted']:,}"
+            if _nothing_in(nbytes["sent"], terms):
+                empty.add(len(lines))
             lines.append(_ledger_line("byte ledger", "sent", nbytes["sent"], terms, ok, split))
     if not ledger["ok"] and all(ok for _, ok in lines):
         problems = "; ".join(str(p) for p in ledger.get("problems", [])) or "no details"
         lines.append((f"conservation: the core reports a problem ({problems})", False))
-    return lines
+    # A balanced ledger with nothing in it (the packet ledger of TCP over ATM, the
+    # cell ledger of a pure IP run) says nothing: it is left out.
+    kept = [(line, ok) for n, (line, ok) in enumerate(lines) if not (ok and n in empty)]
+    if lines and not kept:
+        kept = [("conservation ledgers: balanced (nothing was generated)", True)]
+    return kept
+
+
+def _nothing_in(total: int, terms: tuple[tuple[str, int], ...]) -> bool:
+    """True for a ledger whose total and every term are 0."""
+    return total == 0 and all(n == 0 for _, n in terms)
 
 
 def _ledger_line(

@@ -42,10 +42,12 @@ from pathlib import Path
 from typing import Callable, Optional, Union
 
 from ..compare import Tolerance
+from ..resources import reproduce_dir
 from .stats import spread
 
-SCENARIO_DIR = Path(__file__).resolve().parents[3] / "scenarios" / "reproduce"
-"""The experiments' scenario files (a source checkout, as for ``atmsim bench``)."""
+SCENARIO_DIR = reproduce_dir()
+"""The experiments' scenario files: package data (``atmsim/data/scenarios/reproduce``,
+``scenarios/reproduce`` in a source checkout)."""
 
 SEEDS = ("seed000", "seed001", "seed002", "seed003", "seed004")
 """The documents reproduced, in order."""
@@ -208,12 +210,16 @@ class UnknownExperiment(ValueError):
 
 
 def select(ids: list[str]) -> list[str]:
-    """Experiment ids for the given seed and experiment ids (in the order given, each
-    once). Raises UnknownExperiment naming the first unknown id."""
+    """Experiment ids for the given document and experiment ids, readable
+    (``tcp-over-abr``, ``tcp-over-abr-sec8``) or not (``seed000``, ``seed000-sec8``),
+    in the order given, each once. Raises UnknownExperiment naming the first unknown
+    id."""
+    from .papers import canonical
+
     known = registry()
     chosen: list[str] = []
     for name in ids:
-        key = name.strip().lower()
+        key = canonical(name)
         if key in SEEDS:
             expanded = seed_ids(key)
         elif key in known:
@@ -225,8 +231,11 @@ def select(ids: list[str]) -> list[str]:
 
 
 def valid_ids() -> list[str]:
-    """What ``atmsim reproduce`` accepts: the seeds, then every experiment id."""
-    return [*SEEDS, *registry()]
+    """What ``atmsim reproduce`` accepts: the documents' readable ids, then every
+    experiment's readable id (each ``seedNNN`` form is an alias)."""
+    from .papers import PAPERS, readable
+
+    return [*(paper.id for paper in PAPERS), *(readable(key) for key in registry())]
 
 
 # --- computing and judging --------------------------------------------------------------

@@ -24,6 +24,7 @@ from . import (
     valid_ids,
     write_csv,
 )
+from .papers import BY_SEED, PAPERS, readable
 
 VERDICT_STYLE = {"match": "green", "miss": "bold red", "n/a": "dim"}
 
@@ -50,20 +51,43 @@ def number(value: Optional[float]) -> str:
     return f"{value:.4g}"
 
 
+def plural(count: int, noun: str) -> str:
+    """ "1 experiment", "2 experiments"."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def list_experiments() -> None:
-    """The experiments, seed by seed: id, source, title, number of quantities."""
-    table = Table(title="Experiments (atmsim reproduce ID... or a seed)", title_justify="left")
-    for column in ("id", "source", "what", "quantities"):
-        table.add_column(column, justify="right" if column == "quantities" else "left")
-    for seed in SEEDS:
-        for key, experiment in registry().items():
-            if experiment.seed == seed:
-                compared = sum(
-                    q.tolerance.kind != "report" and q.see is None for q in experiment.published
-                )
-                table.add_row(key, experiment.source, experiment.title, str(compared))
-    _console().print(table)
-    print("seeds: " + ", ".join(SEEDS) + " (all the experiments of a document)")
+    """The documents with their citations, each followed by its experiments: readable id
+    (and the ``seedNNN`` alias), source, title, number of quantities compared."""
+    console = _console()
+    for paper in PAPERS:
+        keys = [key for key, experiment in registry().items() if experiment.seed == paper.seed]
+        table = Table(
+            title=f"[bold]{paper.id}[/] (alias {paper.seed}): {paper.citation}",
+            title_justify="left",
+            caption=f"atmsim reproduce {paper.id}: all {plural(len(keys), 'experiment')}",
+            caption_justify="left",
+        )
+        for column in ("id", "alias", "source", "what", "quantities"):
+            table.add_column(
+                column,
+                justify="right" if column == "quantities" else "left",
+                no_wrap=column == "id",
+                overflow="fold",
+            )
+        for key in keys:
+            experiment = registry()[key]
+            compared = sum(
+                q.tolerance.kind != "report" and q.see is None for q in experiment.published
+            )
+            source = experiment.source.replace(f"seed {paper.seed[4:]} ", "")
+            table.add_row(readable(key), key, source, experiment.title, str(compared))
+        console.print(table)
+    print(
+        "documents: "
+        + ", ".join(f"{paper.id} ({paper.seed})" for paper in PAPERS)
+        + "; every id in either form"
+    )
 
 
 def interval(row: dict) -> str:
@@ -137,15 +161,19 @@ def seed_summaries(outcomes: list[Outcome]) -> list[str]:
         if not mine:
             continue
         matches, misses, na = verdict_counts([row for o in mine for row in o.rows])
+        paper = BY_SEED[seed]
         lines.append(
-            f"{seed}: {matches} match, {misses} miss ({na} n/a) in {len(mine)} experiments"
+            f"{paper.id} ({seed}): {matches} match, {misses} miss ({na} n/a) in "
+            f"{plural(len(mine), 'experiment')}"
         )
     return lines
 
 
 def combined_name(requested: list[str]) -> str:
     """``seed000`` when exactly one seed was asked for, else ``selected``."""
-    keys = [name.strip().lower() for name in requested]
+    from .papers import canonical
+
+    keys = [canonical(name) for name in requested]
     if len(keys) == 1 and keys[0] in SEEDS:
         return keys[0]
     return "selected"
@@ -166,7 +194,12 @@ def check_reproduce_dir(out: Path) -> Path:
 
 
 def main(
-    requested: list[str], out: Path, jobs: Optional[int], list_only: bool, debug: bool = False
+    requested: list[str],
+    out: Path,
+    jobs: Optional[int],
+    list_only: bool,
+    debug: bool = False,
+    report: bool = False,
 ) -> int:
     """Run ``atmsim reproduce``; the exit code (0: the report, whatever the verdicts;
     1: an experiment failed to run or a conservation ledger did not balance).
@@ -180,16 +213,18 @@ def main(
         ids = select(requested)
     except UnknownExperiment as error:
         raise ReproduceInputError(
-            f"unknown experiment {str(error)!r}; valid: " + ", ".join(valid_ids())
+            f"unknown experiment {str(error)!r}; valid: "
+            + ", ".join(valid_ids())
+            + " (or their seedNNN aliases)"
         ) from None
     if not SCENARIO_DIR.is_dir():
         raise ReproduceInputError(
-            f"{SCENARIO_DIR}: no such directory (atmsim reproduce runs from a source checkout)"
+            f"{SCENARIO_DIR}: no such directory (the package data is missing: reinstall atmsim)"
         )
     check_reproduce_dir(out)
     jobs = jobs or os.cpu_count() or 1
     started = time.perf_counter()
-    print(f"atmsim reproduce: {len(ids)} experiments, --jobs {jobs}, into {out}")
+    print(f"atmsim reproduce: {plural(len(ids), 'experiment')}, --jobs {jobs}, into {out}")
 
     def progress(outcome: Outcome, k: int, total: int) -> None:
         width = len(str(total))
@@ -227,7 +262,11 @@ def main(
     for line in seed_summaries(outcomes):
         print(line)
     print(
-        f"{matches} match, {misses} miss ({na} n/a) in {len(ids)} experiments; "
+        f"{matches} match, {misses} miss ({na} n/a) in {plural(len(ids), 'experiment')}; "
         f"{wall:.1f} s wall, --jobs {jobs}"
     )
+    if report:
+        from ..html_report import write_report
+
+        print(f"report: {write_report(Path(out))}")
     return code

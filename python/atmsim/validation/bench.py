@@ -29,8 +29,8 @@ import platform
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from ..resources import scenario_dir
 from .ns2 import (
-    REPO_ROOT,
     Dumbbell,
     atmsim_metrics,
     default_params,
@@ -41,11 +41,11 @@ from .ns2 import (
     run_ns2_dumbbell,
 )
 
-BENCH_SCENARIO = REPO_ROOT / "scenarios" / "mux_onoff.toml"
-"""The repository's cell-level benchmark; ``bench_cells`` runs it."""
+BENCH_SCENARIO = scenario_dir() / "mux_onoff.toml"
+"""The cell-level benchmark (a shipped example); ``bench_cells`` runs it."""
 
-BENCH_DUMBBELL = REPO_ROOT / "scenarios" / "ip_dumbbell.toml"
-"""The repository's dumbbell; ``bench_dumbbell`` runs it in both simulators."""
+BENCH_DUMBBELL = scenario_dir() / "ip_dumbbell.toml"
+"""The dumbbell (a shipped example); ``bench_dumbbell`` runs it in both simulators."""
 
 
 def bench_cells(repeat: int = 3, echo: Callable[[str], Any] = lambda line: None) -> dict[str, Any]:

@@ -26,14 +26,16 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
 
+from ..resources import scenario_dir
+
 REPO_ROOT = Path(__file__).resolve().parents[3]
 """The source checkout this module sits in."""
 
 FINGERPRINT_FILE = REPO_ROOT / "tests" / "fingerprints.json"
 """Where the golden digests are kept."""
 
-EXAMPLES_DIR = REPO_ROOT / "scenarios"
-"""The example scenarios (every ``*.toml`` directly in it)."""
+EXAMPLES_DIR = scenario_dir()
+"""The example scenarios (every ``*.toml`` directly in it; package data)."""
 
 VOLATILE_KEYS = ("wall_s", "events", "atmsim_version")
 """Summary keys left out of the digest: they depend on the machine, on the

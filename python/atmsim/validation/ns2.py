@@ -1,7 +1,7 @@
 """Validation against ns-2: the IP dumbbell driven in both simulators.
 
 ns-2 (2.35, Debian package ``ns2``) is the reference simulator of the era.
-``validation/ns2/dumbbell.tcl`` builds the dumbbell in ns-2::
+``atmsim/data/ns2/dumbbell.tcl`` (package data) builds the dumbbell in ns-2::
 
     s_i --access--> r1 ==bottleneck==> r2 --access--> d_i      i = 1..n
 
@@ -40,12 +40,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..compare import absolute, jain, relative
+from ..resources import ns2_script
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-"""The source checkout this module sits in (python/atmsim/validation/ns2.py)."""
-
-NS2_SCRIPT = REPO_ROOT / "validation" / "ns2" / "dumbbell.tcl"
-"""The ns-2 script; kept in the repository, run with ``ns dumbbell.tcl key=value ...``."""
+NS2_SCRIPT = ns2_script()
+"""The ns-2 script, shipped as package data; run with ``ns dumbbell.tcl key=value ...``."""
 
 SHARED_VARIANTS = ("tahoe", "reno", "newreno", "sack")
 """Variants both simulators implement (docs/validation.md compares them all)."""

@@ -1,0 +1,531 @@
+"""``atmsim report DIR``: one static, self-contained HTML page for a reproduce output, a
+sweep output or a single run directory (figures embedded as base64 PNG; no server, no
+script, no file beside it).
+
+- Reproduce (a directory of experiment folders with table.csv): per document its
+  citation, the verdicts counted, and per experiment the published values against
+  the simulated means with their 95 % intervals, tolerance, verdict (coloured) and
+  the tolerance's reason, then its figures; each document's analysis of its misses
+  from docs/reproduction.md (shipped with the package) follows its experiments.
+- Sweep (sweep.json and results.parquet): each metric against each swept parameter,
+  the mean over the seeds with its Student-t 95 % interval
+  (``atmsim.reproduce.stats.spread``), one line per combination of the other
+  parameters; the table of those means; the runs that failed.
+- Run (summary.json): the tables of ``atmsim run`` (ports, VCs, flows, ...), the
+  ledgers, the fairness against the max-min rates, and the run's figures (drawn
+  from series.parquet when the directory has none).
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import json
+import math
+import numbers
+import re
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+REPORT_FILE = "report.html"
+MAX_SERIES_LINES = 8
+"""A sweep figure draws at most this many combinations of the other parameters."""
+
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto;
+       max-width: 1200px; padding: 0 1em; color: #1a1a1a; background: #fff; }
+h1 { font-size: 1.6em; border-bottom: 2px solid #333; padding-bottom: .3em; }
+h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 1px solid #aaa; }
+h3 { font-size: 1.1em; margin-top: 1.5em; }
+.citation { font-style: italic; color: #333; }
+.meta { color: #555; font-size: .9em; }
+table { border-collapse: collapse; margin: .8em 0; font-size: .85em; }
+th, td { border: 1px solid #bbb; padding: .25em .5em; vertical-align: top; }
+th { background: #e8e8e8; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.match, span.match { background: #c8efc8; color: #0b5a0b; font-weight: bold; }
+td.miss, span.miss { background: #f7c6c6; color: #8b0000; font-weight: bold; }
+td.na, span.na { background: #eee; color: #666; }
+td.reason, td.note { max-width: 28em; font-size: .92em; }
+img { max-width: 100%; border: 1px solid #ddd; margin: .5em 0; }
+details { margin: 1em 0; padding: .5em 1em; background: #f7f7f7; border-left: 4px solid #999; }
+summary { cursor: pointer; font-weight: bold; }
+.counts span { padding: .1em .5em; margin-right: .4em; border-radius: 3px; }
+"""
+
+
+class ReportInputError(ValueError):
+    """A directory that is none of the three kinds (one line)."""
+
+
+def _e(value: Any) -> str:
+    return html.escape("" if value is None else str(value))
+
+
+def _png(path: Path) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f'<img alt="{_e(path.stem)}" src="data:image/png;base64,{data}">'
+
+
+def _page(title: str, body: list[str]) -> str:
+    stamp = time.strftime("%Y-%m-%d %H:%M")
+    from .api import package_version
+
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>{_e(title)}</title>",
+            f"<style>{STYLE}</style></head><body>",
+            f"<h1>{_e(title)}</h1>",
+            f'<p class="meta">atmsim {_e(package_version())}, written {stamp}</p>',
+            *body,
+            "</body></html>",
+        ]
+    )
+
+
+def _table(columns: list[str], rows: list[list[Any]], classes: Optional[list] = None) -> str:
+    """An HTML table; ``classes[r][c]`` is a cell's class ("num", "match", ...)."""
+    out = ["<table><thead><tr>", *(f"<th>{_e(c)}</th>" for c in columns), "</tr></thead><tbody>"]
+    for r, row in enumerate(rows):
+        out.append("<tr>")
+        for c, value in enumerate(row):
+            cls = classes[r][c] if classes else ""
+            attr = f' class="{cls}"' if cls else ""
+            out.append(f"<td{attr}>{_e(value)}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _number(value: Any) -> str:
+    from .reproduce.report import number
+
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return number(x)
+
+
+# --- which kind -----------------------------------------------------------------------------
+
+
+def kind_of(directory: Path) -> str:
+    """ "reproduce", "sweep" or "run"; ReportInputError otherwise."""
+    if not directory.is_dir():
+        raise ReportInputError(f"{directory}: no such directory")
+    if (directory / "sweep.json").is_file() and (directory / "results.parquet").is_file():
+        return "sweep"
+    if any((child / "table.csv").is_file() for child in directory.iterdir() if child.is_dir()):
+        return "reproduce"
+    if (directory / "summary.json").is_file():
+        return "run"
+    raise ReportInputError(
+        f"{directory}: not an atmsim output; expected a reproduce --out (experiment folders "
+        "with table.csv), a sweep --out (sweep.json, results.parquet) or a run directory "
+        "(summary.json)"
+    )
+
+
+def write_report(directory: Path, out: Optional[Path] = None) -> Path:
+    """Write the report of ``directory`` to ``out`` (default ``directory/report.html``),
+    through a temporary file renamed into place; its path."""
+    directory = Path(directory)
+    kind = kind_of(directory)
+    if kind == "reproduce":
+        text = reproduce_page(directory)
+    elif kind == "sweep":
+        text = sweep_page(directory)
+    else:
+        text = run_page(directory)
+    target = Path(out) if out is not None else directory / REPORT_FILE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.replace(target)
+    return target
+
+
+# --- reproduce ------------------------------------------------------------------------------
+
+
+def _docs_sections() -> dict[str, str]:
+    """docs/reproduction.md (package data) split by document: seed -> the markdown of its
+    "Misses and their likely causes" subsection ("" when it has none)."""
+    from .resources import data_dir
+
+    path = data_dir() / "docs" / "reproduction.md"
+    if not path.is_file():
+        return {}
+    text = path.read_text(encoding="utf-8")
+    sections: dict[str, str] = {}
+    for block in re.split(r"(?m)^## ", text)[1:]:
+        heading, _, body = block.partition("\n")
+        found = re.match(r"Seed (\d{3})", heading)
+        if not found:
+            continue
+        misses = re.split(r"(?m)^### ", body)
+        for part in misses[1:]:
+            title, _, content = part.partition("\n")
+            if title.strip().lower().startswith("misses"):
+                sections[f"seed{found.group(1)}"] = content.strip()
+    return sections
+
+
+def _docs_anchor(seed: str) -> str:
+    """The GitHub-style anchor of the document's section in docs/reproduction.md."""
+    from .resources import data_dir
+
+    path = data_dir() / "docs" / "reproduction.md"
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith(f"## Seed {seed[4:]}"):
+                slug = re.sub(r"[^\w\- ]", "", line[3:].strip().lower()).replace(" ", "-")
+                return "#" + slug
+    return ""
+
+
+def _markdown(text: str) -> str:
+    from markdown_it import MarkdownIt  # a dependency of rich
+
+    return MarkdownIt("commonmark").enable("table").render(text)
+
+
+def _read_table(path: Path) -> list[dict]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def reproduce_page(directory: Path) -> str:
+    from .reproduce import registry
+    from .reproduce.papers import BY_SEED, PAPERS, readable
+
+    experiments = registry()
+    folders = sorted(child for child in directory.iterdir() if (child / "table.csv").is_file())
+    by_seed: dict[str, list[Path]] = {}
+    for folder in folders:
+        by_seed.setdefault(folder.name.split("-", 1)[0], []).append(folder)
+    order = {key: n for n, key in enumerate(experiments)}
+    misses_docs = _docs_sections()
+    body: list[str] = [
+        "<p>Each published number or claim against our simulation: the mean over the "
+        "run seeds with its 95 % interval, the tolerance and its reason, and the verdict "
+        '(<span class="match">match</span>, <span class="miss">miss</span>, '
+        '<span class="na">n/a</span>: not compared). How a result is judged: '
+        'docs/reproduction.md, "How a result is judged".</p>'
+    ]
+    overview_rows, overview_classes = [], []
+    sections: list[str] = []
+    docs_path = _docs_link()
+    for seed in [paper.seed for paper in PAPERS if paper.seed in by_seed] + sorted(
+        set(by_seed) - set(BY_SEED)
+    ):
+        paper = BY_SEED.get(seed)
+        chosen = sorted(by_seed[seed], key=lambda f: order.get(f.name, 10**6))
+        rows_all = [row for folder in chosen for row in _read_table(folder / "table.csv")]
+        counts = {v: sum(r["verdict"] == v for r in rows_all) for v in ("match", "miss", "n/a")}
+        title = f"{paper.id} ({seed}): {paper.title}" if paper else seed
+        anchor = f"doc-{seed}"
+        overview_rows.append(
+            [
+                paper.id if paper else seed,
+                paper.citation if paper else seed,
+                len(chosen),
+                counts["match"],
+                counts["miss"],
+                counts["n/a"],
+            ]
+        )
+        overview_classes.append(["", "", "num", "match", "miss" if counts["miss"] else "num", "na"])
+        part = [f'<h2 id="{anchor}">{_e(title)}</h2>']
+        if paper:
+            part.append(f'<p class="citation">{_e(paper.citation)}</p>')
+            part.append(f'<p class="meta">{_e(paper.topic)}; alias {seed}</p>')
+        part.append(
+            '<p class="counts">'
+            f'<span class="match">{counts["match"]} match</span>'
+            f'<span class="miss">{counts["miss"]} miss</span>'
+            f'<span class="na">{counts["n/a"]} n/a</span>'
+            f" in {len(chosen)} experiment{'s' if len(chosen) != 1 else ''}</p>"
+        )
+        for folder in chosen:
+            part.extend(_experiment_section(folder, experiments.get(folder.name), readable))
+        analysis = misses_docs.get(seed)
+        link = f"{docs_path}{_docs_anchor(seed)}" if docs_path else ""
+        where = f'<a href="{_e(link)}">docs/reproduction.md</a>' if link else "docs/reproduction.md"
+        if analysis:
+            part.append(
+                f"<details open><summary>Misses and their likely causes ({where})</summary>"
+                f"{_markdown(analysis)}</details>"
+            )
+        elif counts["miss"]:
+            part.append(f"<p>The analysis of these misses is not written in {where} yet.</p>")
+        sections.append("\n".join(part))
+    body.append("<h2>Documents</h2>")
+    body.append(
+        _table(
+            ["id", "citation", "experiments", "match", "miss", "n/a"],
+            overview_rows,
+            overview_classes,
+        )
+    )
+    body.extend(sections)
+    return _page(f"atmsim reproduce: {directory}", body)
+
+
+def _docs_link() -> str:
+    """A file: URI of the shipped docs/reproduction.md (the same text as the repository's)."""
+    from .resources import data_dir
+
+    path = data_dir() / "docs" / "reproduction.md"
+    return path.resolve().as_uri() if path.is_file() else ""
+
+
+def _experiment_section(folder: Path, experiment: Any, readable) -> list[str]:
+    rows = _read_table(folder / "table.csv")
+    title = experiment.title if experiment is not None else ""
+    source = experiment.source if experiment is not None else ""
+    out = [
+        f'<h3 id="{_e(folder.name)}">{_e(readable(folder.name))} '
+        f'<span class="meta">({_e(folder.name)})</span></h3>',
+        f'<p>{_e(title)}<br><span class="meta">{_e(source)}</span></p>',
+    ]
+    columns = [
+        "quantity",
+        "unit",
+        "published",
+        "simulated (mean)",
+        "95 % interval",
+        "seeds",
+        "tolerance",
+        "verdict",
+        "note",
+        "tolerance's reason",
+    ]
+    table_rows, classes = [], []
+    for row in rows:
+        interval = ""
+        if row["ci95_low"] not in ("", "NaN") and row["ci95_high"] not in ("", "NaN"):
+            interval = f"[{_number(row['ci95_low'])}, {_number(row['ci95_high'])}]"
+        simulated = _number(row["simulated"]) if row["simulated"] else "see note"
+        verdict = row["verdict"]
+        table_rows.append(
+            [
+                row["quantity"],
+                row["unit"],
+                row["published"],
+                simulated,
+                interval,
+                row["n_seeds"],
+                row["tolerance"],
+                verdict,
+                row["note"],
+                row["tolerance_reason"],
+            ]
+        )
+        classes.append(
+            ["", "", "num", "num", "num", "num", "num", verdict.replace("/", ""), "note", "reason"]
+        )
+    out.append(_table(columns, table_rows, classes))
+    for png in sorted(folder.glob("*.png")):
+        out.append(_png(png))
+    return out
+
+
+# --- sweep ----------------------------------------------------------------------------------
+
+
+def _spread(values) -> tuple[float, float, float, int]:
+    from .reproduce.stats import spread
+
+    s = spread([float(v) for v in values])
+    return s.mean, s.low, s.high, s.n
+
+
+def sweep_page(directory: Path) -> str:
+    import pandas as pd
+
+    meta = json.loads((directory / "sweep.json").read_text(encoding="utf-8"))
+    frame = pd.read_parquet(directory / "results.parquet")
+    parameters = [p for p in meta.get("parameters", []) if p in frame]
+    metrics = [
+        m
+        for m in meta.get("metrics", [])
+        if m in frame and pd.api.types.is_numeric_dtype(frame[m]) and frame[m].dtype != bool
+    ]
+    ok = frame[frame["status"] == "ok"]
+    counts = frame["status"].value_counts().to_dict()
+    body = [
+        f"<p>Base scenario <code>{_e(meta.get('base'))}</code>; parameters "
+        f"{_e(', '.join(parameters) or 'none')}; seeds {_e(meta.get('seeds'))}; "
+        f"{len(frame)} runs: "
+        + ", ".join(f"{n} {_e(status)}" for status, n in sorted(counts.items()))
+        + ". Each point is the mean over the seeds with its Student-t 95 % interval.</p>"
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        grid = [p for p in meta.get("grid", parameters) if p in parameters]
+        for metric in metrics:
+            for x in parameters or [None]:
+                # keys zipped with x vary with it: the lines are the other grid keys'
+                others = [p for p in grid if p != x]
+                path = _sweep_figure(ok, metric, x, others, Path(tmp))
+                if path is not None:
+                    body.append(_png(path))
+    # the table of means
+    keys = parameters
+    columns = [*keys, "seeds", *[f"{m} (mean [95 %])" for m in metrics]]
+    rows, classes = [], []
+    groups = ok.groupby(keys, sort=True, dropna=False) if keys else [((), ok)]
+    for key, group in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        row: list[Any] = [*key, len(group)]
+        for metric in metrics:
+            mean, low, high, n = _spread(group[metric])
+            interval = f" [{_number(low)}, {_number(high)}]" if math.isfinite(low) else ""
+            row.append(f"{_number(mean)}{interval}")
+        rows.append(row)
+        classes.append(["" for _ in keys] + ["num"] * (1 + len(metrics)))
+    body.append("<h2>Means over the seeds</h2>")
+    body.append(_table(columns, rows, classes))
+    failed = frame[frame["status"] != "ok"]
+    if len(failed):
+        body.append("<h2>Runs that did not finish ok</h2>")
+        body.append(
+            _table(
+                ["run_id", *keys, "seed", "status", "error"],
+                [
+                    [r["run_id"], *[r[k] for k in keys], r["seed"], r["status"], r["error"]]
+                    for _, r in failed.iterrows()
+                ],
+            )
+        )
+    return _page(f"atmsim sweep {meta.get('name', '')}: {directory}", body)
+
+
+def _sweep_figure(frame, metric: str, x: Optional[str], others: list[str], tmp: Path):
+    """metric against x (mean and 95 % interval over the seeds), a line per combination
+    of the other parameters (at most MAX_SERIES_LINES)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    if frame.empty or frame[metric].isna().all():
+        return None
+    figure, axes = plt.subplots(figsize=(8, 4.2))
+    lines = list(frame.groupby(others, sort=True)) if others else [((), frame)]
+    for label, part in lines[:MAX_SERIES_LINES]:
+        label = label if isinstance(label, tuple) else (label,)
+        if x is None:
+            xs_raw = ["all"]
+            stats = [_spread(part[metric])]
+        else:
+            xs_raw = sorted(part[x].dropna().unique(), key=_sort_key)
+            stats = [_spread(part[part[x] == value][metric]) for value in xs_raw]
+        numeric = x is not None and all(
+            isinstance(v, numbers.Real) and not isinstance(v, bool) for v in xs_raw
+        )
+        xs = list(xs_raw) if numeric else list(range(len(xs_raw)))
+        means = [s[0] for s in stats]
+        errors = [
+            [s[0] - s[1] if math.isfinite(s[1]) else 0 for s in stats],
+            [s[2] - s[0] if math.isfinite(s[2]) else 0 for s in stats],
+        ]
+        name = ", ".join(f"{k}={v}" for k, v in zip(others, label)) or metric
+        axes.errorbar(xs, means, yerr=errors, marker="o", capsize=3, label=name, linewidth=1)
+        if not numeric:
+            axes.set_xticks(xs)
+            axes.set_xticklabels([str(v) for v in xs_raw], rotation=20)
+    axes.set_xlabel(x or "")
+    axes.set_ylabel(metric)
+    axes.set_title(f"{metric} against {x}" if x else metric)
+    axes.grid(True, alpha=0.3)
+    if len(lines) > 1:
+        axes.legend(fontsize="small")
+    if len(lines) > MAX_SERIES_LINES:
+        axes.text(
+            0.01,
+            0.01,
+            f"first {MAX_SERIES_LINES} of {len(lines)} combinations",
+            transform=axes.transAxes,
+            fontsize="small",
+        )
+    figure.tight_layout()
+    safe = re.sub(r"[^\w.-]", "_", f"{metric}-{x}")
+    path = tmp / f"{safe}.png"
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    del pd
+    return path
+
+
+def _sort_key(value: Any):
+    return (0, value) if isinstance(value, numbers.Real) else (1, str(value))
+
+
+# --- one run --------------------------------------------------------------------------------
+
+
+def _rich_html(table) -> str:
+    """A rich Table of atmsim run as an HTML table."""
+    columns = [str(column.header) for column in table.columns]
+    cells = [list(column.cells) for column in table.columns]
+    rows = (
+        [[str(cells[c][r]) for c in range(len(columns))] for r in range(len(cells[0]))]
+        if cells
+        else []
+    )
+    classes = [["" if c == 0 else "num" for c in range(len(columns))] for _ in rows]
+    caption = f'<p class="meta">{_e(table.caption)}</p>' if table.caption else ""
+    return f"<h3>{_e(table.title)}</h3>{_table(columns, rows, classes)}{caption}"
+
+
+def run_page(directory: Path) -> str:
+    from .fairness import FairnessInputError, fairness_of_run_dir, fairness_table
+    from .results import ledger_lines, result_tables
+
+    summary = json.loads((directory / "summary.json").read_text(encoding="utf-8"))
+    body = [
+        f"<p>Scenario <code>{_e(summary.get('scenario'))}</code>, seed {_e(summary.get('seed'))}, "
+        f"{_e(summary.get('sim_time_s'))} s simulated"
+        + ("" if summary.get("completed", True) else " (interrupted: partial results)")
+        + "</p>"
+    ]
+    body.append("<ul>")
+    for line, ok in ledger_lines(summary):
+        cls = "match" if ok else "miss"
+        body.append(
+            f'<li><span class="{cls}">{"balanced" if ok else "UNBALANCED"}</span> {_e(line)}</li>'
+        )
+    body.append("</ul>")
+    for table in result_tables(summary):
+        body.append(_rich_html(table))
+    try:
+        report = summary.get("fairness") or fairness_of_run_dir(directory)
+        if len(report["entities"]) > 1:
+            body.append(_rich_html(fairness_table(report)))
+    except FairnessInputError:
+        pass
+    figures = sorted(directory.glob("*.png"))
+    if not figures and (directory / "series.parquet").is_file():
+        from .plots import PlotInputError, plot_run_dir
+
+        with tempfile.TemporaryDirectory() as tmp:
+            import shutil
+
+            for name in ("series.parquet", "summary.json"):
+                shutil.copy(directory / name, Path(tmp) / name)
+            try:
+                for path in plot_run_dir(Path(tmp)):
+                    body.append(_png(path))
+            except PlotInputError:
+                pass
+    else:
+        body.extend(_png(path) for path in figures)
+    return _page(f"atmsim run: {directory}", body)

@@ -1,0 +1,118 @@
+"""atmsim report: the HTML page of a reproduce output, a sweep and a run, rendered in
+headless Chromium (the screenshot is not blank, the tables are in the page)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from atmsim.html_report import kind_of, write_report
+from atmsim.reproduce import run_experiments
+from atmsim.sweeps import load_spec, run_sweep
+
+from conftest import SCENARIOS, cli_main, needs_core
+
+CHROMIUM = next(
+    (
+        found
+        for name in ("chromium", "chromium-browser", "google-chrome", "chrome")
+        if (found := shutil.which(name))
+    ),
+    None,
+)
+"""Debian's chromium; scripts/test.sh installs it with apt-get when it is missing."""
+
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="headless Chromium is not installed and could not be (scripts/test.sh runs "
+    "apt-get install chromium where apt-get works)",
+)
+
+
+@pytest.fixture(scope="module")
+def reproduce_dir(tmp_path_factory) -> Path:
+    """A small reproduce output: seed 000 section 8 with two run seeds."""
+    out = tmp_path_factory.mktemp("reproduce")
+    outcomes = run_experiments(["seed000-sec8"], out, jobs=1, seeds=(1, 2))
+    assert not outcomes[0].error
+    return out
+
+
+def chromium(*args: str) -> subprocess.CompletedProcess:
+    assert CHROMIUM is not None
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--hide-scrollbars",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@needs_core
+def test_reproduce_report_holds_the_comparison(reproduce_dir):
+    assert kind_of(reproduce_dir) == "reproduce"
+    page = write_report(reproduce_dir).read_text(encoding="utf-8")
+    assert "Performance of TCP/IP over ABR Service on ATM Networks" in page
+    assert "tcp-over-abr-sec8" in page and "seed000-sec8" in page
+    assert "total TCP throughput" in page and "103.32" in page  # published value
+    assert 'class="match"' in page or 'class="miss"' in page
+    assert "tolerance&#x27;s reason" in page
+    assert "data:image/png;base64," in page  # the figures are embedded
+    assert "Misses and their likely causes" in page  # from docs/reproduction.md
+    assert "<script" not in page  # static
+
+
+@needs_core
+@needs_chromium
+def test_report_renders_in_headless_chromium(reproduce_dir, tmp_path):
+    page = write_report(reproduce_dir)
+    shot = tmp_path / "shot.png"
+    result = chromium("--window-size=1280,1600", f"--screenshot={shot}", page.as_uri())
+    assert shot.is_file(), result.stderr[-2000:]
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(shot)[..., :3]
+    assert pixels.shape[0] >= 1000 and pixels.shape[1] >= 1000
+    not_white = (pixels.mean(axis=2) < 0.9).mean()
+    assert not_white > 0.02, f"the page looks blank ({not_white:.4f} of the pixels drawn)"
+    assert pixels.std() > 0.05
+    dom = chromium("--dump-dom", page.as_uri()).stdout
+    assert dom.count("<table") >= 2  # the documents and the experiment
+    assert '<td class="match">match</td>' in dom or '<td class="miss">miss</td>' in dom
+    assert "tcp-over-abr" in dom and "<img" in dom
+
+
+@needs_core
+def test_sweep_and_run_reports(tmp_path, capsys):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        '[sweep]\nbase = "ubr_epd"\nseeds = 2\n[set]\n"run.duration" = "0.05 s"\n'
+        '[grid]\n"links.sw1-sw2.buffer" = [400, 900]\n[metrics]\nlinks = ["sw1-sw2"]\n'
+    )
+    out = tmp_path / "sweep"
+    run_sweep(load_spec(spec), out, jobs=1, progress=False)
+    assert cli_main("report", str(out)) == 0
+    page = (out / "report.html").read_text()
+    assert "goodput_mbps against links.sw1-sw2.buffer" not in page  # a figure, not text
+    assert page.count("data:image/png;base64,") >= 4  # one figure per numeric metric
+    assert "Means over the seeds" in page
+    run_dir = tmp_path / "run"
+    assert cli_main("run", str(SCENARIOS / "ubr_tcp.toml"), "--out", str(run_dir)) == 0
+    capsys.readouterr()
+    assert cli_main("report", str(run_dir), "--out", str(tmp_path / "r.html")) == 0
+    page = (tmp_path / "r.html").read_text()
+    assert "Ports" in page and "Flows" in page and "Fairness" in page
+    assert "balanced" in page
+    assert cli_main("report", str(tmp_path / "nothing")) == 2
+    assert capsys.readouterr().err.startswith("error: ")
