@@ -91,6 +91,13 @@ BAD_CASES = [
     ("template_bad_kind", TEMPLATE.replace("n-source-vbr", "dumbbell"), "template.kind"),
     ("template_n_zero", TEMPLATE + "n = 0\n", "template.n"),
     (
+        # Regression (scenario fuzzer): n = 100,000 per VC made half a million flows, which
+        # took a minute to expand before any other key was checked.
+        "gfr_template_too_many_connections",
+        '[template]\nkind = "gfr-backbone"\nn = 100000\n',
+        "template.n",
+    ),
+    (
         "template_override_bad",
         TEMPLATE + '[links.sw1-sw2]\nbuffer = "lots"\n',
         "links.sw1-sw2.buffer",

@@ -91,3 +91,16 @@ def test_set_twice_names_the_set_in_effect(tmp_path: Path) -> None:
     path = write(tmp_path, TINY)
     line = one_line_error(path, "links.ab.buffer=5", "links.ab.buffer=-1")
     assert line.endswith("got -1 (from --set links.ab.buffer=-1)"), line
+
+
+def test_a_long_list_of_names_is_cut_in_an_error() -> None:
+    """Regression (scenario fuzzer): an unknown flow beside a template that made 500,000
+    flows gave a 7 MB "one-line" error listing them all."""
+    from atmsim.scenario.common import QUOTED_NAMES, _quoted
+
+    assert _quoted([]) == "(none)"
+    assert _quoted(["a", "b"]) == "a, b"
+    names = [f"f{k}" for k in range(500_000)]
+    text = _quoted(names)
+    assert text.startswith("f0, f1, ") and text.endswith(f"... and {500_000 - QUOTED_NAMES:,} more")
+    assert len(text) < 300

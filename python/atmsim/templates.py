@@ -43,7 +43,7 @@ from pydantic import ValidationError, model_validator
 
 from .errors import ScenarioError, from_validation_error, show_value
 from .scenario import Buffer, Size, Table, Timer, WindowScale, _fail
-from .scenario.limits import MAX_LINK_KM
+from .scenario.limits import MAX_COUNT, MAX_LINK_KM
 from .scenario.limits import number as number_in
 from .scenario.models import (
     Count,
@@ -668,6 +668,8 @@ class GfrBackbone(Table):
                 raise _fail(f"mcr[{k}]", str(error)) from None
             if not cps >= MIN_SOURCE_CPS:
                 raise _fail(f"mcr[{k}]", f"must be at least 0.001 cells/s, got {show_value(rate)}")
+        if self.n * len(self.mcr) > MAX_COUNT:
+            raise _fail("n", f"at most {MAX_COUNT} connections in all (n x {len(self.mcr)} VCs)")
         _check_port(self.buffer, self.policy)
         return self
 

@@ -37,7 +37,18 @@ def _fail(key: str, message: str) -> PydanticCustomError:
     return PydanticCustomError("scenario", "{message}", {"key": key, "message": message})
 
 
+QUOTED_NAMES = 20
+"""An error lists at most this many names, then how many more (a template with n =
+100,000 makes half a million flows, which no error line should spell out)."""
+
+
 def _quoted(names: Any) -> str:
-    """``a, b, c`` for a list of names, or ``(none)``."""
+    """``a, b, c`` for a list of names (the first ``QUOTED_NAMES``, then ``... and N
+    more``), or ``(none)``."""
     names = list(names)
-    return ", ".join(names) if names else "(none)"
+    if not names:
+        return "(none)"
+    if len(names) > QUOTED_NAMES:
+        more = len(names) - QUOTED_NAMES
+        return ", ".join(names[:QUOTED_NAMES]) + f", ... and {more:,} more"
+    return ", ".join(names)
