@@ -370,3 +370,33 @@ fn ack_control_on_an_atm_link_needs_an_atm_port_with_rates_and_an_ack_vc_end() {
         .iter()
         .all(|f| f.rate_control.as_ref().unwrap().acks_rewritten > 0));
 }
+
+#[test]
+fn flows_sharing_a_vc_share_its_rate_as_one_unit() {
+    // f0 and f1 ride VC 0 (data) and VC 1 (ACKs) together; f2 has its own.
+    // The port sees two sessions (VCs 0 and 4); each flow of the shared VC
+    // gets half of its ER, so the two always report the same rate.
+    let mut sc = atm_edge(erica_plus(), json!({"kind": "base_rtt"}), true, 1);
+    sc.flows[1].data_vc = Some(0);
+    sc.flows[1].ack_vc = Some(1);
+    sc.links[7].ack_control = None; // VC 3, f1's own ACK VC, now carries nothing
+    let (s, series, _) = run(&sc);
+    let er = |f: usize| s.flows[f].rate_control.as_ref().unwrap().er_bps;
+    assert_eq!(er(0), er(1));
+    assert_eq!(
+        values(&series, "f0", Metric::ErBps),
+        values(&series, "f1", Metric::ErBps)
+    );
+    // Within the port's payload rate (155.52e6 / 424 cells/s x 384 bits).
+    let payload_bps = 155.52e6 / 424.0 * 384.0;
+    assert!(
+        2.0 * er(0) + er(2) <= 1.1 * payload_bps,
+        "{} {}",
+        er(0),
+        er(2)
+    );
+    assert!(s
+        .flows
+        .iter()
+        .all(|f| f.rate_control.as_ref().unwrap().acks_rewritten > 0));
+}
