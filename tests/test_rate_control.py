@@ -165,8 +165,8 @@ def test_window_rules(tmp_path: Path, window: str, expected: dict) -> None:
         (
             '[links.r1-r2]\nfrom = "r1"\nto = "r2"\nlayer = "ip"',
             '[links.r1-r2]\nfrom = "r1"\nto = "r2"\nlayer = "atm"',
-            "links.r1-r2.rate_control",
-            "IP routers",
+            "links.r2-r1.ack_control.rates_from",
+            "same network",
         ),
     ],
 )

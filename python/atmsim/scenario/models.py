@@ -464,8 +464,9 @@ RATE_CONTROL_DEFAULTS: dict[str, Any] = {
 
 
 class RateControl(Table):
-    """``rate_control = { ... }`` (or ``"erica_plus"``) on an IP link: its router port
-    computes an explicit rate per TCP flow with seed 001's simplified ERICA+
+    """``rate_control = { ... }`` (or ``"erica_plus"``) on an IP or ATM link: its port
+    computes an explicit rate per TCP flow (per VC at an ATM port, in cell payload
+    bytes) with seed 001's simplified ERICA+
     (docs/model.md, "Explicit-rate control of TCP"). Every key has seed 001's value as
     its default: interval "5 ms", t0 "1.5 ms", a 1.15, b 1, qdlf 0.5, delta 0.1,
     max_increase 0.1 (10 % per interval)."""
@@ -506,7 +507,10 @@ class AckControl(Table):
     """``ack_control = { rates_from = "<link>", window = ..., ack_bucket = ... }`` on an
     IP link: the router at its far end acts on the ACKs arriving over it, for the flows
     whose data leave through ``rates_from`` (an IP link with ``rate_control`` leaving
-    that router). ``window``: ``"none"``, ``"rtt"`` (ER x each flow's round-trip time as
+    that router). On an ATM link (the last link of the flows' ACK VCs): the edge there
+    reassembles each ACK frame and writes its window, for the flows whose data VC
+    crosses ``rates_from`` (an ATM link with ``rate_control``); no ack bucket.
+    ``window``: ``"none"``, ``"rtt"`` (ER x each flow's round-trip time as
     a ping from the router measures it: the base RTT plus the queueing delay at
     ``rates_from``), ``"base_rtt"`` (ER x the base RTT, no queueing) or a time T such
     as ``"30 ms"`` (ER x T), written into each ACK as min(window, ER x T) with the
@@ -514,11 +518,11 @@ class AckControl(Table):
     flow's ER (seed 001 section 4.1)."""
 
     rates_from: str
-    """The IP link whose port computes the rates."""
+    """The link whose port computes the rates (IP for an IP link, ATM for an ATM one)."""
     window: TimeOrRule = "rtt"
     """"none", "rtt" (default), "base_rtt" or a time T (0 < T <= 1000 s)."""
     ack_bucket: bool = False
-    """Hold the ACKs and release them at the flow's explicit rate."""
+    """Hold the ACKs and release them at the flow's explicit rate (IP links only)."""
 
     def window_json(self) -> dict:
         if self.window in WINDOW_RULES:
@@ -555,10 +559,13 @@ class Link(Table):
     algorithm: Optional[Algorithm] = None
     """ATM only: the ABR switch algorithm of the output port; none by default."""
     rate_control: Optional[RateControl] = None
-    """IP only: the port computes explicit rates for the TCP flows through it."""
+    """The port computes explicit rates for the TCP flows through it: per flow in IP
+    bytes/s at an IP port, per VC in cell payload bytes/s at an ATM port."""
     ack_control: Optional[AckControl] = None
-    """IP only: what the router at this link's far end does to the ACKs arriving over
-    it (their windows, an ack bucket), from the rates of another of its ports."""
+    """What is done to the ACKs arriving over this link: on an IP link, by the router at
+    its far end (their windows, an ack bucket), from the rates of another of its ports;
+    on an ATM link, by the edge that reassembles the ACK frames of the ACK VCs ending
+    with it (their windows), from the rates of an ATM port on the flows' data VCs."""
     count: Optional[Count] = None
     """Copies of a template (a name with {i}), 1 to 100000."""
 
@@ -617,13 +624,12 @@ class Link(Table):
                 f"got {show_value(self.length)}",
             )
         if self.layer == "atm":
-            for key in ("rate_control", "ack_control"):
-                if getattr(self, key) is not None:
-                    raise _fail(
-                        key,
-                        "explicit-rate control of TCP acts at IP routers: remove it or set "
-                        'layer = "ip"',
-                    )
+            if self.ack_control is not None and self.ack_control.ack_bucket:
+                raise _fail(
+                    "ack_control.ack_bucket",
+                    "the ack bucket is modelled at IP routers only: remove it, or use an IP "
+                    "network",
+                )
             self._resolve_atm()
         else:
             self._resolve_ip()

@@ -197,6 +197,7 @@ class Network:
         self._check_ack_controls()
         self._expand_vcs_and_sources()
         self._expand_flows()
+        self._check_atm_edges()
         self._check_sources()
         self._check_probes()
 
@@ -314,17 +315,40 @@ class Network:
             source = self.links.get(name)
             if source is None:
                 raise _fail(key, f'no link "{name}"; links: {_quoted(self.links)}')
-            if source.link.layer != "ip" or source.link.rate_control is None:
+            layer = flat.link.layer
+            if source.link.layer != layer:
                 raise _fail(
                     key,
-                    f'link "{name}" computes no rates: give it rate_control (an IP link)',
+                    f'link "{name}" is an {source.link.layer.upper()} link, but "{flat.name}" '
+                    f"is {layer.upper()}: the rates come from a port of the same network",
                 )
+            if source.link.rate_control is None:
+                raise _fail(key, f'link "{name}" computes no rates: give it rate_control')
+            if layer == "atm":
+                # An ATM edge takes the rates of any ATM port on the flows' data VCs
+                # (_check_atm_edges, once the flows' VCs are known).
+                continue
             if source.link.from_ != flat.link.to:
                 raise _fail(
                     key,
                     f'link "{name}" leaves "{source.link.from_}", but the ACKs over '
                     f'"{flat.name}" reach "{flat.link.to}": the router there controls them '
                     f"with the rates of one of its own ports",
+                )
+
+    def _check_atm_edges(self) -> None:
+        """An ATM link's ack_control acts where ACK frames leave the ATM network: the
+        link must be the last link of some flow's ACK VC."""
+        ends = {f.ack_links[-1] for f in self.flows if f.layer == "atm" and f.ack_links}
+        for flat in self.links.values():
+            if flat.link.layer != "atm" or flat.link.ack_control is None:
+                continue
+            if flat.name not in ends:
+                raise _fail(
+                    f"{flat.key}.ack_control",
+                    f'no flow\'s ACK VC ends with link "{flat.name}": an ATM edge writes the '
+                    "windows of the ACK frames it reassembles, on the last link of their VC "
+                    f"(towards the TCP sender)",
                 )
 
     def _add_link(self, flat: FlatLink, key: str, how: str) -> None:

@@ -60,6 +60,9 @@ pub enum Event {
     RateInterval(u32),
     /// A flow's ack bucket releases its next ACK.
     AckRelease(u32),
+    /// A rate-controlled ATM port ends an averaging interval (its index is
+    /// the ATM link's).
+    AtmRateInterval(u32),
 }
 
 /// A pending event. `key` packs (time, sequence number) into one integer

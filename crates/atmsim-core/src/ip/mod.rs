@@ -5,7 +5,8 @@
 //! Also the explicit-rate control of TCP at a router port (seed 001): the
 //! rates ([`rate_control`]) and the ack bucket ([`ack_bucket`]); the
 //! translation of a rate into the window of passing ACKs is
-//! [`Packet::rewrite_window`] with the checksum updated incrementally.
+//! [`rate_control::limit_window`] ([`Packet::rewrite_window`] with the
+//! checksum updated incrementally), shared with the ATM edges.
 //! Not here: IP fragmentation (the seeds never fragment).
 
 pub mod ack_bucket;

@@ -36,7 +36,26 @@
 //! limit until the port has measured the flow, whose first computed ER then
 //! falls to its allocation at once (decreases are not capped). Our choice.
 
-use crate::engine::PS_PER_S;
+use crate::engine::{Time, PS_PER_S};
+use crate::ip::Packet;
+
+/// Seed 001's translation of a rate into a window (section 3): writes
+/// min(window, ER x T) into ACK `packet`'s window field, ER in bytes/s and T
+/// in ps, in units of the flow's window scale (RFC 1323), never raising it
+/// and never below one segment of `mss` bytes (a sender with nothing in
+/// flight and a window under one segment would wait for ever: TCP's persist
+/// timer is not modelled). The checksum follows incrementally (RFC 1624).
+/// Returns true when the field was lowered. Routers and ATM edges share it.
+pub fn limit_window(packet: &mut Packet, er: f64, t_ps: Time, mss: u32, scale: u8) -> bool {
+    let w = (er * t_ps as f64 / PS_PER_S as f64).max(mss as f64) as u64;
+    let field = (w >> scale).min(u16::MAX as u64) as u16;
+    if field < packet.wnd {
+        packet.rewrite_window(field);
+        true
+    } else {
+        false
+    }
+}
 
 /// The ERICA+ queue-delay curve and the controller's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -157,12 +157,16 @@ pub struct LinkSpec {
     /// ATM: the ABR switch algorithm at the output port (null: none).
     #[serde(default)]
     pub algorithm: Option<AlgorithmSpec>,
-    /// IP: the port computes explicit rates for the TCP flows through it
-    /// (seed 001's simplified ERICA+; null: none).
+    /// The port computes explicit rates for the TCP flows through it (seed
+    /// 001's simplified ERICA+; null: none): per flow at an IP port, in IP
+    /// bytes/s; per VC at an ATM port, in cell payload bytes/s (48 per cell).
     #[serde(default)]
     pub rate_control: Option<RateControlSpec>,
-    /// IP: what the router at this link's far end does to the ACKs of the
-    /// flows another of its ports rate-controls (null: nothing).
+    /// What is done to the ACKs arriving over this link (null: nothing): on
+    /// an IP link, by the router at its far end, for the flows another of
+    /// its ports rate-controls; on an ATM link, by the edge that reassembles
+    /// the ACK frames of the ACK VCs ending with it, for the flows whose data
+    /// VC crosses `rates_from` (an ATM port with rate_control; no ack bucket).
     #[serde(default)]
     pub ack_control: Option<AckControlSpec>,
 }
@@ -227,12 +231,14 @@ pub enum WindowRule {
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct AckControlSpec {
-    /// The IP link whose port computes the rates (it must leave the node
-    /// this link reaches, and have `rate_control`).
+    /// The link whose port computes the rates, with `rate_control`: on an IP
+    /// link, an IP link leaving the node this link reaches; on an ATM link,
+    /// an ATM link on the controlled flows' data VCs.
     pub rates_from: u32,
     /// Writes min(window, ER x T) into each ACK (RFC 1624 checksum update).
     pub window: WindowRule,
-    /// Holds the ACKs and releases them at the flow's rate (the ack bucket).
+    /// Holds the ACKs and releases them at the flow's rate (the ack bucket;
+    /// IP links only).
     pub ack_bucket: bool,
 }
 
@@ -860,6 +866,7 @@ impl Scenario {
                 if let Some(a) = &l.algorithm {
                     check_algorithm(i, a)?;
                 }
+                self.check_atm_control(i, l)?;
             }
             Layer::Ip => {
                 if l.cell_rate_cps != 0.0 {
@@ -905,15 +912,7 @@ impl Scenario {
                     ));
                 }
                 if let Some(rc) = &l.rate_control {
-                    let p = format!("links[{i}].rate_control");
-                    INTERVAL_PS.check(format_args!("{p}.interval_ps"), rc.interval_ps)?;
-                    INTERVAL_PS.check(format_args!("{p}.t0_ps"), rc.t0_ps)?;
-                    ERICA_PLUS_A.check(format_args!("{p}.a"), rc.a)?;
-                    ERICA_PLUS_B.check(format_args!("{p}.b"), rc.b)?;
-                    FRACTION.check(format_args!("{p}.qdlf"), rc.qdlf)?;
-                    ERICA_DELTA.check(format_args!("{p}.delta"), rc.delta)?;
-                    RATE_INCREASE.check(format_args!("{p}.max_increase"), rc.max_increase)?;
-                    UNIT_INTERVAL.check(format_args!("{p}.active_decay"), rc.active_decay)?;
+                    check_rate_control(i, rc)?;
                 }
                 if let Some(ac) = &l.ack_control {
                     let p = format!("links[{i}].ack_control");
@@ -938,9 +937,49 @@ impl Scenario {
                 }
             }
         }
-        if l.layer == Layer::Atm && (l.rate_control.is_some() || l.ack_control.is_some()) {
+        Ok(())
+    }
+
+    /// The explicit-rate control of TCP at an ATM port and edge: rates
+    /// measured at an ATM port, and the windows of the ACK frames reassembled
+    /// where the ACK VCs ending with ATM link `i` end (seed 001 section 7:
+    /// "ATM edge devices/switches, as well as ... Internet routers").
+    fn check_atm_control(&self, i: usize, l: &LinkSpec) -> Result<(), String> {
+        use limits::*;
+        if let Some(rc) = &l.rate_control {
+            check_rate_control(i, rc)?;
+        }
+        let Some(ac) = &l.ack_control else {
+            return Ok(());
+        };
+        let p = format!("links[{i}].ack_control");
+        let r = ac.rates_from;
+        let Some(ports) = self.links.get(r as usize) else {
+            return Err(format!("{p}.rates_from: no link {r}"));
+        };
+        if ports.layer != Layer::Atm || ports.rate_control.is_none() {
             return Err(format!(
-                "links[{i}]: rate_control and ack_control are for IP links"
+                "{p}.rates_from: link {r} is not an ATM link with rate_control"
+            ));
+        }
+        if ac.ack_bucket {
+            return Err(format!(
+                "{p}.ack_bucket: the ack bucket is modelled at IP routers only"
+            ));
+        }
+        if let WindowRule::Fixed { t_ps } = ac.window {
+            POSITIVE_TIME_PS.check(format_args!("{p}.window.t_ps"), t_ps)?;
+        }
+        let ends_here = self.flows.iter().any(|f| {
+            f.ack_vc
+                .and_then(|v| self.vcs.get(v as usize))
+                .and_then(|v| v.links.last())
+                == Some(&(i as u32))
+        });
+        if !ends_here {
+            return Err(format!(
+                "{p}: no flow's ack_vc ends with this link (an ATM edge writes the windows of \
+                 the ACK frames it reassembles, where their VC ends)"
             ));
         }
         Ok(())
@@ -1215,6 +1254,20 @@ impl Scenario {
 }
 
 /// The switch algorithm of link `i`.
+/// The parameters of link `i`'s rate computation (an IP or an ATM port).
+fn check_rate_control(i: usize, rc: &RateControlSpec) -> Result<(), String> {
+    use limits::*;
+    let p = format!("links[{i}].rate_control");
+    INTERVAL_PS.check(format_args!("{p}.interval_ps"), rc.interval_ps)?;
+    INTERVAL_PS.check(format_args!("{p}.t0_ps"), rc.t0_ps)?;
+    ERICA_PLUS_A.check(format_args!("{p}.a"), rc.a)?;
+    ERICA_PLUS_B.check(format_args!("{p}.b"), rc.b)?;
+    FRACTION.check(format_args!("{p}.qdlf"), rc.qdlf)?;
+    ERICA_DELTA.check(format_args!("{p}.delta"), rc.delta)?;
+    RATE_INCREASE.check(format_args!("{p}.max_increase"), rc.max_increase)?;
+    UNIT_INTERVAL.check(format_args!("{p}.active_decay"), rc.active_decay)
+}
+
 fn check_algorithm(i: usize, a: &AlgorithmSpec) -> Result<(), String> {
     use limits::*;
     let p = format!("links[{i}].algorithm");

@@ -14,6 +14,7 @@
 //! see `fast_paths`): it schedules nothing and hands its arrived cells to a
 //! `deliver` callback when cells are added, at probe ticks and at the end.
 
+use super::atm_control::AtmControl;
 use crate::abr::algorithm::{self, AlgorithmStats, PortState};
 use crate::abr::{is_brm, is_rm, SwitchAlgorithm};
 use crate::atm::port::PriorityArrival;
@@ -22,6 +23,7 @@ use crate::buffer::{PolicyContext, VcOccupancy};
 use crate::engine::time::cell_time_ps;
 use crate::engine::{Event, EventQueue, RngStream, Time};
 use crate::gfr::Fgcra;
+use crate::ip::Packet;
 use crate::scenario::{LinkSpec, PolicySpec, VcSpec};
 use crate::stats::{GfrSummary, Ledger, PortSummary};
 use std::collections::VecDeque;
@@ -82,6 +84,8 @@ pub(super) struct AtmFabric {
     policers: Vec<Option<Fgcra>>,
     /// GFR VCs: the MCR, cells/s.
     mcr_cps: Vec<f64>,
+    /// The explicit-rate control of TCP at its ports and edges.
+    control: AtmControl,
 }
 
 impl AtmFabric {
@@ -228,7 +232,50 @@ impl AtmFabric {
             paths,
             policers,
             mcr_cps,
+            control: AtmControl::default(),
         }
+    }
+
+    /// Gives the fabric its explicit-rate control (built once the agenda,
+    /// where it schedules its intervals, exists).
+    pub(super) fn set_control(&mut self, control: AtmControl) {
+        self.control = control;
+    }
+
+    /// Port `l`'s rate controller ends an averaging interval at `now`.
+    pub(super) fn end_rate_interval(&mut self, l: u32, now: Time, agenda: &mut EventQueue) {
+        let queue = self.hops[l as usize].port.occupancy(now) as u64;
+        self.control.end_interval(l, now, queue, agenda);
+    }
+
+    /// ACK `packet`, reassembled from cells that arrived over link `l`,
+    /// leaves the ATM network at `now`: its window perhaps rewritten by the
+    /// edge there.
+    #[inline]
+    pub(super) fn at_edge(&mut self, l: u32, packet: Packet, now: Time) -> Packet {
+        if packet.is_data || !self.control.any() {
+            return packet;
+        }
+        let queue_delay_ps = match self.control.queue_delay_port(l) {
+            // What a ping through the controlling port would wait there.
+            Some(p) => {
+                let port = &self.hops[p as usize].port;
+                port.occupancy(now) as Time * port.cell_time_ps
+            }
+            None => 0,
+        };
+        self.control.on_ack(l, packet, queue_delay_ps)
+    }
+
+    /// Flow `f`'s explicit rate (bits/s) and last written window (bytes),
+    /// if an ATM port rates it.
+    pub(super) fn control_sample(&self, f: u32) -> Option<(f64, f64)> {
+        self.control.sample(f)
+    }
+
+    /// What the explicit-rate control at ATM ports did to flow `f`.
+    pub(super) fn flow_rate_summary(&self, f: u32) -> Option<crate::stats::FlowRateSummary> {
+        self.control.flow_summary(f)
     }
 
     /// Number of links.
@@ -258,6 +305,9 @@ impl AtmFabric {
         agenda: &mut EventQueue,
         deliver: &mut impl FnMut(&Cell),
     ) -> bool {
+        if self.control.any() && !is_rm(&cell) {
+            self.control.count(l, cell.vc);
+        }
         let path = &self.paths[cell.vc as usize];
         let (prio, abr) = (path.priority, path.is_abr);
         let hop = &mut self.hops[l as usize];

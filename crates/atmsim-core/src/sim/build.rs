@@ -1,7 +1,7 @@
 //! Building a network's parts from a scenario.
 
 use super::fast_paths::{IpFastPaths, Plan};
-use super::{atm, ends, ip, probes, tcp, Clock, LinkRef, Simulation};
+use super::{atm, atm_control, ends, ip, probes, tcp, Clock, LinkRef, Simulation};
 use crate::engine::EventQueue;
 use crate::scenario::{Arbitration, Layer, Scenario};
 
@@ -38,7 +38,7 @@ pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
         .filter(|(_, l)| l.layer == Layer::Atm)
         .map(|(i, l)| (i, l, plan.lazy_atm[i]))
         .collect();
-    let atm = atm::AtmFabric::new(atm_specs, &sc.vcs, &local, sc.seed, &sc.probes.vc_queue);
+    let mut atm = atm::AtmFabric::new(atm_specs, &sc.vcs, &local, sc.seed, &sc.probes.vc_queue);
     let ip_links: Vec<usize> = (0..sc.links.len())
         .filter(|&i| sc.links[i].layer == Layer::Ip)
         .collect();
@@ -51,6 +51,12 @@ pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
     let ip_fast = IpFastPaths::new(&plan, &ip_links, &local);
     let ip_specs = ip_links.iter().map(|&i| (i, &sc.links[i])).collect();
     let ip = ip::IpFabric::new(sc, ip_specs, &local, ip_fast, &mut agenda);
+    atm.set_control(atm_control::AtmControl::new(
+        sc,
+        &local,
+        atm.len(),
+        &mut agenda,
+    ));
     // VCs that carry a TCP flow end in a host, not a passive sink.
     let mut tcp_vc = vec![false; sc.vcs.len()];
     for fl in &sc.flows {
@@ -63,7 +69,8 @@ pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
         .iter()
         .map(|v| sc.links[v.links[0] as usize].cell_rate_cps)
         .collect();
-    // The first events, in this order: rate intervals of IP ports, sources,
+    // The first events, in this order: rate intervals of IP ports, then of
+    // ATM ports (above), sources,
     // flows and their ticks, the first probe tick (ties at one instant go by
     // scheduling order).
     let ends = ends::Endpoints::new(sc, &tcp_vc, &first_link_cps, &mut agenda);

@@ -81,6 +81,7 @@ impl Simulation {
                 }
                 AtEnd::Tcp(cell) => {
                     if let Some(packet) = self.ends.deliver_tcp_cell(cell) {
+                        let packet = self.atm.at_edge(l, packet, self.clock.now);
                         self.packet_arrives(packet, self.clock.now);
                     }
                 }
@@ -137,6 +138,11 @@ impl Simulation {
 
     pub(super) fn on_rate_interval(&mut self, l: u32) {
         self.ip
+            .end_rate_interval(l, self.clock.now, &mut self.agenda);
+    }
+
+    pub(super) fn on_atm_rate_interval(&mut self, l: u32) {
+        self.atm
             .end_rate_interval(l, self.clock.now, &mut self.agenda);
     }
 

@@ -15,7 +15,7 @@
 
 use crate::engine::{Event, EventQueue, Time, PS_PER_S};
 use crate::ip::ack_bucket::AckBucket;
-use crate::ip::rate_control::{RateControl, RateControlParams};
+use crate::ip::rate_control::{limit_window, RateControl, RateControlParams};
 use crate::ip::Packet;
 use crate::scenario::{Layer, Scenario, WindowRule};
 use crate::stats::FlowRateSummary;
@@ -113,7 +113,9 @@ impl IpControl {
             }
         }
         for (i, l) in sc.links.iter().enumerate() {
-            let Some(ac) = &l.ack_control else { continue };
+            let Some(ac) = l.ack_control.as_ref().filter(|_| l.layer == Layer::Ip) else {
+                continue;
+            };
             let controls: Vec<bool> = sc
                 .flows
                 .iter()
@@ -209,13 +211,8 @@ impl IpControl {
             WindowRule::BaseRtt => Some(self.rtt_ps[f]),
         };
         if let Some(t_ps) = t_ps {
-            // W = ER x T, not below one segment: a sender with nothing in
-            // flight and a window under one segment would wait for ever
-            // (TCP's persist timer is not modelled). Never raised.
-            let w = (er * t_ps as f64 / PS_PER_S as f64).max(self.mss[f] as f64) as u64;
-            let field = (w >> self.scale[f]).min(u16::MAX as u64) as u16;
-            if field < packet.wnd {
-                packet.rewrite_window(field);
+            // W = ER x T, not below one segment, never raised.
+            if limit_window(&mut packet, er, t_ps, self.mss[f], self.scale[f]) {
                 self.rewritten[f] += 1;
             }
             self.written[f] = (packet.wnd as u64) << self.scale[f];

@@ -5,7 +5,8 @@
 //!
 //! The parts, each in its own file and owning its state:
 //! - [`atm`]: the ATM fabric: links, their output ports and switch
-//!   algorithms, the VCs' paths;
+//!   algorithms, the VCs' paths, with [`atm_control`], the explicit-rate
+//!   control of TCP at ATM ports and edges (rates, ACK windows);
 //! - [`ip`]: the IP fabric: packet links, router ports, the flows' IP paths
 //!   and the IP part of the ledger, with [`ip_control`], the explicit-rate
 //!   control of TCP at routers (rates, ACK windows, ack buckets);
@@ -24,6 +25,7 @@
 //! parts' methods; `build` makes the parts.
 
 mod atm;
+mod atm_control;
 mod build;
 mod ends;
 mod fast_paths;
@@ -122,6 +124,7 @@ impl Simulation {
                 Event::SesSend(v) => self.on_ses_send(v),
                 Event::RateInterval(l) => self.on_rate_interval(l),
                 Event::AckRelease(f) => self.on_ack_release(f),
+                Event::AtmRateInterval(l) => self.on_atm_rate_interval(l),
             }
         }
         self.clock.now = self.clock.now.max(until);

@@ -185,7 +185,7 @@ impl Probes {
             {
                 series.push(t, e, metric, x);
             }
-            if let Some((er, wnd)) = ip.control_sample(f) {
+            if let Some((er, wnd)) = ip.control_sample(f).or_else(|| atm.control_sample(f)) {
                 series.push(t, e, Metric::ErBps, er);
                 series.push(t, e, Metric::RwndWrittenBytes, wnd);
             }

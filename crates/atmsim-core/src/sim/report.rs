@@ -36,7 +36,10 @@ impl Simulation {
         }
         let mut flows = self.tcp.report(t_s, &mut ledger.bytes);
         for (f, flow) in flows.iter_mut().enumerate() {
-            flow.rate_control = self.ip.flow_rate_summary(f as u32);
+            flow.rate_control = self
+                .ip
+                .flow_rate_summary(f as u32)
+                .or_else(|| self.atm.flow_rate_summary(f as u32));
         }
         let b = &mut ledger.bytes;
         b.dropped_in_network = ip_dropped_bytes + end_bytes.dropped_in_network;

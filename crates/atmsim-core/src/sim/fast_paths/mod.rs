@@ -63,8 +63,9 @@ use crate::scenario::{FlowSpec, Layer, LinkSpec, PolicySpec, Scenario};
 use crate::tcp::TimerMode;
 
 /// Whether the output port of `link` may be fed early (eager or batch) by
-/// the fast paths: not a port that computes explicit rates from its
-/// arrivals (it must count them at their time); otherwise every policy
+/// the fast paths, or its link drained lazily: not a port (IP or ATM) that
+/// computes explicit rates from its arrivals (it must count them at their
+/// time); otherwise every policy
 /// decides on each arrival from its own state at that instant, so all may
 /// (the match makes a new policy choose).
 pub(super) fn port_allows_fast_paths(link: &LinkSpec) -> bool {
@@ -85,8 +86,9 @@ pub(super) fn port_allows_fast_paths(link: &LinkSpec) -> bool {
 }
 
 /// Whether a packet at the far end of `link` may go on early into the next
-/// port (or, over a batch port's feeder, be taken early): not when a router
-/// there acts on it at the instant it passes (ACK windows, ack buckets).
+/// port (or, over a batch port's feeder, be taken early), or an ATM link's
+/// cells be delivered lazily: not when a router or an ATM edge there acts
+/// on it at the instant it passes (ACK windows, ack buckets).
 pub(super) fn link_end_allows_fast_paths(link: &LinkSpec) -> bool {
     link.ack_control.is_none()
 }
@@ -147,7 +149,17 @@ fn lazy_atm_links(sc: &Scenario) -> Vec<bool> {
             endpoint[v as usize] = true;
         }
     }
-    let mut lazy: Vec<bool> = sc.links.iter().map(|l| l.layer == Layer::Atm).collect();
+    // A port that computes rates or an edge that writes ACK windows acts
+    // on the cells as they pass: never lazy (exact either way, since a lazy
+    // link only delays deliveries to passive sinks, but these elements
+    // stay on the plain event path as the IP ones do).
+    let mut lazy: Vec<bool> = sc
+        .links
+        .iter()
+        .map(|l| {
+            l.layer == Layer::Atm && port_allows_fast_paths(l) && link_end_allows_fast_paths(l)
+        })
+        .collect();
     for (i, v) in sc.vcs.iter().enumerate() {
         let passive = !endpoint[i] && v.abr.is_none();
         for (k, &l) in v.links.iter().enumerate() {
