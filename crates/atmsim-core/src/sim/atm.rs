@@ -16,6 +16,7 @@
 
 use crate::abr::algorithm::{self, AlgorithmStats, PortState};
 use crate::abr::{is_brm, is_rm, SwitchAlgorithm};
+use crate::atm::link::LAZY_BATCH;
 use crate::atm::port::PriorityArrival;
 use crate::atm::{Cell, Link, Port, PortMode, ServiceClass};
 use crate::buffer::{PolicyContext, VcOccupancy};
@@ -162,6 +163,7 @@ impl AtmFabric {
                         delay_ps: l.delay_ps,
                         in_flight: VecDeque::new(),
                         lazy,
+                        drain_at: LAZY_BATCH,
                     },
                     port,
                     algorithm: l.algorithm.as_ref().map(|a| algorithm::build(a, n_vcs)),
@@ -247,10 +249,10 @@ impl AtmFabric {
         agenda: &mut EventQueue,
         deliver: &mut impl FnMut(&Cell),
     ) -> bool {
-        let path = &self.paths[cell.vc as usize];
-        let (prio, abr) = (path.priority, path.is_abr);
         let hop = &mut self.hops[l as usize];
         if hop.algorithm.is_some() {
+            let path = &self.paths[cell.vc as usize];
+            let (prio, abr) = (path.priority, path.is_abr);
             let ps = hop.port_state(now);
             if let Some(a) = hop.algorithm.as_mut() {
                 if is_brm(&cell) {
@@ -268,14 +270,19 @@ impl AtmFabric {
                 }
                 None => false,
             },
-            PortMode::Priority => match hop.port.prio_arrive(now, cell, prio) {
-                PriorityArrival::Started(end) => {
-                    agenda.push(end, Event::PortTxDone(l));
-                    true
+            PortMode::Priority => {
+                match hop
+                    .port
+                    .prio_arrive(now, cell, self.paths[cell.vc as usize].priority)
+                {
+                    PriorityArrival::Started(end) => {
+                        agenda.push(end, Event::PortTxDone(l));
+                        true
+                    }
+                    PriorityArrival::Queued => true,
+                    PriorityArrival::Dropped => false,
                 }
-                PriorityArrival::Queued => true,
-                PriorityArrival::Dropped => false,
-            },
+            }
         }
     }
 
@@ -309,16 +316,19 @@ impl AtmFabric {
         let link = &mut self.hops[l as usize].link;
         let arrival = tx_end + link.delay_ps;
         if link.lazy {
-            // Deliver what has arrived by now, so the queue holds only the
-            // cells still in the port or on the wire.
-            while let Some(&(a, done)) = link.in_flight.front() {
-                if a > now {
-                    break;
-                }
-                link.in_flight.pop_front();
-                deliver(&done);
-            }
             link.in_flight.push_back((arrival, cell));
+            if link.in_flight.len() >= link.drain_at {
+                // Deliver what has arrived by now, so the queue holds only
+                // the cells still in the port or on the wire, and a batch.
+                while let Some(&(a, done)) = link.in_flight.front() {
+                    if a > now {
+                        break;
+                    }
+                    link.in_flight.pop_front();
+                    deliver(&done);
+                }
+                link.drain_at = link.in_flight.len() + LAZY_BATCH;
+            }
             return;
         }
         let was_empty = link.in_flight.is_empty();

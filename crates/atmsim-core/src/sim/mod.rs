@@ -122,6 +122,7 @@ impl Simulation {
                 Event::SesSend(v) => self.on_ses_send(v),
                 Event::RateInterval(l) => self.on_rate_interval(l),
                 Event::AckRelease(f) => self.on_ack_release(f),
+                Event::Sources => self.on_sources(),
             }
         }
         self.clock.now = self.clock.now.max(until);
