@@ -400,7 +400,9 @@ def test_cli_unknown_id_exits_2_with_one_line(tmp_path):
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith("error: unknown experiment 'seed042'; valid: seed000, seed001, seed002")
+    assert lines[0].startswith(
+        "error: unknown experiment 'seed042'; valid: seed000, seed001, seed002"
+    )
     assert "seed000-table1-row8" in lines[0]
     assert not any(tmp_path.iterdir())  # nothing ran
 
