@@ -26,10 +26,9 @@ pub struct TimingWheel {
     mask: u64,
     /// First item of each bucket's list (NIL: empty).
     heads: Vec<u32>,
-    /// Next item in the same bucket's list.
-    next: Vec<u32>,
-    /// Each item's key while it is in a list.
-    keys: Vec<u128>,
+    /// Each item's key while it is in a list, and the next item in the same
+    /// bucket's list (side by side: one cache line per item touched).
+    links: Vec<(u128, u32)>,
     /// Absolute index (time >> shift) of the current bucket.
     cur: u64,
     /// The current bucket's items, sorted by key from `head` on (those
@@ -54,8 +53,7 @@ impl TimingWheel {
             shift,
             mask: (1u64 << bits) - 1,
             heads: vec![NIL; 1 << bits],
-            next: vec![NIL; n],
-            keys: vec![0; n],
+            links: vec![(0, NIL); n],
             cur: 0,
             run: Vec::new(),
             head: 0,
@@ -92,8 +90,7 @@ impl TimingWheel {
         if ahead.wrapping_sub(1) < self.mask {
             // 1 ..= mask buckets ahead: onto its bucket's list.
             let slot = (b & self.mask) as usize;
-            self.keys[item as usize] = key;
-            self.next[item as usize] = self.heads[slot];
+            self.links[item as usize] = (key, self.heads[slot]);
             self.heads[slot] = item;
             self.listed += 1;
         } else if ahead == 0 {
@@ -148,10 +145,10 @@ impl TimingWheel {
             let slot = (self.cur & self.mask) as usize;
             let mut item = std::mem::replace(&mut self.heads[slot], NIL);
             while item != NIL {
-                let key = self.keys[item as usize];
+                let (key, next) = self.links[item as usize];
                 self.push_sorted(key, item);
                 self.listed -= 1;
-                item = self.next[item as usize];
+                item = next;
             }
             if self.far_bucket == self.cur {
                 self.take_far();
