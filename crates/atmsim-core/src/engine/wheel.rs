@@ -128,6 +128,13 @@ impl TimingWheel {
         self.head += 1;
     }
 
+    /// The item after the one `peek` returns, when it is in the current
+    /// bucket (None otherwise: it is not known without moving on).
+    #[inline]
+    pub fn following(&self) -> Option<u32> {
+        self.run.get(self.head + 1).map(|&(_, item)| item)
+    }
+
     /// Moves on to the next bucket holding an item and sorts it into `run`.
     fn advance(&mut self) -> Option<(u128, u32)> {
         self.run.clear();

@@ -115,6 +115,11 @@ pub(super) struct ByteTerms {
 pub(super) struct Endpoints {
     vcs: Vec<VcEnd>,
     sources: Vec<SourceState>,
+    /// Each source's VC (`sources[s].vc`, apart: read to prefetch).
+    source_vcs: Vec<u32>,
+    /// Enough sources (PREFETCH_SOURCES) that their records are out of the
+    /// cache: the next one's are prefetched.
+    prefetching: bool,
     /// RM cells generated (forward by sources, backward by destinations).
     rm_generated: u64,
     /// RM cells absorbed (forward at destinations, backward at sources).
@@ -206,9 +211,13 @@ impl Endpoints {
                 stop,
             });
         }
+        let source_vcs = sources.iter().map(|st| st.vc).collect();
+        let prefetching = sources.len() >= PREFETCH_SOURCES;
         Endpoints {
             vcs,
             sources,
+            source_vcs,
+            prefetching,
             rm_generated: 0,
             rm_delivered: 0,
             bytes_dropped_in_network: 0,
@@ -248,6 +257,19 @@ impl Endpoints {
     pub(super) fn fire_due(&mut self, s: u32, now: Time, agenda: &EventQueue) -> (u32, u16) {
         let wheel = self.wheel.as_mut().expect("merged sources");
         wheel.pop();
+        if let Some(n) = wheel.following().filter(|_| self.prefetching) {
+            // With many sources their records are out of the cache: ask
+            // for the next one's (and its VC's) while this one fires.
+            let st = &self.sources[n as usize];
+            prefetch(st);
+            prefetch(
+                (st as *const SourceState)
+                    .wrapping_add(1)
+                    .cast::<u8>()
+                    .wrapping_sub(1),
+            );
+            prefetch(&self.vcs[self.source_vcs[n as usize] as usize]);
+        }
         let st = &mut self.sources[s as usize];
         let e = st.source.fire(now, &mut st.rng);
         if let Some(t) = e.next.filter(|&t| t < st.stop) {
@@ -489,6 +511,24 @@ impl Endpoints {
         }
         (vcs, bytes)
     }
+}
+
+/// Sources from which the merged sources prefetch the next one's records
+/// (below, they stay in the cache and prefetching only costs: mux_onoff's 10
+/// sources ran 1-2 % slower with it, 10,000 sources 10-30 % faster).
+const PREFETCH_SOURCES: usize = 1000;
+
+/// Asks the CPU to bring `*p`'s cache line in (a hint: no effect on results).
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and reads nothing the program sees.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// The key of source `s`'s emission at `t`: where its SourceEmit event
