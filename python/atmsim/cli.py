@@ -24,13 +24,15 @@ from typing import Annotated, Optional
 
 import typer
 
-from .api import CoreUnavailable, RunInterrupted, run
 from .determinism import seed_note
 from .errors import ScenarioError
 from .failures import internal_error_message, os_error_message
 from .resources import resolve_scenario
-from .results import OutDirError, print_result, print_tables, wide_console
 from .scenario import Network, load_scenario
+
+# atmsim.api (pandas, numpy, pyarrow) and atmsim.results are imported by the
+# commands that use them, not here: `atmsim validate` and `--help` start in
+# a third of the time without them.
 
 try:  # recent typer ships its own copy of click
     from typer._click.exceptions import ClickException
@@ -132,6 +134,9 @@ def run_command(
 ) -> None:
     """Run a scenario; write scenario.toml, summary.json and series.parquet to the run dir."""
     scenario = resolve_scenario(scenario)
+    from .api import RunInterrupted, run
+    from .results import print_result
+
     out_dir = out if out is not None else default_run_dir(scenario)
     try:
         result = run(
@@ -165,6 +170,7 @@ def add_fairness(result, out_dir: Path, show: bool = False) -> None:
     """Compute the run's fairness (``atmsim.fairness``), print its table when asked and
     there are two entities or more, and add it to the run's summary.json."""
     from .fairness import fairness, fairness_table, write_fairness
+    from .results import print_tables, wide_console
 
     if result.core_input is None:
         return
@@ -202,6 +208,7 @@ def fairness_command(
         fairness_table,
         write_fairness,
     )
+    from .results import print_tables, wide_console
 
     if gfr_rule not in GFR_RULES:
         raise CliError(f"--gfr-rule {gfr_rule}: expected one of {', '.join(GFR_RULES)}")
@@ -517,6 +524,18 @@ def default_run_dir(scenario: Path) -> Path:
     return candidate
 
 
+class _NeverRaised(Exception):
+    """Stands for an error class of a module not imported: nothing raised it."""
+
+
+def _loaded(module: str, name: str) -> type[Exception]:
+    """Error class `name` of atmsim module `module` if that module was imported (only
+    its code raises it), else `_NeverRaised`; an `except` clause evaluates this only
+    when an error reaches it."""
+    loaded = sys.modules.get(f"atmsim.{module}")
+    return getattr(loaded, name) if loaded is not None else _NeverRaised
+
+
 def _error(message: str) -> None:
     print(f"error: {message}".replace("\n", " "), file=sys.stderr)
 
@@ -532,7 +551,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     except ClickException as error:  # typer's usage errors: bad flag, missing argument
         _error(f"{error.format_message()} (see atmsim --help)")
         code = 2
-    except OutDirError as error:
+    except _loaded("results", "OutDirError") as error:
         _error(f"--out {error}")
         code = 2
     except (ScenarioError, CliError) as error:
@@ -541,7 +560,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     except OSError as error:  # e.g. an --out directory that cannot be written
         _error(os_error_message(error))
         code = 2
-    except CoreUnavailable as error:
+    except _loaded("api", "CoreUnavailable") as error:
         _error(str(error))
         code = 1
     except typer.Abort as error:  # click's answer to Ctrl-C (typer answers Exit(130))

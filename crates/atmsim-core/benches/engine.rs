@@ -1,24 +1,36 @@
 //! `cargo bench -p atmsim-core`: the core alone on
 //! - `mux_onoff` (10 geometric on/off sources, load 0.9, one 1000-cell port,
-//!   30 s): cells per wall-second;
+//!   30 s): cells per second;
 //! - an IP dumbbell (5 Reno flows, MSS 1000, through a 155.52 Mb/s, 20 ms,
-//!   100-packet drop-tail bottleneck, 20 s): packets per wall-second.
+//!   100-packet drop-tail bottleneck, 20 s): packets per second;
+//! - `scale`: N geometric on/off VCs (N = 10 ... 100,000) sharing one OC-48
+//!   port (2488.32 Mb/s, 1000-cell buffer) at load 0.9, each with a peak of
+//!   2/N and a mean of 0.9/N of the link (N = 10 is mux_onoff's shape), 1 s
+//!   simulated: cells per second against N.
 //!
-//! `atmsim bench` measures the same through Python. Add `plain` to run them
-//! with the fast paths off: `cargo bench -p atmsim-core -- mux plain`.
+//! Each figure is the median of `runs=N` runs (default 5) with the spread
+//! (min - max), in wall time and in CPU time of the running thread (Linux:
+//! `/proc/thread-self/schedstat`; the wall time elsewhere). The run itself
+//! is timed: building the network and `finish` are not, as in
+//! `Result.loop_wall_s`. `atmsim bench` measures the same through Python.
+//!
+//! Words after `--`: `mux`, `dumbbell`, `scale` pick the benchmarks; `plain`
+//! turns the fast paths off; `runs=N`; `vcs=N` runs the scale series at that
+//! one N; `secs=S` sets its simulated time.
 
 use atmsim_core::stats::Summary;
 use atmsim_core::{Scenario, Simulation};
 use std::time::Instant;
 
-fn mux_onoff() -> Scenario {
-    let link_cps = 155.52e6 / 424.0;
-    let peak = 0.2 * link_cps;
-    let mean = 0.09 * link_cps;
-    let vcs: Vec<String> = (0..10)
+/// N geometric on/off sources, each on its own VC, into one port of a link
+/// of `link_bps` with a `buffer`-cell buffer, for `secs` simulated seconds.
+fn onoff_mux(n: usize, link_bps: f64, peak: f64, mean: f64, buffer: u32, secs: f64) -> Scenario {
+    let link_cps = link_bps / 424.0;
+    let (peak, mean) = (peak * link_cps, mean * link_cps);
+    let vcs: Vec<String> = (0..n)
         .map(|i| format!(r#"{{"name":"s{i}","class":"ubr","links":[0]}}"#))
         .collect();
-    let sources: Vec<String> = (0..10)
+    let sources: Vec<String> = (0..n)
         .map(|i| {
             format!(
                 r#"{{"name":"s{i}","vc":{i},"model":{{"kind":"geometric_onoff","peak_cps":{peak},"mean_cps":{mean},"mean_burst_cells":100.0}}}}"#
@@ -26,15 +38,20 @@ fn mux_onoff() -> Scenario {
         })
         .collect();
     let json = format!(
-        r#"{{"duration_ps":30000000000000,"seed":1,
+        r#"{{"duration_ps":{duration},"seed":1,
         "nodes":[{{"name":"mux","kind":"host"}},{{"name":"sink","kind":"host"}}],
-        "links":[{{"name":"mux->sink","from":0,"to":1,"bit_rate_bps":155520000.0,"cell_rate_cps":{link_cps},
-                   "delay_ps":0,"buffer_cells":1000,"policy":{{"kind":"tail"}}}}],
+        "links":[{{"name":"mux->sink","from":0,"to":1,"bit_rate_bps":{link_bps},"cell_rate_cps":{link_cps},
+                   "delay_ps":0,"buffer_cells":{buffer},"policy":{{"kind":"tail"}}}}],
         "vcs":[{}],"sources":[{}]}}"#,
         vcs.join(","),
-        sources.join(",")
+        sources.join(","),
+        duration = (secs * 1e12) as u64,
     );
     serde_json::from_str(&json).unwrap()
+}
+
+fn mux_onoff() -> Scenario {
+    onoff_mux(10, 155.52e6, 0.2, 0.09, 1000, 30.0)
 }
 
 fn dumbbell() -> Scenario {
@@ -79,71 +96,117 @@ fn dumbbell() -> Scenario {
     serde_json::from_str(&json).unwrap()
 }
 
+/// The options after `--`.
+struct Options {
+    plain: bool,
+    runs: usize,
+    vcs: Option<usize>,
+    secs: f64,
+    only: Vec<String>,
+}
+
+fn options() -> Options {
+    let mut o = Options {
+        plain: false,
+        runs: 5,
+        vcs: None,
+        secs: 1.0,
+        only: vec![],
+    };
+    for a in std::env::args().skip(1).filter(|a| !a.starts_with('-')) {
+        if a == "plain" {
+            o.plain = true;
+        } else if let Some(n) = a.strip_prefix("runs=") {
+            o.runs = n.parse().expect("runs=N");
+        } else if let Some(n) = a.strip_prefix("vcs=") {
+            o.vcs = Some(n.parse().expect("vcs=N"));
+        } else if let Some(s) = a.strip_prefix("secs=") {
+            o.secs = s.parse().expect("secs=S");
+        } else {
+            o.only.push(a);
+        }
+    }
+    o
+}
+
 fn main() {
-    // `cargo bench -p atmsim-core -- mux` or `-- dumbbell` runs one of them;
-    let only: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    // `plain` runs them with the fast paths off (every cell and packet on
-    // the plain event path).
-    let plain = only.iter().any(|o| o == "plain");
-    let only: Vec<&String> = only.iter().filter(|o| *o != "plain").collect();
-    let want = |name: &str| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()));
+    let o = options();
+    let want = |name: &str| o.only.is_empty() || o.only.iter().any(|w| name.contains(w.as_str()));
     if want("dumbbell") {
-        bench_dumbbell(plain);
+        let sc = dumbbell();
+        bench("ip dumbbell", "packets", sc, &o, |s| {
+            s.conservation.packets.generated
+        });
     }
     if want("mux") {
-        bench_mux(plain);
+        bench("mux_onoff", "cells", mux_onoff(), &o, |s| {
+            s.conservation.cells_generated
+        });
+    }
+    if o.only.iter().any(|w| w == "scale") {
+        let ns = match o.vcs {
+            Some(n) => vec![n],
+            None => vec![10, 100, 1_000, 10_000, 100_000],
+        };
+        for n in ns {
+            let sc = onoff_mux(n, 2488.32e6, 2.0 / n as f64, 0.9 / n as f64, 1000, o.secs);
+            bench(&format!("scale N={n}"), "cells", sc, &o, |s| {
+                s.conservation.cells_generated
+            });
+        }
     }
 }
 
-fn bench_dumbbell(plain: bool) {
-    let mut sc = dumbbell();
-    sc.fast_paths = !plain;
-    let (best, summary) = best_of_3(&sc);
-    report(
-        "ip dumbbell",
-        "packets",
-        summary.conservation.packets.generated,
-        summary.events,
-        best,
-    );
+/// CPU time of this thread so far, s (the wall clock where Linux's
+/// schedstat is missing).
+fn cpu_s(wall: Instant) -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .map(|ns| ns as f64 * 1e-9)
+        .unwrap_or_else(|| wall.elapsed().as_secs_f64())
 }
 
-fn bench_mux(plain: bool) {
-    let mut sc = mux_onoff();
-    sc.fast_paths = !plain;
-    let (best, summary) = best_of_3(&sc);
-    report(
-        "mux_onoff",
-        "cells",
-        summary.conservation.cells_generated,
-        summary.events,
-        best,
-    );
+/// Median, min and max of `xs`.
+fn spread(xs: &mut [f64]) -> (f64, f64, f64) {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    let median = if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    };
+    (median, xs[0], xs[n - 1])
 }
 
-/// Runs `sc` three times; the best wall time and the last summary.
-fn best_of_3(sc: &Scenario) -> (f64, Summary) {
-    let mut best = f64::MAX;
+/// Runs `sc` `o.runs` times and prints units per second (median and
+/// spread, wall and CPU).
+fn bench(name: &str, unit: &str, mut sc: Scenario, o: &Options, count: fn(&Summary) -> u64) {
+    sc.fast_paths = !o.plain;
+    let (mut walls, mut cpus) = (vec![], vec![]);
     let mut last = None;
-    for _ in 0..3 {
-        let mut sim = Simulation::new(sc).unwrap();
+    for _ in 0..o.runs.max(1) {
+        let mut sim = Simulation::new(&sc).unwrap();
         let t0 = Instant::now();
+        let c0 = cpu_s(t0);
         sim.run();
+        cpus.push(cpu_s(t0) - c0);
+        walls.push(t0.elapsed().as_secs_f64());
         let (summary, _) = sim.finish();
-        best = best.min(t0.elapsed().as_secs_f64());
         assert!(summary.conservation.ok);
         last = Some(summary);
     }
-    (best, last.unwrap())
-}
-
-fn report(name: &str, unit: &str, count: u64, events: u64, wall: f64) {
+    let summary = last.unwrap();
+    let n = count(&summary) as f64;
+    let (w, w0, w1) = spread(&mut walls);
+    let (c, c0, c1) = spread(&mut cpus);
     println!(
-        "{name}: {count} {unit}, {events} events, best wall {wall:.3} s: {:.3e} {unit}/s, {:.3e} events/s",
-        count as f64 / wall,
-        events as f64 / wall
+        "{name}: {} {unit}, {} events, {} runs: {:.3e} {unit}/CPU-s (CPU {c:.3} s, {c0:.3}-{c1:.3}), \
+         {:.3e} {unit}/wall-s (wall {w:.3} s, {w0:.3}-{w1:.3})",
+        n as u64,
+        summary.events,
+        cpus.len(),
+        n / c,
+        n / w,
     );
 }

@@ -447,5 +447,8 @@ fn running_in_slices_gives_the_same_results_as_in_one_go() {
     ] {
         assert_eq!(a.unwrap(), b.unwrap());
     }
-    assert_eq!(whole.events, sliced.events);
+    // The events dispatched may differ: the merged sources' event stops at
+    // each slice's end (a fast path: it emits the same cells at the same
+    // times either way).
+    assert!(sliced.events >= whole.events);
 }

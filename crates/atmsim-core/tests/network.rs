@@ -311,3 +311,81 @@ fn poisson_into_a_port_is_an_md1_queue() {
     );
     assert!((s.ports[0].utilization - rho).abs() < 0.005);
 }
+
+#[test]
+fn merged_sources_give_the_same_results_as_one_event_per_source() {
+    // Open-loop sources of every kind (two CBR sources in step, so that
+    // their cells tie at every instant) through a tail-drop port and an EPD
+    // port, with probes: merged on a timing wheel (fast paths) or one
+    // SourceEmit event each (plain), in one go or in uneven slices, the
+    // results and the series are the same.
+    let links = vec![
+        link(0, OC3_CPS, MS, Some(40), tail()),
+        link(
+            1,
+            OC3_CPS,
+            2 * MS,
+            Some(60),
+            json!({"kind": "epd", "threshold": 45}),
+        ),
+    ];
+    let geo = |peak: f64, mean: f64| {
+        json!({"kind": "geometric_onoff", "peak_cps": peak * OC3_CPS, "mean_cps": mean * OC3_CPS,
+               "mean_burst_cells": 30.0})
+    };
+    let cbr = json!({"kind": "cbr", "rate_cps": 0.2 * OC3_CPS});
+    let vcs = vec![
+        ("ubr", vec![0, 1], cbr.clone()),
+        ("ubr", vec![0, 1], cbr),
+        ("ubr", vec![0, 1], geo(0.3, 0.1)),
+        ("ubr", vec![0], geo(0.5, 0.15)),
+        (
+            "ubr",
+            vec![0],
+            json!({"kind": "poisson", "rate_cps": 0.1 * OC3_CPS}),
+        ),
+        (
+            "ubr",
+            vec![0, 1],
+            json!({"kind": "vbr_onoff", "peak_cps": 0.4 * OC3_CPS, "on_ps": 2 * MS,
+                   "off_ps": 5 * MS, "distribution": "exponential"}),
+        ),
+        (
+            "ubr",
+            vec![1],
+            json!({"kind": "frames", "frame_cells": {"fixed": 9}, "rate_cps": 0.3 * OC3_CPS,
+                   "arrivals": "poisson"}),
+        ),
+    ];
+    let probes = json!({"period_ps": 7 * MS, "queue": [0, 1], "utilization": [0, 1],
+                        "vc_rate": [0, 3, 6]});
+    let mut sc = scenario(300 * MS, links, vcs, probes);
+    let run_in = |sc: &Scenario, slice: u64| {
+        let mut sim = Simulation::new(sc).unwrap();
+        let mut t = 0;
+        while t < sc.duration_ps {
+            t += slice;
+            sim.advance(t);
+        }
+        let events = sim.events();
+        let (s, series) = sim.finish();
+        assert!(s.conservation.ok, "{:#?}", s.conservation);
+        let mut v = serde_json::to_value(&s).unwrap();
+        for key in ["wall_s", "events", "atmsim_version"] {
+            v.as_object_mut().unwrap().remove(key);
+        }
+        let series = (series.time_s, series.entity, series.metric, series.value);
+        (v, series, events)
+    };
+    let fast = run_in(&sc, sc.duration_ps);
+    let fast_sliced = run_in(&sc, 3 * MS + 17);
+    sc.fast_paths = false;
+    let plain = run_in(&sc, sc.duration_ps);
+    let plain_sliced = run_in(&sc, 5 * MS + 3);
+    assert!(fast.0["ports"][0]["cells_dropped"].as_u64().unwrap() > 0);
+    for other in [&fast_sliced, &plain, &plain_sliced] {
+        assert_eq!(fast.0, other.0);
+        assert_eq!(fast.1, other.1);
+    }
+    assert!(fast.2 < plain.2, "{} vs {} events", fast.2, plain.2);
+}

@@ -28,4 +28,11 @@ pub struct Link {
     /// arrivals need no events and are drained in bulk (at probe ticks and at
     /// the end), which gives the same results as draining them one by one.
     pub lazy: bool,
+    /// A lazy link hands its arrived cells on once `in_flight` holds this
+    /// many (then this many more than it kept): in batches, and with the
+    /// queue bounded by the cells in the port and on the wire plus a batch.
+    pub drain_at: usize,
 }
+
+/// Cells a lazy link lets pile up before it hands on the arrived ones.
+pub const LAZY_BATCH: usize = 256;

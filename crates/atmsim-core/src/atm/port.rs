@@ -92,6 +92,14 @@ pub struct Port {
     leaving: VecDeque<(Time, u32)>,
     /// Largest number of waiting cells seen.
     pub max_queue: u32,
+    /// FIFO mode under plain tail drop with nothing tracked per VC: the
+    /// port decides from the time its backlog takes to send (no division
+    /// per cell). A cell is dropped when the backlog exceeds `full_ps`
+    /// (capacity x cell time), and `max_queue` grows when it exceeds
+    /// `max_queue_ps` (max_queue x cell time).
+    tail_fast: bool,
+    full_ps: u64,
+    max_queue_ps: u64,
 }
 
 impl Port {
@@ -124,7 +132,26 @@ impl Port {
             tracking: false,
             leaving: VecDeque::new(),
             max_queue: 0,
+            tail_fast: false,
+            full_ps: 0,
+            max_queue_ps: 0,
         }
+        .with_tail_fast()
+    }
+
+    /// Sets `tail_fast` (and `full_ps`) when the port qualifies: FIFO, plain
+    /// tail drop, a buffer of at least one cell whose backlog time fits in
+    /// u64 (a smaller or larger one takes the general path), no per-VC
+    /// counts.
+    fn with_tail_fast(mut self) -> Self {
+        let full = self.capacity as u128 * self.cell_time_ps as u128;
+        self.tail_fast = self.mode == PortMode::Fifo
+            && self.policy.is_tail_drop()
+            && !self.tracking
+            && self.capacity >= 1
+            && full <= NEVER as u128;
+        self.full_ps = full.min(NEVER as u128) as u64;
+        self
     }
 
     /// Cells in the port at `now` (waiting and in service).
@@ -177,6 +204,7 @@ impl Port {
     pub fn track_vcs(&mut self, n_vcs: usize) {
         self.vcs = VcOccupancy::new(n_vcs);
         self.tracking = true;
+        self.tail_fast = false;
     }
 
     /// True when the port's policy reads its cells per VC.
@@ -236,6 +264,9 @@ impl Port {
     #[inline]
     pub fn fifo_arrive(&mut self, now: Time, cell: &Cell) -> Option<Time> {
         debug_assert_eq!(self.mode, PortMode::Fifo);
+        if self.tail_fast && self.excess == 0 {
+            return self.fifo_arrive_tail(now);
+        }
         let in_port = self.fifo_in_port(now);
         // Occupancy as seen by the arriving cell: cells waiting behind the
         // one in service.
@@ -265,6 +296,45 @@ impl Port {
             self.leaving.push_back((end, cell.vc));
         }
         Some(end)
+    }
+
+    /// `fifo_arrive` under plain tail drop: the same decisions and counts,
+    /// from the backlog's time. With b = free_at - now (0 when idle) the
+    /// cells in the port are ceil(b / cell time), the waiting ones one
+    /// fewer: the buffer is full when b > capacity x cell time, and the
+    /// cell waits behind more than max_queue cells when b > max_queue x
+    /// cell time.
+    #[inline(always)]
+    fn fifo_arrive_tail(&mut self, now: Time) -> Option<Time> {
+        self.cells_in += 1;
+        let backlog = self.free_at.saturating_sub(now);
+        if backlog > self.full_ps {
+            // COMMON_DROP_REASONS starts with TAIL.
+            self.drops[0].1 += 1;
+            return None;
+        }
+        if backlog > self.max_queue_ps {
+            self.new_max_queue(backlog);
+        }
+        self.cells_accepted += 1;
+        self.wait_sum_ps += backlog as u128;
+        let end = now + backlog + self.cell_time_ps;
+        if end <= NEVER {
+            self.free_at = end;
+            Some(end)
+        } else {
+            Some(self.fifo_arrive_beyond_never())
+        }
+    }
+
+    /// A cell waits behind more cells than ever: the new maximum.
+    #[cold]
+    #[inline(never)]
+    fn new_max_queue(&mut self, backlog: Time) {
+        let in_port = backlog.div_ceil(self.cell_time_ps);
+        self.max_queue = u32::try_from(in_port).unwrap_or(u32::MAX);
+        self.max_queue_ps =
+            (self.max_queue as u128 * self.cell_time_ps as u128).min(u64::MAX as u128) as u64;
     }
 
     /// The rest of `fifo_arrive` for a cell that leaves after NEVER.

@@ -130,6 +130,12 @@ pub trait DropPolicy: Send + Sync {
     fn needs_vc_occupancy(&self) -> bool {
         false
     }
+
+    /// True for plain tail drop (stateless: drop exactly when the buffer is
+    /// full), which a FIFO port decides without asking the policy.
+    fn is_tail_drop(&self) -> bool {
+        false
+    }
 }
 
 /// Tracks, per VC, whether the next cell seen at this port starts a frame:

@@ -15,6 +15,10 @@ impl DropPolicy for TailDrop {
             Verdict::Accept
         }
     }
+
+    fn is_tail_drop(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

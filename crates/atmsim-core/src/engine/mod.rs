@@ -6,7 +6,9 @@
 pub mod queue;
 pub mod rng;
 pub mod time;
+pub mod wheel;
 
 pub use queue::{Event, EventQueue};
 pub use rng::RngStream;
 pub use time::{Time, PS_PER_S};
+pub use wheel::TimingWheel;

@@ -63,6 +63,9 @@ pub enum Event {
     /// A rate-controlled ATM port ends an averaging interval (its index is
     /// the ATM link's).
     AtmRateInterval(u32),
+    /// The open-loop sources, merged on a timing wheel, emit what they have
+    /// due before the next other event (a fast path, see `sim::fast_paths`).
+    Sources,
 }
 
 /// A pending event. `key` packs (time, sequence number) into one integer
@@ -207,9 +210,17 @@ impl EventQueue {
     /// (the module docs).
     #[inline]
     pub fn push_arrival(&mut self, time: Time, event: Event) {
-        let Some(tie_seed) = self.tie_seed else {
-            return self.push(time, event);
-        };
+        match self.arrival_key(time, event) {
+            Some(key) => self.insert(Entry { key, event }),
+            None => self.push(time, event),
+        }
+    }
+
+    /// The key [`EventQueue::push_arrival`] gives `event` at `time` (None
+    /// when arrivals go by scheduling order): its place among every event.
+    #[inline]
+    pub fn arrival_key(&self, time: Time, event: Event) -> Option<u128> {
+        let tie_seed = self.tie_seed?;
         let input = match event {
             Event::CellArrival(l) => l as u64,
             Event::SourceEmit(s) => 1 << 30 | s as u64,
@@ -225,7 +236,32 @@ impl EventQueue {
         );
         // 31 random bits, then the input: distinct inputs never tie.
         let order = (h >> 33) << 32 | input;
-        self.insert(Entry::ordered(time, event, order));
+        Some(Entry::ordered(time, event, order).key)
+    }
+
+    /// Schedules `event` with `key`, a key from [`EventQueue::arrival_key`]
+    /// (of another event: a stand-in for it, at its place).
+    #[inline]
+    pub fn push_keyed(&mut self, key: u128, event: Event) {
+        self.insert(Entry { key, event });
+    }
+
+    /// The key of the earliest pending event (the one being dispatched
+    /// excluded: see [`EventQueue::discard_taken`]), or `u128::MAX`.
+    #[inline]
+    pub fn peek_key(&self) -> u128 {
+        debug_assert!(!self.taken, "peek_key while an event is taken");
+        self.heap.peek().map_or(u128::MAX, |Reverse(e)| e.key)
+    }
+
+    /// Removes the event being dispatched now rather than at the next take,
+    /// so that [`EventQueue::peek_key`] shows the next one.
+    #[inline]
+    pub fn discard_taken(&mut self) {
+        if self.taken {
+            self.heap.pop();
+            self.taken = false;
+        }
     }
 
     #[inline]

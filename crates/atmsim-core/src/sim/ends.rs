@@ -10,7 +10,7 @@ use crate::abr::ses::Emit;
 use crate::abr::{is_frm, DestinationEndSystem, SourceEndSystem};
 use crate::atm::aal5::Outcome;
 use crate::atm::{Cell, Reassembly, ServiceClass};
-use crate::engine::{Event, EventQueue, RngStream, Time};
+use crate::engine::{Event, EventQueue, RngStream, Time, TimingWheel};
 use crate::ip::Packet;
 use crate::scenario::{Scenario, SourceModel};
 use crate::stats::{AbrSummary, Ledger, VcSummary};
@@ -83,7 +83,7 @@ struct VcEnd {
 }
 
 struct SourceState {
-    source: Box<dyn TrafficSource>,
+    source: traffic::Source,
     rng: RngStream,
     vc: u32,
     stop: Time,
@@ -115,6 +115,11 @@ pub(super) struct ByteTerms {
 pub(super) struct Endpoints {
     vcs: Vec<VcEnd>,
     sources: Vec<SourceState>,
+    /// Each source's VC (`sources[s].vc`, apart: read to prefetch).
+    source_vcs: Vec<u32>,
+    /// Enough sources (PREFETCH_SOURCES) that their records are out of the
+    /// cache: the next one's are prefetched.
+    prefetching: bool,
     /// RM cells generated (forward by sources, backward by destinations).
     rm_generated: u64,
     /// RM cells absorbed (forward at destinations, backward at sources).
@@ -123,16 +128,23 @@ pub(super) struct Endpoints {
     bytes_dropped_in_network: u64,
     /// TCP payload bytes of frames AAL5 discarded.
     bytes_dropped_aal5: u64,
+    /// With the sources merged (a fast path): their pending emissions, by
+    /// the keys their SourceEmit events would have; the agenda then holds
+    /// one [`Event::Sources`] at the earliest of them.
+    wheel: Option<TimingWheel>,
 }
 
 impl Endpoints {
     /// The ends of the scenario's VCs, its sources with their first events
     /// scheduled on `agenda`; `tcp_vc[v]` tells whether VC v carries a TCP
-    /// flow; `first_link_cps[v]` is the cell rate of VC v's first link.
+    /// flow; `first_link_cps[v]` is the cell rate of VC v's first link;
+    /// `merged`: the sources are merged on a timing wheel (a fast path; the
+    /// agenda must order arrivals by their keys, not by scheduling).
     pub(super) fn new(
         sc: &Scenario,
         tcp_vc: &[bool],
         first_link_cps: &[f64],
+        merged: bool,
         agenda: &mut EventQueue,
     ) -> Self {
         let mut vcs: Vec<VcEnd> = sc
@@ -163,6 +175,14 @@ impl Endpoints {
             .iter()
             .all(|v| (v.class == ServiceClass::Abr) == v.abr.is_some()));
         let mut sources = Vec::with_capacity(sc.sources.len());
+        let mut wheel = merged.then(|| {
+            let (per_s, gap) = sc
+                .sources
+                .iter()
+                .map(|s| traffic::pace(&s.model, first_link_cps[s.vc as usize]))
+                .fold((0.0, 0.0f64), |(r, g), (r1, g1)| (r + r1, g.max(g1)));
+            TimingWheel::sized(sc.sources.len(), per_s, gap)
+        });
         for (i, s) in sc.sources.iter().enumerate() {
             // A greedy source on an ABR VC is an infinite backlog at its SES.
             if let (SourceModel::Greedy, Some(ses)) = (&s.model, vcs[s.vc as usize].ses.as_mut()) {
@@ -179,7 +199,10 @@ impl Endpoints {
             let t = source.first(s.start_ps, &mut rng);
             if t < stop {
                 let s = sources.len() as u32;
-                agenda.push_arrival(t, Event::SourceEmit(s));
+                match &mut wheel {
+                    Some(w) => w.insert(s, source_key(agenda, t, s)),
+                    None => agenda.push_arrival(t, Event::SourceEmit(s)),
+                }
             }
             sources.push(SourceState {
                 source,
@@ -188,13 +211,23 @@ impl Endpoints {
                 stop,
             });
         }
+        let source_vcs = sources.iter().map(|st| st.vc).collect();
+        let prefetching = sources.len() >= PREFETCH_SOURCES;
         Endpoints {
             vcs,
             sources,
+            source_vcs,
+            prefetching,
             rm_generated: 0,
             rm_delivered: 0,
             bytes_dropped_in_network: 0,
             bytes_dropped_aal5: 0,
+            wheel: wheel.map(|mut w| {
+                if let Some((key, _)) = w.peek() {
+                    agenda.push_keyed(key, Event::Sources);
+                }
+                w
+            }),
         }
     }
 
@@ -206,6 +239,41 @@ impl Endpoints {
         let e = st.source.fire(now, &mut st.rng);
         if let Some(t) = e.next.filter(|&t| t < st.stop) {
             agenda.push_arrival(t, Event::SourceEmit(s));
+        }
+        (st.vc, e.cells)
+    }
+
+    /// Merged sources: the earliest pending emission, as (its key, the
+    /// source), still pending.
+    #[inline]
+    pub(super) fn next_due(&mut self) -> Option<(u128, u32)> {
+        self.wheel.as_mut()?.peek()
+    }
+
+    /// Merged sources: source `s`, the one `next_due` gave, fires at `now`
+    /// and is put back on the wheel for its next emission; the VC and the
+    /// cells of the frame it sends.
+    #[inline]
+    pub(super) fn fire_due(&mut self, s: u32, now: Time, agenda: &EventQueue) -> (u32, u16) {
+        let wheel = self.wheel.as_mut().expect("merged sources");
+        wheel.pop();
+        if let Some(n) = wheel.following().filter(|_| self.prefetching) {
+            // With many sources their records are out of the cache: ask
+            // for the next one's (and its VC's) while this one fires.
+            let st = &self.sources[n as usize];
+            prefetch(st);
+            prefetch(
+                (st as *const SourceState)
+                    .wrapping_add(1)
+                    .cast::<u8>()
+                    .wrapping_sub(1),
+            );
+            prefetch(&self.vcs[self.source_vcs[n as usize] as usize]);
+        }
+        let st = &mut self.sources[s as usize];
+        let e = st.source.fire(now, &mut st.rng);
+        if let Some(t) = e.next.filter(|&t| t < st.stop) {
+            wheel.insert(s, source_key(agenda, t, s));
         }
         (st.vc, e.cells)
     }
@@ -445,6 +513,33 @@ impl Endpoints {
     }
 }
 
+/// Sources from which the merged sources prefetch the next one's records
+/// (below, they stay in the cache and prefetching only costs: mux_onoff's 10
+/// sources ran 1-2 % slower with it, 10,000 sources 10-30 % faster).
+const PREFETCH_SOURCES: usize = 1000;
+
+/// Asks the CPU to bring `*p`'s cache line in (a hint: no effect on results).
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and reads nothing the program sees.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// The key of source `s`'s emission at `t`: where its SourceEmit event
+/// would stand in the agenda.
+#[inline]
+fn source_key(agenda: &EventQueue, t: Time, s: u32) -> u128 {
+    agenda
+        .arrival_key(t, Event::SourceEmit(s))
+        .expect("merged sources need arrivals ordered by key")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -474,7 +569,7 @@ mod tests {
 
     fn ends(agenda: &mut EventQueue) -> Endpoints {
         let sc = scenario();
-        Endpoints::new(&sc, &[true, false], &[366792.45; 2], agenda)
+        Endpoints::new(&sc, &[true, false], &[366792.45; 2], false, agenda)
     }
 
     #[test]

@@ -23,6 +23,25 @@ impl Simulation {
         self.send_frame(vc, cells, None);
     }
 
+    /// The merged sources emit, in order, everything they have due before
+    /// the next other event and by the end of the current `advance`; then
+    /// their event waits at the next emission's key (a fast path: each
+    /// emission happens exactly where its own SourceEmit event would have).
+    pub(super) fn on_sources(&mut self) {
+        self.agenda.discard_taken();
+        let until = self.clock.until;
+        while let Some((key, s)) = self.ends.next_due() {
+            let t = (key >> 64) as Time;
+            if t > until || key > self.agenda.peek_key() {
+                self.agenda.push_keyed(key, Event::Sources);
+                return;
+            }
+            self.clock.now = t;
+            let (vc, cells) = self.ends.fire_due(s, t, &self.agenda);
+            self.send_frame(vc, cells, None);
+        }
+    }
+
     /// Segments a frame of `cells` cells on `vc` into its first port, or
     /// into its ABR source end system; a TCP frame's packet is kept until
     /// its fate is known.

@@ -125,6 +125,7 @@ impl Simulation {
                 Event::RateInterval(l) => self.on_rate_interval(l),
                 Event::AckRelease(f) => self.on_ack_release(f),
                 Event::AtmRateInterval(l) => self.on_atm_rate_interval(l),
+                Event::Sources => self.on_sources(),
             }
         }
         self.clock.now = self.clock.now.max(until);

@@ -11,7 +11,8 @@
 //! 1. **Lazy ATM links.** A link whose cells all end where it ends, in
 //!    passive sinks (no ABR destination, no TCP host, no backward RM cells
 //!    on it), schedules no arrival events: its cells are handed to their
-//!    sinks when a cell is added, at probe ticks and at the end. Exact
+//!    sinks in batches (once 256 have piled up), at probe ticks and at the
+//!    end. Exact
 //!    because a passive sink only counts and reassembles, and nothing reads
 //!    its counters between those instants.
 //! 2. **Eager IP ports.** An IP port every packet of which comes from one
@@ -40,6 +41,18 @@
 //!    to fall within the current `advance`, no earlier packet to be in
 //!    flight on that link, and a sender's own deadline to come after the
 //!    ACK; a probed sender keeps its samples for the ticks it moves past.
+//! 5. **Merged sources.** Under random arbitration the open-loop sources
+//!    (CBR, greedy, Poisson, on/off, frames) wait on a timing wheel under
+//!    the very keys their own `SourceEmit` events would have in the agenda
+//!    (time, then the arrival's hash), and the agenda holds one `Sources`
+//!    event at the earliest. That event fires, in key order, every emission
+//!    whose key comes before the agenda's next event and within the current
+//!    `advance`, then waits at the next one. Exact because each emission
+//!    runs at the same place in the total order of events as its own event
+//!    would (the key decides, and a cell an emission schedules is compared
+//!    before the next emission); only the event count changes. Under
+//!    scheduling-order arbitration a source's place depends on when it was
+//!    scheduled, which only the agenda knows: the sources keep their events.
 //!
 //! What is not a fast path: a port that computes a cell's or a packet's
 //! departure when it arrives (Lindley's recursion, for a single-class ATM
@@ -59,7 +72,7 @@ mod ip;
 
 pub(super) use ip::IpFastPaths;
 
-use crate::scenario::{FlowSpec, Layer, LinkSpec, PolicySpec, Scenario};
+use crate::scenario::{Arbitration, FlowSpec, Layer, LinkSpec, PolicySpec, Scenario};
 use crate::tcp::TimerMode;
 
 /// Whether the output port of `link` may be fed early (eager or batch) by
@@ -113,6 +126,8 @@ pub(super) struct Plan {
     pub eager_rx: Vec<bool>,
     /// Per flow: the sender takes ACKs early.
     pub eager_tx: Vec<bool>,
+    /// The open-loop sources are merged on a timing wheel.
+    pub merged_sources: bool,
 }
 
 impl Plan {
@@ -126,6 +141,7 @@ impl Plan {
                 batch_feeders: vec![Vec::new(); n],
                 eager_rx: vec![false; sc.flows.len()],
                 eager_tx: vec![false; sc.flows.len()],
+                merged_sources: false,
             };
         }
         let eager_ip = eager_ip_links(sc);
@@ -135,6 +151,10 @@ impl Plan {
             eager_rx: eager_receivers(sc),
             eager_tx: eager_senders(sc, &eager_ip),
             eager_ip,
+            // The wheel keeps the agenda's keys of random arbitration; under
+            // scheduling order a source's place depends on when it was
+            // scheduled, which only the agenda knows.
+            merged_sources: sc.arbitration == Arbitration::Random,
         }
     }
 }
