@@ -380,3 +380,47 @@ def test_a_scenario_the_core_rejects_is_one_line_of_bad_input(
     assert cli_main("run", str(tiny), "--out", str(tiny.parent / "run")) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "links[0].delay_ps" in err, err
+
+
+@needs_core
+def test_the_series_written_without_pandas_reads_back_as_its_frame(
+    tiny: Path, tmp_path: Path
+) -> None:
+    """``write_series_parquet`` (pyarrow alone) and pandas' ``to_parquet`` of
+    ``series_frame`` give the same frame, with samples and without (where the
+    names are typed as strings, not as pandas' untyped empty columns)."""
+    result = atmsim.run(tiny, progress=False)
+    columns = result._series_columns
+    for name, cols in (("probes", columns), ("none", None)):
+        direct, via_pandas = tmp_path / f"{name}-a.parquet", tmp_path / f"{name}-b.parquet"
+        api.write_series_parquet(cols, direct)
+        frame = api.series_frame(cols)
+        frame.to_parquet(via_pandas, index=False)
+        check = {"check_dtype": cols is not None, "check_index_type": cols is not None}
+        pd.testing.assert_frame_equal(pd.read_parquet(direct), pd.read_parquet(via_pandas), **check)
+        pd.testing.assert_frame_equal(pd.read_parquet(direct), frame, check_dtype=False)
+    assert len(result.series) > 0 and set(result.series["metric"]) >= {"queue_cells", "utilization"}
+
+
+@needs_core
+def test_atmsim_run_does_not_load_pandas(tiny: Path, tmp_path: Path) -> None:
+    """``atmsim run`` writes its files and tables from the core's columns: pandas (a
+    third of a second and tens of MiB) is loaded only by what needs a frame."""
+    import subprocess
+
+    from conftest import cli_env
+
+    code = (
+        "import sys\n"
+        "from atmsim._entry import main\n"
+        f"sys.argv = ['atmsim', 'run', {str(tiny)!r}, '--no-progress', '--out', "
+        f"{str(tmp_path / 'out')!r}]\n"
+        "try:\n    main()\nexcept SystemExit as done:\n    assert not done.code, done.code\n"
+        "print('loaded:', sorted(m for m in ('pandas', 'matplotlib') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=cli_env(), timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "loaded: []" in done.stdout, done.stdout[-500:]
+    assert (tmp_path / "out" / "series.parquet").is_file()

@@ -96,10 +96,36 @@ def test_cli_run_plot_bench(tmp_path: Path) -> None:
     result = run_cli("plot", str(out))
     assert result.returncode == 0, result.stderr
     assert (out / "queue.png").is_file() and (out / "utilization.png").is_file()
-    result = run_cli("bench", "--repeat", "1")
+    figures = tmp_path / "bench.json"
+    result = run_cli("bench", "--runs", "1", "--scale", "10,100", "--json", str(figures))
     assert result.returncode == 0, result.stderr
-    assert "simulated cells per wall-second" in result.stdout
-    assert "events per wall-second" in result.stdout
+    for line in (
+        "simulated cells per wall-second",
+        "simulated cells per CPU-second",
+        "events per wall-second",
+        "validate md1",
+        "run mux_onoff",
+        "peak memory",
+        "N =     100",
+        "dumbbell",
+        "machine:",
+    ):
+        assert line in result.stdout, line
+    report = json.loads(figures.read_text())
+    assert report["mux_onoff"]["cells"] > 9_000_000
+    assert [row["vcs"] for row in report["scale"]["rows"]] == [10, 100]
+    validate = report["process"]["rows"]["validate md1"]
+    # The child's own peak, not the bench process's (which is over 100 MiB here).
+    assert 5 < validate["peak_mib"]["median"] < 100
+    assert report["machine"]["cores"] >= 1
+
+
+def test_bench_refuses_a_bad_scale(tmp_path: Path) -> None:
+    for bad in ("0", "ten", "10,,100", "2000000"):
+        result = run_cli("bench", "--runs", "1", "--scale", bad)
+        assert result.returncode == 2
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: --scale"), result.stderr
 
 
 def test_ctrl_c_writes_partial_results(tmp_path: Path) -> None:

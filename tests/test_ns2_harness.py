@@ -245,27 +245,86 @@ def _fake_result(params: Dumbbell, loop_s: float) -> types.SimpleNamespace:
 
 def test_bench_without_ns(monkeypatch) -> None:
     params = Dumbbell(n=2, duration_s=1.0)
-    walls = iter([0.5, 0.25])
+    walls = iter([0.5, 0.25, 0.2])
     monkeypatch.setattr(bench, "run_atmsim_dumbbell", lambda p: _fake_result(p, next(walls)))
     monkeypatch.setattr(bench, "find_ns", lambda: None)
-    out = bench.bench_dumbbell(repeat=2, params=params)
-    assert out["atmsim_packets"] == 400 and out["atmsim_wall_s"] == 0.25
-    assert out["atmsim_packets_per_s"] == 1600
-    assert out["ratio"] is None and "not installed" in out["note"]
+    out = bench.bench_dumbbell(runs=3, params=params, process=False)
+    assert out["atmsim_packets"] == 400
+    assert out["atmsim_loop_s"]["median"] == 0.25
+    assert out["atmsim_packets_per_s"]["median"] == 1600
+    assert out["atmsim_packets_per_s"]["min"] == 800 and out["atmsim_packets_per_s"]["max"] == 2000
+    assert out["loop_ratio"] is None and "not installed" in out["note"]
     assert "not installed" in bench.format_bench(out)
 
 
-def test_bench_ratio_with_a_stand_in_ns(monkeypatch) -> None:
+def test_bench_pairs_the_runs_with_a_stand_in_ns(monkeypatch) -> None:
+    """The runs alternate atmsim, ns-2, atmsim, ns-2, and the ratio is the median of each
+    pair's ratio, not the ratio of the medians."""
     params = Dumbbell(n=2, duration_s=1.0)
     parsed = ns2.parse_ns2_output(RENO.read_text())
-    monkeypatch.setattr(bench, "run_atmsim_dumbbell", lambda p: _fake_result(p, 0.001))
+    order = []
+    atm_walls = iter([0.001, 0.004, 0.002])
+    ns_walls = iter([1.0, 1.0, 3.0])
+
+    def atm(p):
+        order.append("atmsim")
+        return _fake_result(p, next(atm_walls))
+
+    def ns(p, ns, monitor):
+        order.append("ns-2")
+        assert monitor is False
+        return {**parsed, "run_s": next(ns_walls)}
+
+    monkeypatch.setattr(bench, "run_atmsim_dumbbell", atm)
     monkeypatch.setattr(bench, "find_ns", lambda: "/usr/bin/ns")
-    monkeypatch.setattr(bench, "run_ns2_dumbbell", lambda p, ns, monitor: parsed)
-    out = bench.bench_dumbbell(repeat=1, params=params)
-    expected = parsed["total"]["link_transmissions"] / parsed["run_s"]
-    assert out["ns2_packets_per_s"] == pytest.approx(expected)
-    assert out["ratio"] == pytest.approx(400_000 / expected)
-    assert "ratio atmsim / ns-2" in bench.format_bench(out)
+    monkeypatch.setattr(bench, "run_ns2_dumbbell", ns)
+    out = bench.bench_dumbbell(runs=3, params=params, process=False)
+    assert order == ["atmsim", "ns-2"] * 3
+    packets = parsed["total"]["link_transmissions"]
+    ratios = [400 / atm / (packets / ns) for atm, ns in ((0.001, 1.0), (0.004, 1.0), (0.002, 3.0))]
+    assert out["loop_ratio"]["median"] == pytest.approx(sorted(ratios)[1])
+    assert out["loop_ratio"]["values"] == pytest.approx(ratios)
+    assert out["ns2_packets_per_s"]["median"] == pytest.approx(packets / 1.0)
+    assert out["process_ratio"] is None
+    text = bench.format_bench(out)
+    assert "ratio atmsim / ns-2, loop (median of pairs)" in text and "alternating" in text
+
+
+def test_spread_and_its_format() -> None:
+    s = bench.spread([3.0, 1.0, 2.0, 10.0])
+    assert (s["median"], s["min"], s["max"], s["n"]) == (2.5, 1.0, 10.0, 4)
+    assert bench.format_spread(bench.spread([3.2e7, 3.0e7, 3.1e7])) == (
+        "3.10 x 10^7 (min 3.00 x 10^7, max 3.20 x 10^7, 3 runs)"
+    )
+    assert bench.format_spread(bench.spread([0.25]), "s") == "0.25 s (1 run)"
+    with pytest.raises(ValueError):
+        bench.spread([])
+
+
+def test_measure_process_reports_the_childs_own_peak(tmp_path) -> None:
+    """A child that holds 200 MiB peaks at 200 MiB or more; a small one far below the
+    memory of this test process (ru_maxrss would report this process's)."""
+    import sys
+
+    big = bench.measure_process(
+        [sys.executable, "-c", "b = bytearray(200 * 2**20); import time; time.sleep(0.05)"]
+    )
+    assert big["returncode"] == 0 and big["peak_mib"] >= 200
+    small = bench.measure_process([sys.executable, "-S", "-c", "pass"])
+    assert small["peak_mib"] < 50 and small["cpu_s"] >= 0 and small["wall_s"] > 0
+    failed = bench.measure_process([sys.executable, "-c", "import sys; sys.exit('nope')"])
+    assert failed["returncode"] == 1 and failed["error"] == "nope"
+
+
+def test_scale_scenario_has_the_shape_of_mux_onoff_at_ten() -> None:
+    from atmsim.api import prepare
+
+    sc = bench.scale_scenario(10)
+    assert sc["sources"]["s"]["count"] == 10
+    assert sc["sources"]["s"]["peak"] == f"{2488.32 * 0.2!r} Mbps"
+    prepare(bench.scale_scenario(1000))  # valid at 1000 VCs
+    with pytest.raises(ValueError):
+        bench.scale_scenario(0)
 
 
 # --------------------------------------------------------------------------- scenario files

@@ -23,7 +23,7 @@ SHORTER = {
         "atmsim reproduce tcp-explicit-rate-fig3 --report"
     ),
     "atmsim reproduce gfr-dfba --report": "atmsim reproduce gfr-dfba-table1 --report",
-    "atmsim bench": "atmsim bench --repeat 1",
+    "atmsim bench": "atmsim bench --runs 1 --scale 10 --no-dumbbell",
 }
 """README commands that take minutes, and what the test runs instead."""
 

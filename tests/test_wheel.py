@@ -94,5 +94,5 @@ def test_the_installed_wheel_runs_from_an_unrelated_directory(tmp_path):
     page = (work / "rep" / "report.html").read_text()
     assert "Explicit rate control of TCP applications" in page
 
-    bench = run([atmsim, "bench", "--repeat", "1"], cwd=work).stdout
+    bench = run([atmsim, "bench", "--runs", "1", "--scale", "10"], cwd=work).stdout
     assert "simulated cells per wall-second" in bench and "dumbbell" in bench

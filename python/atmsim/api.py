@@ -13,11 +13,9 @@ import importlib
 import json
 import sys
 import time
+from array import array
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from .errors import ScenarioError
 from .results import check_out_dir, vc_tcp_totals
@@ -30,6 +28,9 @@ from .scenario import (
     to_core,
     validate_scenario,
 )
+
+if TYPE_CHECKING:  # pandas (and numpy) load when a table or the series is asked for
+    import pandas as pd
 
 FIRST_SLICES = 1000
 """The first slice of simulated time is the run's duration over this."""
@@ -126,6 +127,9 @@ def series_frame(series: dict | None) -> pd.DataFrame:
     ``entity`` and ``metric`` are names (strings). Empty (with those columns)
     when the run had no probes.
     """
+    import numpy as np
+    import pandas as pd
+
     if not series or len(series.get("time_s", b"")) == 0:
         empty_numbers = np.array([], dtype="float64")
         empty_names = np.array([], dtype=object)
@@ -149,6 +153,50 @@ def series_frame(series: dict | None) -> pd.DataFrame:
     )
 
 
+def write_series_parquet(series: dict | None, path: Path) -> None:
+    """Write the core's columnar series to ``path`` as Parquet with pyarrow alone: the
+    columns of ``series_frame`` (time_s, entity, metric as strings, value), the
+    file that ``series_frame(series).to_parquet(path, index=False)`` writes, read
+    back by ``pandas.read_parquet`` as the same frame, without loading pandas."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    series = series or {}
+
+    def numbers(key: str) -> Any:
+        return pa.py_buffer(series.get(key, b""))
+
+    rows = len(series.get("time_s", b"")) // 8
+
+    def floats(key: str) -> Any:
+        return pa.Array.from_buffers(pa.float64(), rows, [None, numbers(key)])
+
+    def names(key: str, index_type: Any, names_key: str) -> Any:
+        indices = pa.Array.from_buffers(index_type, rows, [None, numbers(key)])
+        # The names as a string array built from its buffers: ``pa.array`` of a list
+        # would load pandas to look for pandas types.
+        encoded = [str(n).encode("utf-8") for n in series.get(names_key, [])]
+        offsets = array("i", [0])
+        for name in encoded:
+            offsets.append(offsets[-1] + len(name))
+        dictionary = pa.Array.from_buffers(
+            pa.string(),
+            len(encoded),
+            [None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(encoded))],
+        )
+        return pa.DictionaryArray.from_arrays(indices, dictionary).dictionary_decode()
+
+    table = pa.table(
+        {
+            "time_s": floats("time_s"),
+            "entity": names("entity", pa.uint32(), "entity_names"),
+            "metric": names("metric", pa.uint8(), "metric_names"),
+            "value": floats("value"),
+        }
+    )
+    pq.write_table(table, path)
+
+
 class Result:
     """The results of one run.
 
@@ -163,6 +211,8 @@ class Result:
     - ``series``: tidy time series (time_s, entity, metric, value);
     - ``scenario_toml``: the resolved scenario;
     - ``loop_wall_s``: wall seconds spent inside the core's advance loop;
+    - ``loop_cpu_s``: CPU seconds of the calling thread in that loop (the core
+      runs on it), what ``atmsim bench`` reports per CPU-second;
     - ``core_input``: the core JSON the run was made from (docs/core-interface.md),
       for what is computed from the scenario and the summary together
       (``fairness``, ``atmsim.determinism``).
@@ -171,18 +221,38 @@ class Result:
     def __init__(
         self,
         summary: dict,
-        series: pd.DataFrame,
+        series: pd.DataFrame | dict | None,
         scenario_toml: str,
         has_probes: bool,
         loop_wall_s: float = 0.0,
         core_input: dict | None = None,
+        loop_cpu_s: float = 0.0,
     ) -> None:
         self.summary = summary
-        self.series = series
+        # The series stays in the core's columns until it is asked for, so that a
+        # run that only writes its files does not load pandas (docs/performance.md,
+        # "CLI start-up").
+        if series is None or isinstance(series, dict):
+            self._series_columns, self._series = series, None
+        else:
+            self._series_columns, self._series = None, series
         self.scenario_toml = scenario_toml
         self.has_probes = has_probes
         self.loop_wall_s = loop_wall_s
         self.core_input = core_input
+        self.loop_cpu_s = loop_cpu_s
+
+    @property
+    def series(self) -> pd.DataFrame:
+        """The probes' tidy time series: time_s, entity, metric, value (``series_frame``)."""
+        if self._series is None:
+            self._series = series_frame(self._series_columns)
+            self._series_columns = None
+        return self._series
+
+    @series.setter
+    def series(self, frame: pd.DataFrame) -> None:
+        self._series, self._series_columns = frame, None
 
     def fairness(self) -> dict:
         """Each VC's (or flow's) achieved rate against its max-min fair rate, and the
@@ -196,16 +266,22 @@ class Result:
     @property
     def ports(self) -> pd.DataFrame:
         """One row per output port (= link): cells in/out/dropped, CLR, queue, utilization."""
+        import pandas as pd
+
         return pd.json_normalize(self.summary.get("ports", []), sep="_")
 
     @property
     def vcs(self) -> pd.DataFrame:
         """One row per VC: cells and AAL5 frames sent and delivered, goodput in cells/s."""
+        import pandas as pd
+
         return pd.json_normalize(self.summary.get("vcs", []), sep="_")
 
     @property
     def flows(self) -> pd.DataFrame:
         """One row per TCP flow: goodput in Mbps, bytes sent and delivered, timeouts, cwnd."""
+        import pandas as pd
+
         return pd.json_normalize(self.summary.get("flows", []), sep="_")
 
     @property
@@ -213,6 +289,8 @@ class Result:
         """One row per ABR VC: ``name``, then its ``abr`` summary (``acr_cps``,
         ``last_er_cps``, ``frms_sent``, ``brms_received``, ``rule6_cuts``,
         ``source_queue_cells``). Empty when the run has no ABR VC."""
+        import pandas as pd
+
         rows = [
             {"name": vc["name"], **vc["abr"]}
             for vc in self.summary.get("vcs", [])
@@ -225,6 +303,8 @@ class Result:
         """One row per VC carrying several TCP flows (``summary["vc_tcp"]``): ``vc``,
         ``flows``, ``goodput_mbps``, ``bytes_delivered``, ``bytes_retransmitted``,
         ``timeouts``. Empty when every VC carries at most one flow."""
+        import pandas as pd
+
         return pd.DataFrame(self.summary.get("vc_tcp", []), columns=VC_TCP_COLUMNS)
 
     @property
@@ -232,6 +312,8 @@ class Result:
         """One row per GFR VC: ``name``, then its ``gfr`` summary (``mcr_cps``,
         ``frames_tested``, ``frames_ineligible``, ``cells_tagged``). Empty when the run
         has no GFR VC."""
+        import pandas as pd
+
         rows = [
             {"name": vc["name"], **vc["gfr"]}
             for vc in self.summary.get("vcs", [])
@@ -245,6 +327,8 @@ class Result:
         its ``rate_control`` summary (``er_bps``, ``window_written_bytes``,
         ``acks_rewritten``, ``acks_released``, ``acks_held``, ``acks_held_max``,
         ``ack_hold_mean_s``). Empty when no router controls a flow."""
+        import pandas as pd
+
         rows = [
             {"name": flow["name"], **flow["rate_control"]}
             for flow in self.summary.get("flows", [])
@@ -268,7 +352,10 @@ class Result:
             json.dumps(self.summary, indent=2) + "\n", encoding="utf-8"
         )
         if self.has_probes:
-            self.series.to_parquet(directory / "series.parquet", index=False)
+            if self._series is not None:
+                self._series.to_parquet(directory / "series.parquet", index=False)
+            else:
+                write_series_parquet(self._series_columns, directory / "series.parquet")
         return directory
 
     def __repr__(self) -> str:
@@ -364,6 +451,7 @@ def run(
     interrupted = False
     bar = None
     loop_started = time.perf_counter()
+    loop_cpu_started = time.thread_time()
     try:
         slice_ps = max(1, duration_ps // FIRST_SLICES)
         t = 0
@@ -385,6 +473,7 @@ def run(
         interrupted = True
     finally:
         loop_wall_s = time.perf_counter() - loop_started
+        loop_cpu_s = time.thread_time() - loop_cpu_started
         if bar is not None:
             bar.stop()
 
@@ -404,7 +493,13 @@ def run(
     summary["scenario"] = scenario.name
     summary["atmsim_version"] = package_version()
     result = Result(
-        summary, series_frame(series), scenario_toml, has_probes, loop_wall_s, core_input
+        summary,
+        series,
+        scenario_toml,
+        has_probes,
+        loop_wall_s,
+        core_input,
+        loop_cpu_s,
     )
     if out is not None:
         result.save(out)

@@ -327,29 +327,93 @@ def report_command(
 
 @app.command("bench")
 def bench_command(
-    repeat: Annotated[int, typer.Option("--repeat", min=1, help="Runs; the best counts.")] = 3,
+    runs: Annotated[
+        int,
+        typer.Option(
+            "--runs",
+            "--repeat",
+            min=1,
+            help="Runs of each benchmark; every figure is their median with min and max.",
+        ),
+    ] = 5,
     dumbbell: Annotated[
-        bool, typer.Option("--dumbbell/--no-dumbbell", help="Also bench the IP dumbbell.")
+        bool,
+        typer.Option(
+            "--dumbbell/--no-dumbbell",
+            help="The IP dumbbell, alternating with ns-2 when ns-2 is installed.",
+        ),
     ] = True,
+    process: Annotated[
+        bool,
+        typer.Option(
+            "--process/--no-process",
+            help="Whole atmsim processes: validate, a 1 ms run, mux_onoff (and the dumbbell).",
+        ),
+    ] = True,
+    scale: Annotated[
+        str,
+        typer.Option(
+            "--scale",
+            metavar="N,N,...",
+            help="Numbers of on/off VCs on one OC-48 port for the scale series; "
+            "'none' leaves it out.",
+        ),
+    ] = "10,100,1000,10000,100000",
+    json_out: Annotated[
+        Optional[Path],
+        typer.Option("--json", help="Also write every figure and the machine to this file."),
+    ] = None,
 ) -> None:
-    """Cells per wall-second on mux_onoff; packets per wall-second on the IP dumbbell
-    and the ratio to ns-2 when ns-2 is installed."""
-    from .validation.bench import (
-        BENCH_SCENARIO,
-        bench_cells,
-        bench_dumbbell,
-        format_bench,
-        machine_line,
-    )
+    """Benchmarks, each the median of --runs runs with its spread: cells per second on
+    mux_onoff, whole-process start-up and memory, the cost per cell against the
+    number of VCs, and the IP dumbbell against ns-2 (paired runs)."""
+    import json
 
-    if not BENCH_SCENARIO.is_file():
+    from .validation import bench
+
+    if not bench.BENCH_SCENARIO.is_file():
         raise CliError(
-            f"{BENCH_SCENARIO}: no such file (the package data is missing: reinstall atmsim)"
+            f"{bench.BENCH_SCENARIO}: no such file (the package data is missing: reinstall atmsim)"
         )
-    bench_cells(repeat, echo=print)
-    if dumbbell:
-        print(format_bench(bench_dumbbell(repeat)))
-    print(machine_line())
+    vcs = parse_scale(scale)
+    if json_out is not None and json_out.is_dir():
+        raise CliError(f"--json {json_out}: is a directory; give a file name")
+    report: dict = {"machine": bench.machine(), "runs": runs}
+    print(bench.machine_line(report["machine"]))
+    try:
+        report["mux_onoff"] = bench.bench_cells(runs, echo=print)
+        if process:
+            report["process"] = bench.bench_process(runs, echo=print)
+        if vcs:
+            report["scale"] = bench.bench_scale(runs, vcs, echo=print)
+        if dumbbell:
+            out = bench.bench_dumbbell(runs, process=process, echo=print)
+            out["params"] = out["params"].scenario or "validation dumbbell"
+            report["dumbbell"] = out
+    except RuntimeError as error:
+        raise CliError(f"bench: {error}") from None
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
+        print(f"figures written to {json_out}")
+
+
+def parse_scale(text: str) -> list[int]:
+    """The VC counts of ``atmsim bench --scale`` ('none' or empty: no series)."""
+    if text.strip().lower() in ("", "none"):
+        return []
+    counts = []
+    for item in text.split(","):
+        try:
+            n = int(item.strip())
+        except ValueError:
+            n = 0
+        if not 1 <= n <= 1_000_000:
+            raise CliError(
+                f"--scale {text}: expected comma-separated VC counts from 1 to 1000000, or none"
+            )
+        counts.append(n)
+    return counts
 
 
 @app.command("examples")

@@ -28,8 +28,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Optional
 
-import numpy as np
-
 Verdict = Literal["match", "miss", "n/a"]
 
 SLACK = 1e-12
@@ -141,8 +139,10 @@ def jain(values: Sequence[float]) -> float:
     "fair". NaN makes such a comparison a miss (a value that cannot be
     computed, see ``Tolerance``).
     """
-    x = np.asarray(values, dtype=float)
-    square = float((x**2).sum())
-    if len(x) == 0 or square == 0:
+    # Exactly rounded sums (math.fsum), in plain Python: a run's fairness table then
+    # needs no numpy, and the index does not depend on the order of the values.
+    x = [float(v) for v in values]
+    square = math.fsum(v * v for v in x)
+    if not x or square == 0:
         return math.nan
-    return float(x.sum() ** 2 / (len(x) * square))
+    return math.fsum(x) ** 2 / (len(x) * square)

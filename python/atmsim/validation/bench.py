@@ -1,31 +1,54 @@
-"""The benchmarks of ``atmsim bench``: cells per wall-second on mux_onoff, and packets
-per wall-second on the IP dumbbell against ns-2.
+"""The benchmarks of ``atmsim bench``.
 
-``bench_cells(repeat)`` runs scenarios/mux_onoff.toml and reports simulated
-cells and events per wall-second of the advance loop (``Result.loop_wall_s``),
-the best of ``repeat`` runs; docs/performance.md records the results.
+Every figure is the **median over ``runs`` runs with the spread (min - max)**;
+docs/performance.md keeps the history. Four groups:
 
-``bench_dumbbell(repeat)`` runs the dumbbell (scenarios/ip_dumbbell.toml; see
-``atmsim.validation.ns2`` and docs/validation.md) in atmsim and, when ns-2 is
-installed, in ns-2 in the same call, and reports packets per wall-second for
-both and their ratio (the target, docs/performance.md: atmsim >= 10 x ns-2).
+- ``bench_cells``: scenarios/mux_onoff.toml in this process, simulated cells
+  and events per wall-second and per CPU-second of the advance loop
+  (``Result.loop_wall_s``, ``Result.loop_cpu_s``: building the network and
+  writing results are not counted).
+- ``bench_process``: whole ``atmsim`` processes, as a user starts them:
+  ``validate scenarios/md1.toml``, ``run`` of md1 for 1 ms (with its probe,
+  which writes a series, and without), ``run`` of mux_onoff (30 s simulated,
+  its default probes); wall, CPU (user + system) and peak resident memory of
+  each.
+- ``bench_scale``: N geometric on/off VCs (N = 10 ... 100,000) into one OC-48
+  port (2488.32 Mbps, 1000-cell buffer) at load 0.9, each with a peak of 2/N
+  and a mean of 0.9/N of the link (N = 10 is mux_onoff's shape), 1 s
+  simulated: cells per CPU-second of the loop against N, and the cost per
+  cell relative to N = 10 (the same series as ``cargo bench -- scale``).
+- ``bench_dumbbell``: the IP dumbbell (scenarios/ip_dumbbell.toml; see
+  ``atmsim.validation.ns2`` and docs/validation.md) in atmsim and, when ns-2
+  is installed, in ns-2, **alternating** (atmsim, ns-2, atmsim, ns-2, ...) so
+  that both sides see the same moments of a shared machine, and the
+  **median of the paired ratios**, for the loop alone and for the whole
+  process.
 
-Definition, the same for both simulators: **packets** = IP packet
-transmissions on all links, data and ACKs, every hop counted (a data packet
-crossing s_i -> r1 -> r2 -> d_i counts 3; one dropped at the bottleneck
-counts 1). atmsim counts them exactly (``packets_out`` summed over its IP
-ports); ns-2 counts them from its agents (3 x data packets sent + 3 x ACKs
-received; run without the flow monitor, so drops count 3 instead of 1, an
-overcount of about 0.2 % in ns-2's favour). **Wall time** excludes start-up
-and building the network on both sides: atmsim's advance loop
-(``Result.loop_wall_s``) and ns-2's ``$ns run`` (measured inside Tcl). The
-best of ``repeat`` runs counts for each.
+Definitions for the dumbbell, the same for both simulators: **packets** = IP
+packet transmissions on all links, data and ACKs, every hop counted (a data
+packet crossing s_i -> r1 -> r2 -> d_i counts 3; one dropped at the
+bottleneck counts 1). atmsim counts them exactly (``packets_out`` summed
+over its IP ports); ns-2 counts them from its agents (3 x data packets sent
++ 3 x ACKs received; run without the flow monitor, so drops count 3 instead
+of 1, an overcount of about 0.2 % in ns-2's favour). The **loop** is
+atmsim's advance loop (``Result.loop_wall_s``) and ns-2's ``$ns run``
+(timed inside Tcl), in wall time. The **whole process** is ``atmsim run``
+of the scenario file (start-up, building, the run, writing its run
+directory) and the ``ns`` process, in CPU time (user + system).
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -33,6 +56,7 @@ from ..resources import scenario_dir
 from .ns2 import (
     Dumbbell,
     atmsim_metrics,
+    atmsim_overrides,
     default_params,
     find_ns,
     ns2_args,
@@ -47,41 +71,551 @@ BENCH_SCENARIO = scenario_dir() / "mux_onoff.toml"
 BENCH_DUMBBELL = scenario_dir() / "ip_dumbbell.toml"
 """The dumbbell (a shipped example); ``bench_dumbbell`` runs it in both simulators."""
 
+STARTUP_SCENARIO = scenario_dir() / "md1.toml"
+"""The small scenario ``bench_process`` validates and runs for 1 ms."""
 
-def bench_cells(repeat: int = 3, echo: Callable[[str], Any] = lambda line: None) -> dict[str, Any]:
-    """Simulated cells and events per wall-second of the advance loop on BENCH_SCENARIO,
-    the best of ``repeat`` runs; ``echo`` gets a line per run and three summary lines.
+SCALE_VCS = (10, 100, 1_000, 10_000, 100_000)
+"""The numbers of VCs of the scale series."""
 
-    Returns ``cells_per_s``, ``events_per_s`` (the best of each), ``sim_time_s``
-    and ``repeat``.
+TARGETS = {
+    "cells_per_cpu_s": 1.0e8,
+    "validate_wall_s": 0.15,
+    "run_1ms_wall_s": 0.25,
+    "peak_mib": 60.0,
+    "mux_process_cpu_s": 0.27,
+    "scale_cost_10000": 1.5,
+    "dumbbell_loop_ratio": 10.0,
+    "dumbbell_process_ratio": 1.0,
+}
+"""The performance targets (docs/performance.md); the report says which are met."""
+
+Echo = Callable[[str], Any]
+
+
+def _quiet(line: str) -> None:
+    """An echo that prints nothing."""
+
+
+def spread(values: Sequence[float]) -> dict[str, Any]:
+    """``median``, ``min``, ``max``, ``n`` and the ``values`` of a list of figures."""
+    if not values:
+        raise ValueError("no values")
+    return {
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+        "n": len(values),
+        "values": list(values),
+    }
+
+
+def _fmt(value: float, unit: str = "") -> str:
+    """A figure with three significant digits (large ones as a x 10^k)."""
+    if value != 0 and (abs(value) >= 1e4 or abs(value) < 1e-3):
+        mantissa, exponent = f"{value:.2e}".split("e")
+        text = f"{mantissa} x 10^{int(exponent)}"
+    else:
+        text = f"{value:.3g}"
+    return f"{text} {unit}".rstrip()
+
+
+def format_spread(s: dict[str, Any], unit: str = "") -> str:
+    """``median (min - max, n runs)``."""
+    if s["n"] == 1:
+        return f"{_fmt(s['median'], unit)} (1 run)"
+    return f"{_fmt(s['median'], unit)} (min {_fmt(s['min'])}, max {_fmt(s['max'])}, {s['n']} runs)"
+
+
+def _verdict(value: float, target: float, at_most: bool) -> str:
+    met = value <= target if at_most else value >= target
+    sign = "<=" if at_most else ">="
+    return f"target {sign} {_fmt(target)}: {'met' if met else 'not met'}"
+
+
+def _check_runs(runs: int) -> None:
+    if runs < 1:
+        raise ValueError("runs must be >= 1")
+
+
+# --------------------------------------------------------------------------- in process
+
+
+def bench_cells(runs: int = 5, echo: Echo = _quiet) -> dict[str, Any]:
+    """mux_onoff in this process: cells and events per wall- and CPU-second of the loop.
+
+    Returns ``cells_per_s``, ``cells_per_cpu_s``, ``events_per_s`` (each a
+    ``spread``), ``cells``, ``events``, ``sim_time_s`` and ``runs``; ``echo``
+    gets a line per run and the summary lines.
     """
     from ..api import run
 
-    if repeat < 1:
-        raise ValueError("repeat must be >= 1")
-    best_cells = best_events = 0.0
+    _check_runs(runs)
+    per_wall, per_cpu, events_wall = [], [], []
+    cells = events = 0
     sim_time = None
-    for attempt in range(1, repeat + 1):
+    for attempt in range(1, runs + 1):
         result = run(BENCH_SCENARIO, progress=False)
-        loop_s = max(result.loop_wall_s, 1e-9)
-        cells = result.summary["conservation"]["cells_generated"] / loop_s
-        events = result.summary["events"] / loop_s
+        wall = max(result.loop_wall_s, 1e-9)
+        cpu = max(result.loop_cpu_s, 1e-9)
+        cells = result.summary["conservation"]["cells_generated"]
+        events = result.summary["events"]
         sim_time = result.summary["sim_time_s"]
+        per_wall.append(cells / wall)
+        per_cpu.append(cells / cpu)
+        events_wall.append(events / wall)
         echo(
-            f"run {attempt}/{repeat}: {loop_s:.3f} s wall, "
-            f"{cells:,.0f} cells/s, {events:,.0f} events/s"
+            f"mux_onoff run {attempt}/{runs}: {wall:.3f} s wall, {cpu:.3f} s CPU, "
+            f"{cells / cpu:,.0f} cells per CPU-second"
         )
-        best_cells = max(best_cells, cells)
-        best_events = max(best_events, events)
-    echo(f"scenario: {BENCH_SCENARIO} ({sim_time} s simulated), best of {repeat}")
-    echo(f"simulated cells per wall-second: {best_cells:,.0f}")
-    echo(f"events per wall-second: {best_events:,.0f}")
-    return {
-        "cells_per_s": best_cells,
-        "events_per_s": best_events,
+    out = {
+        "cells_per_s": spread(per_wall),
+        "cells_per_cpu_s": spread(per_cpu),
+        "events_per_s": spread(events_wall),
+        "cells": cells,
+        "events": events,
         "sim_time_s": sim_time,
-        "repeat": repeat,
+        "runs": runs,
     }
+    echo(format_cells(out))
+    return out
+
+
+def format_cells(out: dict[str, Any]) -> str:
+    """The summary lines of ``bench_cells``."""
+    cpu = out["cells_per_cpu_s"]["median"]
+    return "\n".join(
+        [
+            f"mux_onoff ({BENCH_SCENARIO.name}, {out['sim_time_s']} s simulated, "
+            f"{out['cells']:,} cells, {out['events']:,} events), the loop:",
+            f"  simulated cells per wall-second: {format_spread(out['cells_per_s'])}",
+            f"  simulated cells per CPU-second: {format_spread(out['cells_per_cpu_s'])}; "
+            + _verdict(cpu, TARGETS["cells_per_cpu_s"], at_most=False),
+            f"  events per wall-second: {format_spread(out['events_per_s'])}",
+        ]
+    )
+
+
+def scale_scenario(n: int, duration_s: float = 1.0) -> dict:
+    """N geometric on/off VCs into one OC-48 port at load 0.9 (see the module's docstring)."""
+    if n < 1:
+        raise ValueError("the number of VCs must be >= 1")
+    link_mbps = 2488.32
+    return {
+        "run": {"duration": f"{duration_s:g} s", "seed": 1},
+        "nodes": {"mux": {"kind": "host"}, "sink": {"kind": "host"}},
+        "links": {
+            "mux-out": {
+                "from": "mux",
+                "to": "sink",
+                "rate": f"{link_mbps} Mbps",
+                "delay": "0 ms",
+                "buffer": 1000,
+                "policy": "tail",
+            }
+        },
+        "sources": {
+            "s": {
+                "count": n,
+                "path": ["mux", "sink"],
+                "class": "ubr",
+                "kind": "geometric_onoff",
+                "peak": f"{link_mbps * 2.0 / n!r} Mbps",
+                "mean": f"{link_mbps * 0.9 / n!r} Mbps",
+                "mean_burst": 100,
+            }
+        },
+    }
+
+
+def bench_scale(
+    runs: int = 3,
+    vcs: Sequence[int] = SCALE_VCS,
+    duration_s: float = 1.0,
+    echo: Echo = _quiet,
+) -> dict[str, Any]:
+    """Cells per CPU-second of the loop against the number of VCs (``scale_scenario``).
+
+    Returns ``rows`` (one per N: ``vcs``, ``cells``, ``cells_per_cpu_s`` as a
+    ``spread``, ``cost_vs_first``: the median cost per cell over that of the
+    first N), ``duration_s`` and ``runs``.
+    """
+    from ..api import run
+
+    _check_runs(runs)
+    rows = []
+    for n in vcs:
+        rates = []
+        cells = 0
+        for attempt in range(1, runs + 1):
+            result = run(scale_scenario(n, duration_s), progress=False)
+            cells = result.summary["conservation"]["cells_generated"]
+            rate = cells / max(result.loop_cpu_s, 1e-9)
+            rates.append(rate)
+            echo(f"scale N={n} run {attempt}/{runs}: {rate:,.0f} cells per CPU-second")
+        rows.append({"vcs": n, "cells": cells, "cells_per_cpu_s": spread(rates)})
+    first = rows[0]["cells_per_cpu_s"]["median"] if rows else 0.0
+    for row in rows:
+        row["cost_vs_first"] = first / row["cells_per_cpu_s"]["median"]
+    out = {"rows": rows, "duration_s": duration_s, "runs": runs}
+    echo(format_scale(out))
+    return out
+
+
+def format_scale(out: dict[str, Any]) -> str:
+    """The summary lines of ``bench_scale``."""
+    rows = out["rows"]
+    if not rows:
+        return "scale: no N"
+    lines = [
+        f"scale: N on/off VCs into one OC-48 port at load 0.9, {out['duration_s']:g} s "
+        f"simulated; cells per CPU-second of the loop, cost per cell against N = {rows[0]['vcs']}:"
+    ]
+    for row in rows:
+        line = (
+            f"  N = {row['vcs']:>7,}: {format_spread(row['cells_per_cpu_s'])}, "
+            f"cost x {row['cost_vs_first']:.2f}"
+        )
+        if row["vcs"] == 10_000 and rows[0]["vcs"] == 10:
+            line += "; " + _verdict(row["cost_vs_first"], TARGETS["scale_cost_10000"], True)
+        lines.append(line)
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def atmsim_command() -> list[str]:
+    """How to start the ``atmsim`` command: the console script beside this Python, or
+    ``python -m atmsim``."""
+    script = Path(sys.executable).with_name("atmsim")
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script)]
+    return [sys.executable, "-m", "atmsim"]
+
+
+def _hwm_kib(pid: int) -> Optional[int]:
+    """The peak resident set of process ``pid`` so far (Linux's VmHWM, KiB), or None."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def measure_process(
+    command: Sequence[str], cwd: Optional[Path] = None, timeout_s: float = 600.0
+) -> dict[str, Any]:
+    """Run ``command`` to its end; its ``wall_s``, ``cpu_s`` (user + system), ``peak_mib``
+    (largest resident set) and ``returncode``, with the last line of its stderr
+    as ``error`` when it failed. Output goes to a temporary file, not a pipe,
+    so that a talkative process cannot block.
+
+    The peak is the child's VmHWM, read every millisecond while it runs (on
+    Linux the ``ru_maxrss`` of a child also counts the memory of the parent
+    it was forked from: 126 MiB for a 34 MiB ``atmsim validate`` started
+    from here). A process frees memory as it exits, so the last reading
+    holds the peak. Without /proc, ``ru_maxrss`` is used."""
+    with tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(list(command), cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
+        deadline = started + timeout_s
+        peak_kib: Optional[int] = None
+        while True:
+            hwm = _hwm_kib(process.pid)
+            if hwm is not None:
+                peak_kib = max(peak_kib or 0, hwm)
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                process.kill()
+                pid, status, usage = os.wait4(process.pid, 0)
+                break
+            time.sleep(0.001)
+        wall = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        lines = err.read().decode("utf-8", "replace").strip().splitlines()
+    if peak_kib is None:
+        peak_kib = usage.ru_maxrss  # KiB on Linux
+    return {
+        "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "peak_mib": peak_kib / 1024.0,
+        "returncode": process.returncode,
+        "error": lines[-1] if process.returncode and lines else None,
+    }
+
+
+def _measured(name: str, command: Sequence[str], cwd: Path) -> dict[str, Any]:
+    """``measure_process``, raising RuntimeError with the command's last error line."""
+    got = measure_process(command, cwd=cwd)
+    if got["returncode"] != 0:
+        raise RuntimeError(f"{name} exited with {got['returncode']}: {got['error']}")
+    return got
+
+
+def process_commands(work: Path) -> dict[str, list[str]]:
+    """The whole-process benchmarks: name -> command (run directories under ``work``)."""
+    atmsim = atmsim_command()
+    return {
+        "validate md1": [*atmsim, "validate", str(STARTUP_SCENARIO)],
+        "run md1 1 ms": [
+            *atmsim,
+            "run",
+            str(STARTUP_SCENARIO),
+            "--set",
+            "run.duration=1 ms",
+            "--no-progress",
+            "--out",
+            str(work / "md1"),
+        ],
+        "run md1 1 ms, no probes": [
+            *atmsim,
+            "run",
+            str(STARTUP_SCENARIO),
+            "--set",
+            "run.duration=1 ms",
+            "--set",
+            "probes.queue=[]",
+            "--no-progress",
+            "--out",
+            str(work / "md1-bare"),
+        ],
+        "run mux_onoff": [
+            *atmsim,
+            "run",
+            str(BENCH_SCENARIO),
+            "--no-progress",
+            "--out",
+            str(work / "mux_onoff"),
+        ],
+    }
+
+
+NO_SERIES = ("validate md1", "run md1 1 ms, no probes")
+"""The whole-process benchmarks that write no series (no pyarrow): the peak-memory
+target is for these."""
+
+PROCESS_TARGETS = {
+    "validate md1": ("wall_s", "validate_wall_s"),
+    "run md1 1 ms": ("wall_s", "run_1ms_wall_s"),
+    "run md1 1 ms, no probes": ("wall_s", "run_1ms_wall_s"),
+    "run mux_onoff": ("cpu_s", "mux_process_cpu_s"),
+}
+"""Which figure of each whole-process benchmark has a target, and which."""
+
+
+def bench_process(runs: int = 5, echo: Echo = _quiet) -> dict[str, Any]:
+    """Whole ``atmsim`` processes (``process_commands``), each run ``runs`` times in turn.
+
+    Returns ``rows``: name -> {``command``, ``wall_s``, ``cpu_s``,
+    ``peak_mib`` (each a ``spread``)}, and ``runs``. Raises RuntimeError
+    when a command fails.
+    """
+    _check_runs(runs)
+    measured: dict[str, list[dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory(prefix="atmsim-bench-") as tmp:
+        work = Path(tmp)
+        commands = process_commands(work)
+        for attempt in range(1, runs + 1):
+            for name, command in commands.items():
+                for stale in (work / "md1", work / "md1-bare", work / "mux_onoff"):
+                    shutil.rmtree(stale, ignore_errors=True)
+                got = _measured(f"atmsim {name}", command, work)
+                measured.setdefault(name, []).append(got)
+                echo(
+                    f"{name} run {attempt}/{runs}: {got['wall_s']:.3f} s wall, "
+                    f"{got['cpu_s']:.3f} s CPU, {got['peak_mib']:.0f} MiB"
+                )
+    skip = len(atmsim_command())
+    rows = {
+        name: {
+            "command": "atmsim " + " ".join(commands[name][skip:]),
+            **{key: spread([g[key] for g in got]) for key in ("wall_s", "cpu_s", "peak_mib")},
+        }
+        for name, got in measured.items()
+    }
+    out = {"rows": rows, "runs": runs}
+    echo(format_process(out))
+    return out
+
+
+def format_process(out: dict[str, Any]) -> str:
+    """The summary lines of ``bench_process``."""
+    lines = ["whole processes (start-up included):"]
+    peak = 0.0
+    for name, row in out["rows"].items():
+        lines.append(
+            f"  {name}: {format_spread(row['wall_s'], 's')} wall, "
+            f"{format_spread(row['cpu_s'], 's')} CPU, {row['peak_mib']['median']:.0f} MiB peak"
+        )
+        key, target = PROCESS_TARGETS.get(name, (None, None))
+        if key is not None:
+            figure = "wall" if key == "wall_s" else "CPU"
+            lines.append(
+                f"    {figure}: " + _verdict(row[key]["median"], TARGETS[target], at_most=True)
+            )
+        if name in NO_SERIES:
+            peak = max(peak, row["peak_mib"]["median"])
+    lines.append(
+        f"  peak memory without a series to write ({', '.join(NO_SERIES)}): {peak:.0f} MiB; "
+        + _verdict(peak, TARGETS["peak_mib"], at_most=True)
+    )
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- against ns-2
+
+
+def bench_params() -> Dumbbell:
+    """The dumbbell to benchmark: scenarios/ip_dumbbell.toml, else the validation dumbbell."""
+    if BENCH_DUMBBELL.is_file():
+        return params_from_scenario(BENCH_DUMBBELL)
+    return default_params("reno")
+
+
+def atmsim_process_command(params: Dumbbell, out: Path) -> Optional[list[str]]:
+    """``atmsim run`` of the dumbbell's scenario file (None without a file)."""
+    if params.scenario is None:
+        return None
+    command = [*atmsim_command(), "run", str(params.scenario), "--no-progress"]
+    for item in atmsim_overrides(params):
+        command += ["--set", item]
+    return command + ["--out", str(out)]
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def bench_dumbbell(
+    runs: int = 5,
+    params: Optional[Dumbbell] = None,
+    process: bool = True,
+    echo: Echo = _quiet,
+) -> dict[str, Any]:
+    """atmsim against ns-2 on the dumbbell, in pairs: atmsim then ns-2, ``runs`` times.
+
+    Each pair gives the loop ratio (atmsim's packets per wall-second of its
+    loop over ns-2's) and, with ``process``, the whole-process ratio (ns-2's
+    CPU seconds over those of ``atmsim run``): above 1, atmsim is faster.
+    Returns ``atmsim_packets``, ``atmsim_loop_s``, ``atmsim_packets_per_s``,
+    ``atmsim_process_cpu_s`` and, with ns-2 installed, ``ns2_packets``,
+    ``ns2_loop_s``, ``ns2_packets_per_s``, ``ns2_process_cpu_s``,
+    ``loop_ratio`` and ``process_ratio`` (``spread``s; the ratios are
+    medians of the paired ratios); without ns-2 those are None and ``note``
+    says so. Also ``params``, ``ns2_args``, ``runs`` and the targets.
+    """
+    _check_runs(runs)
+    params = params or bench_params()
+    ns = find_ns()
+    out: dict[str, Any] = {
+        "params": params,
+        "runs": runs,
+        "ns2_args": ns2_args(params, monitor=False),
+        "target_loop_ratio": TARGETS["dumbbell_loop_ratio"],
+        "target_process_ratio": TARGETS["dumbbell_process_ratio"],
+    }
+    atm_loop, atm_rate, atm_cpu = [], [], []
+    ns_loop, ns_rate, ns_cpu = [], [], []
+    loop_ratio, process_ratio = [], []
+    atm_packets = ns_packets = 0
+    with tempfile.TemporaryDirectory(prefix="atmsim-bench-") as tmp:
+        work = Path(tmp)
+        for attempt in range(1, runs + 1):
+            result = run_atmsim_dumbbell(params)
+            atm_packets = atmsim_metrics(result.summary, params)["link_transmissions"]
+            wall = max(result.loop_wall_s, 1e-9)
+            atm_loop.append(wall)
+            atm_rate.append(atm_packets / wall)
+            command = atmsim_process_command(params, work / f"run{attempt}") if process else None
+            if command is not None:
+                atm_cpu.append(_measured("atmsim run", command, work)["cpu_s"])
+            line = f"dumbbell pair {attempt}/{runs}: atmsim loop {wall:.3f} s"
+            if atm_cpu:
+                line += f", process {atm_cpu[-1]:.3f} s CPU"
+            if ns is not None:
+                before = _children_cpu_s()
+                parsed = run_ns2_dumbbell(params, ns=ns, monitor=False)
+                cpu = _children_cpu_s() - before
+                ns_packets = parsed["total"]["link_transmissions"]
+                ns_wall = max(parsed["run_s"], 1e-9)
+                ns_loop.append(ns_wall)
+                ns_rate.append(ns_packets / ns_wall)
+                loop_ratio.append(atm_rate[-1] / ns_rate[-1])
+                line += f"; ns-2 loop {ns_wall:.3f} s"
+                if command is not None:
+                    ns_cpu.append(cpu)
+                    process_ratio.append(cpu / max(atm_cpu[-1], 1e-9))
+                    line += f", process {cpu:.3f} s CPU"
+                line += f"; loop ratio {loop_ratio[-1]:.1f}"
+            echo(line)
+
+    def maybe(values: list[float]) -> Optional[dict[str, Any]]:
+        return spread(values) if values else None
+
+    out.update(
+        atmsim_packets=atm_packets,
+        atmsim_loop_s=spread(atm_loop),
+        atmsim_packets_per_s=spread(atm_rate),
+        atmsim_process_cpu_s=maybe(atm_cpu),
+        ns2_packets=ns_packets if ns is not None else None,
+        ns2_loop_s=maybe(ns_loop),
+        ns2_packets_per_s=maybe(ns_rate),
+        ns2_process_cpu_s=maybe(ns_cpu),
+        loop_ratio=maybe(loop_ratio),
+        process_ratio=maybe(process_ratio),
+        note=f"ns-2 at {ns}" if ns else "ns-2 is not installed (apt-get install ns2): no ratio",
+    )
+    echo(format_bench(out))
+    return out
+
+
+def format_bench(result: dict[str, Any]) -> str:
+    """The summary lines of ``bench_dumbbell``."""
+    p: Dumbbell = result["params"]
+    name = p.scenario or "validation dumbbell"
+    lines = [
+        f"dumbbell ({name}): {p.n} {p.variant} flows, {p.bottleneck_rate_bps / 1e6:g} Mbps "
+        f"bottleneck, {p.duration_s:g} s simulated, {result['runs']} runs"
+        + (", alternating atmsim and ns-2" if result["loop_ratio"] else ""),
+        f"  atmsim loop: {result['atmsim_packets']:,} packets, "
+        f"{format_spread(result['atmsim_packets_per_s'])} packets per wall-second",
+    ]
+    if result["atmsim_process_cpu_s"]:
+        lines.append(
+            f"  atmsim whole process: {format_spread(result['atmsim_process_cpu_s'], 's')} CPU"
+        )
+    if result["loop_ratio"] is None:
+        lines.append("  " + result["note"])
+        return "\n".join(lines)
+    lines.append(
+        f"  ns-2 loop: {result['ns2_packets']:,} packets, "
+        f"{format_spread(result['ns2_packets_per_s'])} packets per wall-second"
+    )
+    if result["ns2_process_cpu_s"]:
+        lines.append(f"  ns-2 whole process: {format_spread(result['ns2_process_cpu_s'], 's')} CPU")
+    loop = result["loop_ratio"]
+    lines.append(
+        f"  ratio atmsim / ns-2, loop (median of pairs): {format_spread(loop)}; "
+        + _verdict(loop["median"], result["target_loop_ratio"], at_most=False)
+    )
+    if result["process_ratio"]:
+        whole = result["process_ratio"]
+        lines.append(
+            f"  ratio atmsim / ns-2, whole process CPU (median of pairs): "
+            f"{format_spread(whole)}; "
+            + _verdict(whole["median"], result["target_process_ratio"], at_most=False)
+        )
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- the machine
 
 
 def cpu_model() -> str:
@@ -95,101 +629,30 @@ def cpu_model() -> str:
     return platform.processor() or "unknown CPU"
 
 
-def machine_line() -> str:
-    """The machine a benchmark ran on: platform, CPU, cores, Python and atmsim versions."""
+def machine() -> dict[str, Any]:
+    """The machine a benchmark ran on, and how busy it was."""
     from ..api import package_version
 
-    return (
-        f"machine: {platform.platform()}, {cpu_model()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}, atmsim {package_version()}"
-    )
-
-
-def bench_params() -> Dumbbell:
-    """The dumbbell to benchmark: scenarios/ip_dumbbell.toml, else the validation dumbbell."""
-    if BENCH_DUMBBELL.is_file():
-        return params_from_scenario(BENCH_DUMBBELL)
-    return default_params("reno")
-
-
-def bench_dumbbell(repeat: int = 3, params: Optional[Dumbbell] = None) -> dict[str, Any]:
-    """Packets per wall-second of atmsim and ns-2 on the dumbbell, and their ratio.
-
-    ``params``: default ``bench_params()`` (scenarios/ip_dumbbell.toml, which
-    atmsim runs as written, probes included, and ns-2 runs through
-    ``params_from_scenario``).
-
-    Returns a dict with ``atmsim_packets``, ``atmsim_wall_s`` (best loop
-    time), ``atmsim_packets_per_s``, and, with ns-2 installed,
-    ``ns2_packets``, ``ns2_wall_s``, ``ns2_packets_per_s`` and ``ratio``
-    (atmsim / ns-2); without ns-2 those are None and ``note`` says so.
-    Also ``params`` (the Dumbbell), ``ns2_args`` and ``repeat``.
-    """
-    if repeat < 1:
-        raise ValueError("repeat must be >= 1")
-    params = params or bench_params()
-    out: dict[str, Any] = {
-        "params": params,
-        "repeat": repeat,
-        "ns2_args": ns2_args(params, monitor=False),
-        "target_ratio": 10.0,
+    try:
+        load = list(os.getloadavg())
+    except OSError:
+        load = None
+    return {
+        "platform": platform.platform(),
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "atmsim": package_version(),
+        "load_average": load,
+        "date": time.strftime("%Y-%m-%d %H:%M"),
     }
 
-    best_atm = None
-    for _ in range(repeat):
-        result = run_atmsim_dumbbell(params)
-        packets = atmsim_metrics(result.summary, params)["link_transmissions"]
-        wall = max(result.loop_wall_s, 1e-9)
-        if best_atm is None or wall < best_atm[1]:
-            best_atm = (packets, wall)
-    assert best_atm is not None
-    out["atmsim_packets"], out["atmsim_wall_s"] = best_atm
-    out["atmsim_packets_per_s"] = best_atm[0] / best_atm[1]
 
-    ns = find_ns()
-    if ns is None:
-        out.update(
-            ns2_packets=None,
-            ns2_wall_s=None,
-            ns2_packets_per_s=None,
-            ratio=None,
-            note="ns-2 is not installed (apt-get install ns2): no ratio",
-        )
-        return out
-
-    best_ns2 = None
-    for _ in range(repeat):
-        result = run_ns2_dumbbell(params, ns=ns, monitor=False)
-        packets = result["total"]["link_transmissions"]
-        wall = max(result["run_s"], 1e-9)
-        if best_ns2 is None or wall < best_ns2[1]:
-            best_ns2 = (packets, wall)
-    assert best_ns2 is not None
-    out["ns2_packets"], out["ns2_wall_s"] = best_ns2
-    out["ns2_packets_per_s"] = best_ns2[0] / best_ns2[1]
-    out["ratio"] = out["atmsim_packets_per_s"] / out["ns2_packets_per_s"]
-    out["note"] = f"ns-2 at {ns}"
-    return out
-
-
-def format_bench(result: dict[str, Any]) -> str:
-    """A few lines for ``atmsim bench``."""
-    p: Dumbbell = result["params"]
-    name = p.scenario or "validation dumbbell"
-    lines = [
-        f"dumbbell ({name}): {p.n} {p.variant} flows, {p.bottleneck_rate_bps / 1e6:g} Mbps "
-        f"bottleneck, {p.duration_s:g} s simulated, best of {result['repeat']}",
-        f"atmsim: {result['atmsim_packets']:,} packets in {result['atmsim_wall_s']:.3f} s: "
-        f"{result['atmsim_packets_per_s']:,.0f} packets per wall-second",
-    ]
-    if result["ratio"] is None:
-        lines.append(result["note"])
-    else:
-        lines.append(
-            f"ns-2:   {result['ns2_packets']:,} packets in {result['ns2_wall_s']:.3f} s: "
-            f"{result['ns2_packets_per_s']:,.0f} packets per wall-second"
-        )
-        lines.append(
-            f"ratio atmsim / ns-2: {result['ratio']:.1f} (target >= {result['target_ratio']:g})"
-        )
-    return "\n".join(lines)
+def machine_line(m: Optional[dict[str, Any]] = None) -> str:
+    """One line naming the machine (``machine()``)."""
+    m = m or machine()
+    load = m["load_average"]
+    return (
+        f"machine: {m['platform']}, {m['cpu']}, {m['cores']} cores, Python {m['python']}, "
+        f"atmsim {m['atmsim']}, {m['date']}" + (f", load {load[0]:.1f}" if load else "")
+    )
