@@ -1,8 +1,9 @@
 """The entry point of the ``atmsim`` command (``[project.scripts]`` in pyproject.toml)
 and of ``python -m atmsim``.
 
-Loading the CLI takes about 0.6 s (pandas, pyarrow, matplotlib's dependencies,
-typer, rich, pydantic). A Ctrl-C in that time would stop some import half way
+Loading the CLI and what a command needs takes up to half a second (typer,
+pydantic and the scenario models, rich; pandas, pyarrow or matplotlib for the
+commands that use them). A Ctrl-C in that time would stop some import half way
 and print its traceback. This module and ``import atmsim`` load nothing heavy,
 so the interrupt is caught here: exit 130, quietly, as for a Ctrl-C later on
 (``atmsim.cli.main`` answers those).

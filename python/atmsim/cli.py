@@ -30,9 +30,10 @@ from .failures import internal_error_message, os_error_message
 from .resources import resolve_scenario
 from .scenario import Network, load_scenario
 
-# atmsim.api (pandas, numpy, pyarrow) and atmsim.results are imported by the
-# commands that use them, not here: `atmsim validate` and `--help` start in
-# a third of the time without them.
+# atmsim.api and atmsim.results (rich) are imported by the commands that use
+# them, not here, and pandas, numpy and pyarrow only where a frame is built or
+# a series written: `atmsim validate` and `--help` start in a third of the
+# time without them, and `atmsim run` without probes loads none of the three.
 
 try:  # recent typer ships its own copy of click
     from typer._click.exceptions import ClickException
