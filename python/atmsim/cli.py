@@ -360,6 +360,14 @@ def bench_command(
             "'none' leaves it out.",
         ),
     ] = "10,100,1000,10000,100000",
+    memory: Annotated[
+        bool,
+        typer.Option(
+            "--memory",
+            help="Also measure the core's memory per VC and per cell in flight, and that "
+            "it stays flat over a 3000 s run (about a minute).",
+        ),
+    ] = False,
     json_out: Annotated[
         Optional[Path],
         typer.Option("--json", help="Also write every figure and the machine to this file."),
@@ -387,6 +395,8 @@ def bench_command(
             report["process"] = bench.bench_process(runs, echo=print)
         if vcs:
             report["scale"] = bench.bench_scale(runs, vcs, echo=print)
+        if memory:
+            report["memory"] = bench.bench_memory(echo=print)
         if dumbbell:
             out = bench.bench_dumbbell(runs, process=process, echo=print)
             out["params"] = out["params"].scenario or "validation dumbbell"

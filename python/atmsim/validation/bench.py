@@ -17,6 +17,9 @@ docs/performance.md keeps the history. Four groups:
   and a mean of 0.9/N of the link (N = 10 is mux_onoff's shape), 1 s
   simulated: cells per CPU-second of the loop against N, and the cost per
   cell relative to N = 10 (the same series as ``cargo bench -- scale``).
+- ``bench_memory`` (``--memory``): what the core holds per VC, per cell in
+  flight on a link and per queued cell, and whether its memory stays flat over
+  a long run (``atmsim.validation.memory_bench``).
 - ``bench_dumbbell``: the IP dumbbell (scenarios/ip_dumbbell.toml; see
   ``atmsim.validation.ns2`` and docs/validation.md) in atmsim and, when ns-2
   is installed, in ns-2, **alternating** (atmsim, ns-2, atmsim, ns-2, ...) so
@@ -39,6 +42,7 @@ directory) and the ``ns`` process, in CPU time (user + system).
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import resource
@@ -466,6 +470,91 @@ def format_process(out: dict[str, Any]) -> str:
         + _verdict(peak, TARGETS["peak_mib"], at_most=True)
     )
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- memory
+
+
+FLAT_SLACK_KIB = 1024
+"""How much the core's memory may grow over the long run and still count as flat:
+a few pages of allocator slack, far below what growing with time would show
+(mux_onoff makes 3.3 x 10^5 cells a simulated second)."""
+
+
+def _memory_measure(*args: str) -> dict[str, Any]:
+    """One measure of ``atmsim.validation.memory_bench`` in a fresh process."""
+    command = [sys.executable, "-m", "atmsim.validation.memory_bench", *args]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=3600)
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        raise RuntimeError(
+            f"memory measure {' '.join(args)} exited with {done.returncode}: "
+            + (lines[-1] if lines else "no output")
+        )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def bench_memory(duration_s: float = 3000.0, echo: Echo = _quiet) -> dict[str, Any]:
+    """What the core holds (``atmsim.validation.memory_bench``): bytes per VC, per cell
+    in flight on a link and per queued cell (slopes between two sizes), and its
+    memory after each tenth of a ``duration_s`` run of mux_onoff without probes.
+
+    Returns ``bytes_per_vc``, ``bytes_per_cell_on_link``, ``bytes_per_queued_cell``,
+    ``flat`` (the readings in KiB, ``growth_kib``, ``ok``) and the raw ``measures``.
+    """
+    small, large = _memory_measure("vcs", "1000"), _memory_measure("vcs", "100000")
+    idle, delayed = _memory_measure("flight", "0"), _memory_measure("flight", "1")
+    short, full = _memory_measure("queue", "1000"), _memory_measure("queue", "1000000")
+    echo("memory: VCs, cells on a link and queued cells measured")
+    flat = _memory_measure("flat", repr(float(duration_s)), "10")
+    readings = flat["core_kib"]
+    growth = readings[-1] - readings[0]
+
+    def slope(a: dict, b: dict, key: str) -> float:
+        return (b["core_kib"] - a["core_kib"]) * 1024.0 / max(1, b[key] - a[key])
+
+    out = {
+        "bytes_per_vc": slope(small, large, "vcs"),
+        "bytes_per_cell_on_link": slope(idle, delayed, "on_links"),
+        "bytes_per_queued_cell": slope(short, full, "queued"),
+        "flat": {
+            "duration_s": duration_s,
+            "cells": flat["cells"],
+            "core_kib": readings,
+            "growth_kib": growth,
+            "ok": growth <= FLAT_SLACK_KIB,
+        },
+        "measures": {
+            "vcs": [small, large],
+            "flight": [idle, delayed],
+            "queue": [short, full],
+        },
+    }
+    echo(format_memory(out))
+    return out
+
+
+def format_memory(out: dict[str, Any]) -> str:
+    """The summary lines of ``bench_memory``."""
+    vcs, flight, queue = (out["measures"][k] for k in ("vcs", "flight", "queue"))
+    flat = out["flat"]
+    mib = 1.0 / 1024
+    return "\n".join(
+        [
+            "memory the core holds (resident, each measure in a fresh process):",
+            f"  per VC: {out['bytes_per_vc']:.0f} bytes ({vcs[0]['vcs']:,} VCs "
+            f"{vcs[0]['core_kib'] * mib:.1f} MiB, {vcs[1]['vcs']:,} VCs "
+            f"{vcs[1]['core_kib'] * mib:.1f} MiB)",
+            f"  per cell in flight on a link: {out['bytes_per_cell_on_link']:.0f} bytes "
+            f"({flight[1]['on_links']:,} cells on a 1 s link: "
+            f"{flight[1]['core_kib'] * mib:.1f} MiB)",
+            f"  per queued cell: {out['bytes_per_queued_cell']:.0f} bytes "
+            f"({queue[1]['queued']:,} cells queued: {queue[1]['core_kib'] * mib:.1f} MiB)",
+            f"  mux_onoff for {flat['duration_s']:g} s ({flat['cells']:,} cells), after "
+            f"each tenth: {', '.join(str(k) for k in flat['core_kib'])} KiB; grew "
+            f"{flat['growth_kib']} KiB: " + ("flat" if flat["ok"] else "NOT flat"),
+        ]
+    )
 
 
 # --------------------------------------------------------------------------- against ns-2

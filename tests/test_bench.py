@@ -1,0 +1,58 @@
+"""``atmsim bench``'s memory measures (``atmsim.validation.memory_bench``): each runs in
+a fresh process and reports what the core holds; the slopes between two sizes are
+the bytes per VC and per cell in flight. (The dumbbell's pairing is tested in
+test_ns2_harness.py, the command end to end in test_end_to_end.py.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from atmsim.validation import bench, memory_bench
+from conftest import needs_core
+
+
+@needs_core
+def test_each_memory_measure_runs_in_a_fresh_process() -> None:
+    vcs = bench._memory_measure("vcs", "100")
+    assert vcs["vcs"] == 100 and vcs["core_kib"] >= 0
+    flight = bench._memory_measure("flight", "0.01")
+    # 10 ms of a link at 0.9 x 366,792 cells/s holds about 3,300 cells.
+    assert 2_000 < flight["on_links"] < 5_000
+    queue = bench._memory_measure("queue", "2000")
+    assert queue["queued"] >= 2000  # the buffer, full, and the cell in service
+    flat = bench._memory_measure("flat", "2.0", "4")
+    assert len(flat["core_kib"]) == 4 and flat["cells"] > 500_000
+
+
+def test_a_failing_measure_says_why() -> None:
+    with pytest.raises(RuntimeError, match="unknown measure 'bogus'"):
+        bench._memory_measure("bogus")
+
+
+def test_the_slopes_and_the_flatness(monkeypatch) -> None:
+    answers = {
+        ("vcs", "1000"): {"vcs": 1000, "core_kib": 1000},
+        ("vcs", "100000"): {"vcs": 100000, "core_kib": 100000},
+        ("flight", "0"): {"delay_s": 0.0, "on_links": 0, "core_kib": 500},
+        ("flight", "1"): {"delay_s": 1.0, "on_links": 1024, "core_kib": 550},
+        ("queue", "1000"): {"buffer": 1000, "queued": 1000, "core_kib": 500},
+        ("queue", "1000000"): {"buffer": 10**6, "queued": 1000 + 1024 * 32, "core_kib": 1524},
+    }
+
+    def fake(*args: str) -> dict:
+        if args[0] == "flat":
+            return {"duration_s": 3000.0, "cells": 10**9, "core_kib": [512] * 9 + [4096]}
+        return answers[args]
+
+    monkeypatch.setattr(bench, "_memory_measure", fake)
+    out = bench.bench_memory()
+    assert out["bytes_per_vc"] == pytest.approx(1024.0)
+    assert out["bytes_per_cell_on_link"] == pytest.approx(50.0)
+    assert out["bytes_per_queued_cell"] == pytest.approx(32.0)
+    assert out["flat"]["growth_kib"] == 3584 and not out["flat"]["ok"]
+    assert "NOT flat" in bench.format_memory(out)
+
+
+def test_the_memory_child_refuses_no_measure(capsys) -> None:
+    assert memory_bench.main([]) == 2
+    assert "usage" in capsys.readouterr().out
