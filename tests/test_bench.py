@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from atmsim.validation import bench, memory_bench
+
 from conftest import needs_core
 
 
