@@ -199,21 +199,28 @@ def format_cells(out: dict[str, Any]) -> str:
     )
 
 
-def scale_scenario(n: int, duration_s: float = 1.0) -> dict:
-    """N geometric on/off VCs into one OC-48 port at load 0.9 (see the module's docstring)."""
-    if n < 1:
-        raise ValueError("the number of VCs must be >= 1")
-    link_mbps = 2488.32
+def onoff_mux(
+    n: int,
+    link_mbps: float,
+    peak_mbps: float,
+    mean_mbps: float,
+    duration: str,
+    delay: str = "0 ms",
+    buffer: int = 1000,
+) -> dict:
+    """A scenario dict: ``n`` geometric on/off sources (bursts of 100 cells on
+    average), each on its own VC, into one tail-drop port of ``buffer`` cells on
+    a link of ``link_mbps``, no probes."""
     return {
-        "run": {"duration": f"{duration_s:g} s", "seed": 1},
+        "run": {"duration": duration, "seed": 1},
         "nodes": {"mux": {"kind": "host"}, "sink": {"kind": "host"}},
         "links": {
             "mux-out": {
                 "from": "mux",
                 "to": "sink",
                 "rate": f"{link_mbps} Mbps",
-                "delay": "0 ms",
-                "buffer": 1000,
+                "delay": delay,
+                "buffer": buffer,
                 "policy": "tail",
             }
         },
@@ -223,12 +230,20 @@ def scale_scenario(n: int, duration_s: float = 1.0) -> dict:
                 "path": ["mux", "sink"],
                 "class": "ubr",
                 "kind": "geometric_onoff",
-                "peak": f"{link_mbps * 2.0 / n!r} Mbps",
-                "mean": f"{link_mbps * 0.9 / n!r} Mbps",
+                "peak": f"{peak_mbps!r} Mbps",
+                "mean": f"{mean_mbps!r} Mbps",
                 "mean_burst": 100,
             }
         },
     }
+
+
+def scale_scenario(n: int, duration_s: float = 1.0) -> dict:
+    """N geometric on/off VCs into one OC-48 port at load 0.9 (see the module's docstring)."""
+    if n < 1:
+        raise ValueError("the number of VCs must be >= 1")
+    link = 2488.32
+    return onoff_mux(n, link, link * 2.0 / n, link * 0.9 / n, f"{duration_s:g} s")
 
 
 def bench_scale(

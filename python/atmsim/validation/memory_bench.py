@@ -53,32 +53,18 @@ def _core_json(scenario: dict) -> str:
 
 def mux_scenario(duration_s: float, delay_s: float = 0.0, buffer: int = 1000, load: float = 0.9):
     """mux_onoff (10 on/off sources, peak 0.2 of the link each) at ``load``, no probes."""
+    from .bench import onoff_mux
+
     link = 155.52
-    return {
-        "run": {"duration": f"{max(1, round(duration_s * 1e6))} us", "seed": 1},
-        "nodes": {"mux": {"kind": "host"}, "sink": {"kind": "host"}},
-        "links": {
-            "mux-out": {
-                "from": "mux",
-                "to": "sink",
-                "rate": f"{link} Mbps",
-                "delay": f"{round(delay_s * 1e6)} us",
-                "buffer": buffer,
-                "policy": "tail",
-            }
-        },
-        "sources": {
-            "s": {
-                "count": 10,
-                "path": ["mux", "sink"],
-                "class": "ubr",
-                "kind": "geometric_onoff",
-                "peak": f"{link * max(0.2, load / 10 * 2)!r} Mbps",
-                "mean": f"{link * load / 10!r} Mbps",
-                "mean_burst": 100,
-            }
-        },
-    }
+    return onoff_mux(
+        10,
+        link,
+        link * max(0.2, load / 10 * 2),
+        link * load / 10,
+        f"{max(1, round(duration_s * 1e6))} us",
+        delay=f"{round(delay_s * 1e6)} us",
+        buffer=buffer,
+    )
 
 
 def _run(core_json: str, slices: int = 1) -> tuple[list[int], dict]:
