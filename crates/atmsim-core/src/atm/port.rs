@@ -259,12 +259,20 @@ impl Port {
         }
     }
 
+    /// True when `fifo_arrive` decides as `fifo_arrive_tail` does, without
+    /// looking at the cell (a FIFO port under plain tail drop, untracked,
+    /// with no cell waiting beyond NEVER).
+    #[inline(always)]
+    pub(crate) fn tail_now(&self) -> bool {
+        self.tail_fast && self.excess == 0
+    }
+
     /// Fifo mode: offers `cell` at `now`; returns the time its transmission
     /// ends, or None if it was dropped.
     #[inline]
     pub fn fifo_arrive(&mut self, now: Time, cell: &Cell) -> Option<Time> {
         debug_assert_eq!(self.mode, PortMode::Fifo);
-        if self.tail_fast && self.excess == 0 {
+        if self.tail_now() {
             return self.fifo_arrive_tail(now);
         }
         let in_port = self.fifo_in_port(now);
@@ -305,7 +313,7 @@ impl Port {
     /// cell waits behind more than max_queue cells when b > max_queue x
     /// cell time.
     #[inline(always)]
-    fn fifo_arrive_tail(&mut self, now: Time) -> Option<Time> {
+    pub(crate) fn fifo_arrive_tail(&mut self, now: Time) -> Option<Time> {
         self.cells_in += 1;
         let backlog = self.free_at.saturating_sub(now);
         if backlog > self.full_ps {

@@ -8,7 +8,7 @@ pub mod rng;
 pub mod time;
 pub mod wheel;
 
-pub use queue::{Event, EventQueue};
+pub use queue::{Event, EventQueue, SourceKeys};
 pub use rng::RngStream;
 pub use time::{Time, PS_PER_S};
-pub use wheel::TimingWheel;
+pub use wheel::{TieKey, TimingWheel};

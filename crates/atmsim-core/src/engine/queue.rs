@@ -122,6 +122,38 @@ impl Ord for Entry {
     }
 }
 
+/// The key of an arrival of `input` (its kind and index) at `time` in a
+/// queue whose ties are seeded by `tie_seed`: its time, then 31 random bits
+/// drawn from the three, then the input.
+#[inline(always)]
+fn arrival_key(tie_seed: u64, time: Time, input: u64) -> u128 {
+    // One SplitMix64 finalisation of the seed, the instant and the input:
+    // all three reach every bit of the draw.
+    let h = splitmix64(
+        tie_seed
+            ^ time.wrapping_mul(0xD6E8_FEB8_6659_FD93)
+            ^ input.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    );
+    // 31 random bits, then the input: distinct inputs never tie.
+    let order = (h >> 33) << 32 | input;
+    ((time as u128) << 64) | (1 << 63) | order as u128
+}
+
+/// The agenda keys of the `SourceEmit` events of one queue, for the timing
+/// wheel that stands in for them (it computes a key only to break a tie of
+/// times).
+#[derive(Clone, Copy, Debug)]
+pub struct SourceKeys {
+    tie_seed: u64,
+}
+
+impl super::wheel::TieKey for SourceKeys {
+    #[inline(always)]
+    fn key(&self, time: Time, item: u32) -> u128 {
+        arrival_key(self.tie_seed, time, 1 << 30 | item as u64)
+    }
+}
+
 /// Pending events, earliest first.
 pub struct EventQueue {
     heap: BinaryHeap<Reverse<Entry>>,
@@ -227,16 +259,13 @@ impl EventQueue {
             Event::SesSend(v) => 2 << 30 | v as u64,
             _ => 3 << 30,
         };
-        // One SplitMix64 finalisation of the seed, the instant and the input:
-        // all three reach every bit of the draw.
-        let h = splitmix64(
-            tie_seed
-                ^ time.wrapping_mul(0xD6E8_FEB8_6659_FD93)
-                ^ input.wrapping_mul(0x9E37_79B9_7F4A_7C15),
-        );
-        // 31 random bits, then the input: distinct inputs never tie.
-        let order = (h >> 33) << 32 | input;
-        Some(Entry::ordered(time, event, order).key)
+        Some(arrival_key(tie_seed, time, input))
+    }
+
+    /// The keys [`EventQueue::arrival_key`] gives the `SourceEmit` events of
+    /// this queue (None when arrivals go by scheduling order).
+    pub fn source_keys(&self) -> Option<SourceKeys> {
+        self.tie_seed.map(|tie_seed| SourceKeys { tie_seed })
     }
 
     /// Schedules `event` with `key`, a key from [`EventQueue::arrival_key`]

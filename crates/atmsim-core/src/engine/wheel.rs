@@ -1,39 +1,53 @@
 //! A timing wheel: the pending times of many items (the traffic sources),
 //! earliest first, in O(1) per operation however many items it holds.
 //!
-//! Each item is in the wheel at most once, with a 128-bit key whose high 64
-//! bits are its time (the event queue's key, see [`super::queue`]): items
-//! come out in key order, ties included, exactly as a heap would give them.
+//! Each item is in the wheel at most once, at a time; items come out in the
+//! order of their 128-bit keys (see [`TieKey`]: the time in the high 64
+//! bits, the event queue's key, see [`super::queue`]), ties included,
+//! exactly as a heap of the keys would give them. The wheel keeps the
+//! times alone and computes an item's whole key only when its time ties
+//! with another's: most items never need theirs.
 //!
 //! Time is cut into buckets of 2^`shift` ps; the wheel has 2^`bits` of them,
 //! each a linked list of the items whose time falls in it, for the buckets
 //! after the current one and less than a turn of the wheel ahead. The
 //! current bucket's items are sorted into `run` when the wheel reaches it;
 //! an item inserted into the current bucket joins `run` in its place. Items
-//! a turn or more ahead wait in a heap (`far`) and join `run` when the
-//! wheel reaches their bucket. Only the speed depends on the sizes: a bucket
-//! of about the mean gap between items and a turn longer than the usual
-//! rescheduling interval make every operation a few steps.
+//! a turn or more ahead wait in a heap (`far`, under their whole keys) and
+//! join `run` when the wheel reaches their bucket. Only the speed depends
+//! on the sizes: a bucket of about the mean gap between items and a turn
+//! longer than the usual rescheduling interval make every operation a few
+//! steps.
 
+use super::Time;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 const NIL: u32 = u32::MAX;
 
-/// The pending keys of items `0..n`, earliest first.
-pub struct TimingWheel {
+/// The key of an item at a time: the time in the high 64 bits, and below
+/// them what orders the items of one time (a function of the time and the
+/// item alone).
+pub trait TieKey {
+    /// The key of `item` at `time`.
+    fn key(&self, time: Time, item: u32) -> u128;
+}
+
+/// The pending times of items `0..n`, earliest (by key) first.
+pub struct TimingWheel<K> {
+    keys: K,
     shift: u32,
     mask: u64,
     /// First item of each bucket's list (NIL: empty).
     heads: Vec<u32>,
-    /// Each item's key while it is in a list, and the next item in the same
-    /// bucket's list (side by side: one cache line per item touched).
-    links: Vec<(u128, u32)>,
+    /// Each item's time while it is in a list, and the next item in the
+    /// same bucket's list (side by side: one cache line per item touched).
+    links: Vec<(Time, u32)>,
     /// Absolute index (time >> shift) of the current bucket.
     cur: u64,
     /// The current bucket's items, sorted by key from `head` on (those
     /// before `head` have been taken).
-    run: Vec<(u128, u32)>,
+    run: Vec<(Time, u32)>,
     head: usize,
     /// Items in the lists.
     listed: usize,
@@ -43,13 +57,14 @@ pub struct TimingWheel {
     far_bucket: u64,
 }
 
-impl TimingWheel {
-    /// An empty wheel for items `0..n`, with buckets of 2^`shift` ps and
-    /// 2^`bits` buckets.
-    pub fn new(n: usize, shift: u32, bits: u32) -> Self {
+impl<K: TieKey> TimingWheel<K> {
+    /// An empty wheel for items `0..n` ordered by `keys`, with buckets of
+    /// 2^`shift` ps and 2^`bits` buckets.
+    pub fn new(keys: K, n: usize, shift: u32, bits: u32) -> Self {
         let shift = shift.min(63);
         let bits = bits.clamp(1, 24);
         TimingWheel {
+            keys,
             shift,
             mask: (1u64 << bits) - 1,
             heads: vec![NIL; 1 << bits],
@@ -65,56 +80,68 @@ impl TimingWheel {
 
     /// A wheel for `n` items that together are due about `per_s` times a
     /// second, each rescheduled about `gap_ps` after it is due.
-    pub fn sized(n: usize, per_s: f64, gap_ps: f64) -> Self {
+    pub fn sized(keys: K, n: usize, per_s: f64, gap_ps: f64) -> Self {
         // Buckets of two to four mean gaps between items (a power of two),
         // a turn of about twice the usual interval.
         let mean_gap = if per_s > 0.0 { 1e12 / per_s } else { 1e12 };
         let shift = (2.0 * mean_gap).max(1.0).log2().ceil() as u32;
         let turn = (2.0 * gap_ps / (1u64 << shift.min(63)) as f64).max(16.0);
         let bits = turn.log2().ceil().min(20.0) as u32;
-        Self::new(n, shift, bits)
+        Self::new(keys, n, shift, bits)
+    }
+
+    /// The key of `item` at `time`.
+    #[inline(always)]
+    pub fn key(&self, time: Time, item: u32) -> u128 {
+        self.keys.key(time, item)
+    }
+
+    /// True when `a` comes before `b` (a time and an item each).
+    #[inline(always)]
+    fn before(&self, a: (Time, u32), b: (Time, u32)) -> bool {
+        a.0 < b.0 || (a.0 == b.0 && self.key(a.0, a.1) < self.key(b.0, b.1))
     }
 
     #[inline(always)]
-    fn bucket(&self, key: u128) -> u64 {
-        ((key >> 64) as u64) >> self.shift
+    fn bucket(&self, time: Time) -> u64 {
+        time >> self.shift
     }
 
-    /// Puts `item` (not in the wheel) in with `key`, whose time must not be
+    /// Puts `item` (not in the wheel) in at `time`, which must not be
     /// before the current bucket.
     #[inline]
-    pub fn insert(&mut self, item: u32, key: u128) {
-        let b = self.bucket(key);
-        debug_assert!(b >= self.cur, "a key before the current bucket");
+    pub fn insert(&mut self, item: u32, time: Time) {
+        let b = self.bucket(time);
+        debug_assert!(b >= self.cur, "a time before the current bucket");
         let ahead = b.wrapping_sub(self.cur);
         if ahead.wrapping_sub(1) < self.mask {
             // 1 ..= mask buckets ahead: onto its bucket's list.
             let slot = (b & self.mask) as usize;
-            self.links[item as usize] = (key, self.heads[slot]);
+            self.links[item as usize] = (time, self.heads[slot]);
             self.heads[slot] = item;
             self.listed += 1;
         } else if ahead == 0 {
-            self.insert_current(item, key);
+            self.insert_current(item, time);
         } else {
-            self.far.push(Reverse((key, item)));
+            self.far.push(Reverse((self.key(time, item), item)));
             self.far_bucket = self.far_bucket.min(b);
         }
     }
 
-    /// Into the current run, in order (from the end: a new key is usually
+    /// Into the current run, in order (from the end: a new time is usually
     /// the latest).
     #[inline]
-    fn insert_current(&mut self, item: u32, key: u128) {
+    fn insert_current(&mut self, item: u32, time: Time) {
         let mut k = self.run.len();
-        while k > self.head && self.run[k - 1].0 > key {
+        while k > self.head && self.before((time, item), self.run[k - 1]) {
             k -= 1;
         }
-        self.run.insert(k, (key, item));
+        self.run.insert(k, (time, item));
     }
 
-    /// The earliest key and its item, still in the wheel (None when empty).
+    /// The earliest item and its time, still in the wheel (None when empty).
     #[inline]
-    pub fn peek(&mut self) -> Option<(u128, u32)> {
+    pub fn peek(&mut self) -> Option<(Time, u32)> {
         match self.run.get(self.head) {
             Some(&first) => Some(first),
             None => self.advance(),
@@ -136,7 +163,7 @@ impl TimingWheel {
     }
 
     /// Moves on to the next bucket holding an item and sorts it into `run`.
-    fn advance(&mut self) -> Option<(u128, u32)> {
+    fn advance(&mut self) -> Option<(Time, u32)> {
         self.run.clear();
         self.head = 0;
         loop {
@@ -152,8 +179,8 @@ impl TimingWheel {
             let slot = (self.cur & self.mask) as usize;
             let mut item = std::mem::replace(&mut self.heads[slot], NIL);
             while item != NIL {
-                let (key, next) = self.links[item as usize];
-                self.push_sorted(key, item);
+                let (time, next) = self.links[item as usize];
+                self.push_sorted(time, item);
                 self.listed -= 1;
                 item = next;
             }
@@ -169,27 +196,28 @@ impl TimingWheel {
     /// Adds to the run being built, in order (insertion sort: a bucket
     /// holds a few items).
     #[inline]
-    fn push_sorted(&mut self, key: u128, item: u32) {
+    fn push_sorted(&mut self, time: Time, item: u32) {
         let mut k = self.run.len();
-        self.run.push((key, item));
-        while k > 0 && self.run[k - 1].0 > key {
+        self.run.push((time, item));
+        while k > 0 && self.before((time, item), self.run[k - 1]) {
             self.run[k] = self.run[k - 1];
             k -= 1;
         }
-        self.run[k] = (key, item);
+        self.run[k] = (time, item);
     }
 
     /// Moves the far items of the current bucket into the run.
     #[cold]
     fn take_far(&mut self) {
         while let Some(&Reverse((key, item))) = self.far.peek() {
-            let b = self.bucket(key);
+            let time = (key >> 64) as Time;
+            let b = self.bucket(time);
             if b != self.cur {
                 self.far_bucket = b;
                 return;
             }
             self.far.pop();
-            self.push_sorted(key, item);
+            self.push_sorted(time, item);
         }
         self.far_bucket = u64::MAX;
     }
@@ -210,26 +238,43 @@ mod tests {
     use super::*;
     use crate::engine::rng::splitmix64;
 
+    /// Keys whose order within a time is drawn from the time and the item
+    /// (as the event queue's arrival keys are), so that ties are broken
+    /// neither by the item's index nor by insertion order.
+    struct Hashed;
+
+    impl TieKey for Hashed {
+        fn key(&self, time: Time, item: u32) -> u128 {
+            let h = splitmix64(time ^ (item as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            ((time as u128) << 64) | ((h >> 33) << 32) as u128 | item as u128
+        }
+    }
+
     /// Items rescheduled at random gaps (some within the current bucket,
-    /// some ties, some far ahead) come out exactly as from a heap.
+    /// some ties, some far ahead) come out exactly as from a heap of their
+    /// whole keys.
     #[test]
     fn items_come_out_in_key_order_as_from_a_heap() {
         for (shift, bits) in [(0, 1), (4, 3), (10, 6), (20, 12)] {
             let n = 50u32;
-            let mut wheel = TimingWheel::new(n as usize, shift, bits);
+            let mut wheel = TimingWheel::new(Hashed, n as usize, shift, bits);
             let mut heap = BinaryHeap::new();
-            let key = |t: u64, item: u32| ((t as u128) << 64) | item as u128;
             let mut r = 7u64;
             for item in 0..n {
                 r = splitmix64(r);
-                let t = r % 5000;
-                wheel.insert(item, key(t, item));
-                heap.push(Reverse(key(t, item)));
+                // Many ties at the start.
+                let t = r % 50;
+                wheel.insert(item, t);
+                heap.push(Reverse((Hashed.key(t, item), item)));
             }
             for _ in 0..20_000 {
-                let Reverse(want) = heap.pop().unwrap();
-                let (got, item) = wheel.peek().unwrap();
-                assert_eq!(got, want, "shift {shift} bits {bits}");
+                let Reverse((want, want_item)) = heap.pop().unwrap();
+                let (t, item) = wheel.peek().unwrap();
+                assert_eq!(
+                    (wheel.key(t, item), item),
+                    (want, want_item),
+                    "shift {shift} bits {bits}"
+                );
                 wheel.pop();
                 r = splitmix64(r);
                 let gap = match r % 4 {
@@ -238,9 +283,9 @@ mod tests {
                     2 => r % 3000,
                     _ => r % 1_000_000,
                 };
-                let t = (got >> 64) as u64 + gap;
-                wheel.insert(item, key(t, item));
-                heap.push(Reverse(key(t, item)));
+                let t = t + gap;
+                wheel.insert(item, t);
+                heap.push(Reverse((Hashed.key(t, item), item)));
                 assert_eq!(wheel.len(), heap.len());
             }
         }
@@ -248,13 +293,13 @@ mod tests {
 
     #[test]
     fn an_empty_wheel_says_so_and_far_items_are_reached() {
-        let mut wheel = TimingWheel::new(2, 0, 2);
+        let mut wheel = TimingWheel::new(Hashed, 2, 0, 2);
         assert_eq!(wheel.peek(), None);
-        wheel.insert(1, (1_000_000u128 << 64) | 1);
-        wheel.insert(0, (7u128 << 64) | 2);
-        assert_eq!(wheel.peek(), Some(((7u128 << 64) | 2, 0)));
+        wheel.insert(1, 1_000_000);
+        wheel.insert(0, 7);
+        assert_eq!(wheel.peek(), Some((7, 0)));
         wheel.pop();
-        assert_eq!(wheel.peek(), Some(((1_000_000u128 << 64) | 1, 1)));
+        assert_eq!(wheel.peek(), Some((1_000_000, 1)));
         wheel.pop();
         assert!(wheel.is_empty());
         assert_eq!(wheel.peek(), None);

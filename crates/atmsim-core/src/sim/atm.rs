@@ -357,6 +357,58 @@ impl AtmFabric {
         }
     }
 
+    /// The link into which VC `vc`'s cells may go by [`AtmFabric::direct_arrive`]:
+    /// its one link, when that link is lazy and its port a single-class
+    /// FIFO without a switch algorithm, explicit-rate control or policer
+    /// (None otherwise).
+    pub(super) fn direct_link(&self, vc: u32) -> Option<u32> {
+        let path = &self.paths[vc as usize];
+        let &[l] = path.links.as_slice() else {
+            return None;
+        };
+        let hop = &self.hops[l as usize];
+        let plain = hop.link.lazy
+            && hop.port.mode == PortMode::Fifo
+            && hop.algorithm.is_none()
+            && !self.control.any()
+            && self.policers[vc as usize].is_none();
+        plain.then_some(l)
+    }
+
+    /// `port_arrive` for the cell `make` makes, of a VC whose link `l` is its
+    /// [`AtmFabric::direct_link`]: the same steps without the checks that
+    /// cannot apply (the port's algorithm and class mix, the rate control),
+    /// inlined into the loop of the merged sources.
+    #[inline(always)]
+    pub(super) fn direct_arrive(
+        &mut self,
+        l: u32,
+        make: impl Fn() -> Cell,
+        now: Time,
+        deliver: &mut impl FnMut(&Cell),
+    ) -> bool {
+        let hop = &mut self.hops[l as usize];
+        debug_assert!(hop.link.lazy && hop.algorithm.is_none());
+        // Under plain tail drop the port decides from its backlog alone:
+        // the cell is made only once it goes on the link (made before, it
+        // would sit in memory for the policy to read, and be read back).
+        let depart = if hop.port.tail_now() {
+            hop.port.fifo_arrive_tail(now)
+        } else {
+            hop.port.fifo_arrive(now, &make())
+        };
+        let Some(depart) = depart else {
+            return false;
+        };
+        let cell = make();
+        let link = &mut hop.link;
+        link.in_flight.push_back((depart + link.delay_ps, cell));
+        if link.in_flight.len() >= link.drain_at {
+            drain_lazy(link, now, deliver);
+        }
+        true
+    }
+
     /// The priority port of link `l` finished the cell it was sending at
     /// `now`: it goes on the link and the next one starts.
     pub(super) fn tx_done(
@@ -389,16 +441,7 @@ impl AtmFabric {
         if link.lazy {
             link.in_flight.push_back((arrival, cell));
             if link.in_flight.len() >= link.drain_at {
-                // Deliver what has arrived by now, so the queue holds only
-                // the cells still in the port or on the wire, and a batch.
-                while let Some(&(a, done)) = link.in_flight.front() {
-                    if a > now {
-                        break;
-                    }
-                    link.in_flight.pop_front();
-                    deliver(&done);
-                }
-                link.drain_at = link.in_flight.len() + LAZY_BATCH;
+                drain_lazy(link, now, deliver);
             }
             return;
         }
@@ -580,6 +623,21 @@ impl AtmFabric {
             ..Default::default()
         }
     }
+}
+
+/// Delivers the cells of lazy link `link` that have arrived by `now`, so
+/// that it holds only the cells still in the port or on the wire, and a
+/// batch more before the next drain.
+#[inline(never)]
+fn drain_lazy(link: &mut Link, now: Time, deliver: &mut impl FnMut(&Cell)) {
+    while let Some(&(a, done)) = link.in_flight.front() {
+        if a > now {
+            break;
+        }
+        link.in_flight.pop_front();
+        deliver(&done);
+    }
+    link.drain_at = link.in_flight.len() + LAZY_BATCH;
 }
 
 #[cfg(test)]

@@ -80,6 +80,8 @@ pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
         plan.merged_sources,
         &mut agenda,
     );
+    let mut ends = ends;
+    ends.set_direct(|vc| atm.direct_link(vc));
     let tcp = tcp::TcpHosts::new(sc, &plan.eager_rx, &plan.eager_tx, &mut agenda);
     let probes = probes::Probes::new(sc, &links, &atm);
     if sc.probes.any() {

@@ -10,7 +10,7 @@ use crate::abr::ses::Emit;
 use crate::abr::{is_frm, DestinationEndSystem, SourceEndSystem};
 use crate::atm::aal5::Outcome;
 use crate::atm::{Cell, Reassembly, ServiceClass};
-use crate::engine::{Event, EventQueue, RngStream, Time, TimingWheel};
+use crate::engine::{Event, EventQueue, RngStream, SourceKeys, Time, TimingWheel};
 use crate::ip::Packet;
 use crate::scenario::{Scenario, SourceModel};
 use crate::stats::{AbrSummary, Ledger, VcSummary};
@@ -87,6 +87,8 @@ struct SourceState {
     rng: RngStream,
     vc: u32,
     stop: Time,
+    /// The link its cells go straight into (see `set_direct`), or u32::MAX.
+    direct: u32,
 }
 
 /// What a cell at the end of its VC's forward path turned out to be.
@@ -131,7 +133,7 @@ pub(super) struct Endpoints {
     /// With the sources merged (a fast path): their pending emissions, by
     /// the keys their SourceEmit events would have; the agenda then holds
     /// one [`Event::Sources`] at the earliest of them.
-    wheel: Option<TimingWheel>,
+    wheel: Option<TimingWheel<SourceKeys>>,
 }
 
 impl Endpoints {
@@ -181,7 +183,10 @@ impl Endpoints {
                 .iter()
                 .map(|s| traffic::pace(&s.model, first_link_cps[s.vc as usize]))
                 .fold((0.0, 0.0f64), |(r, g), (r1, g1)| (r + r1, g.max(g1)));
-            TimingWheel::sized(sc.sources.len(), per_s, gap)
+            let keys = agenda
+                .source_keys()
+                .expect("merged sources need arrivals ordered by key");
+            TimingWheel::sized(keys, sc.sources.len(), per_s, gap)
         });
         for (i, s) in sc.sources.iter().enumerate() {
             // A greedy source on an ABR VC is an infinite backlog at its SES.
@@ -200,7 +205,7 @@ impl Endpoints {
             if t < stop {
                 let s = sources.len() as u32;
                 match &mut wheel {
-                    Some(w) => w.insert(s, source_key(agenda, t, s)),
+                    Some(w) => w.insert(s, t),
                     None => agenda.push_arrival(t, Event::SourceEmit(s)),
                 }
             }
@@ -209,6 +214,7 @@ impl Endpoints {
                 rng,
                 vc: s.vc,
                 stop,
+                direct: u32::MAX,
             });
         }
         let source_vcs = sources.iter().map(|st| st.vc).collect();
@@ -223,8 +229,8 @@ impl Endpoints {
             bytes_dropped_in_network: 0,
             bytes_dropped_aal5: 0,
             wheel: wheel.map(|mut w| {
-                if let Some((key, _)) = w.peek() {
-                    agenda.push_keyed(key, Event::Sources);
+                if let Some((t, s)) = w.peek() {
+                    agenda.push_keyed(w.key(t, s), Event::Sources);
                 }
                 w
             }),
@@ -243,18 +249,34 @@ impl Endpoints {
         (st.vc, e.cells)
     }
 
-    /// Merged sources: the earliest pending emission, as (its key, the
+    /// Merged sources: the earliest pending emission, as (its time, the
     /// source), still pending.
     #[inline]
-    pub(super) fn next_due(&mut self) -> Option<(u128, u32)> {
+    pub(super) fn next_due(&mut self) -> Option<(Time, u32)> {
         self.wheel.as_mut()?.peek()
+    }
+
+    /// Merged sources: the agenda key of source `s`'s emission at `t`,
+    /// where its own `SourceEmit` event would stand.
+    #[inline]
+    pub(super) fn due_key(&self, t: Time, s: u32) -> u128 {
+        self.wheel.as_ref().expect("merged sources").key(t, s)
+    }
+
+    /// Merged sources: true when source `s`'s emission at `t` comes before
+    /// the event of key `key` (its whole key is computed only when the two
+    /// times tie).
+    #[inline(always)]
+    pub(super) fn due_before(&self, t: Time, s: u32, key: u128) -> bool {
+        let other = (key >> 64) as Time;
+        t < other || (t == other && self.due_key(t, s) < key)
     }
 
     /// Merged sources: source `s`, the one `next_due` gave, fires at `now`
     /// and is put back on the wheel for its next emission; the VC and the
     /// cells of the frame it sends.
     #[inline]
-    pub(super) fn fire_due(&mut self, s: u32, now: Time, agenda: &EventQueue) -> (u32, u16) {
+    pub(super) fn fire_due(&mut self, s: u32, now: Time) -> (u32, u16) {
         let wheel = self.wheel.as_mut().expect("merged sources");
         wheel.pop();
         if let Some(n) = wheel.following().filter(|_| self.prefetching) {
@@ -273,9 +295,40 @@ impl Endpoints {
         let st = &mut self.sources[s as usize];
         let e = st.source.fire(now, &mut st.rng);
         if let Some(t) = e.next.filter(|&t| t < st.stop) {
-            wheel.insert(s, source_key(agenda, t, s));
+            wheel.insert(s, t);
         }
         (st.vc, e.cells)
+    }
+
+    /// Marks the sources whose cells may go straight into a port: those of
+    /// VCs without an ABR source end system or a TCP frame store, for
+    /// which `link_of` names a link (see `AtmFabric::direct_link`).
+    pub(super) fn set_direct(&mut self, link_of: impl Fn(u32) -> Option<u32>) {
+        for st in &mut self.sources {
+            let v = &self.vcs[st.vc as usize];
+            if v.ses.is_none() && v.store.is_none() {
+                st.direct = link_of(st.vc).unwrap_or(u32::MAX);
+            }
+        }
+    }
+
+    /// Merged sources: `fire_due` for the loop of direct sources: also
+    /// opens the frame (on a VC without a store) and returns, with the VC
+    /// and the frame's cells, the frame's id and the source's direct link
+    /// (u32::MAX: none; the caller then sends the frame the usual way and
+    /// the frame id is not opened).
+    #[inline(always)]
+    pub(super) fn fire_due_direct(&mut self, s: u32, now: Time) -> (u32, u16, u32, u32) {
+        let (vc, cells) = self.fire_due(s, now);
+        let direct = self.sources[s as usize].direct;
+        if direct == u32::MAX {
+            return (vc, cells, 0, direct);
+        }
+        let v = &mut self.vcs[vc as usize];
+        let frame = v.frames_sent as u32;
+        v.frames_sent += 1;
+        v.cells_sent += cells as u64;
+        (vc, cells, frame, direct)
     }
 
     /// Opens frame `cells` cells long on `vc` (a TCP frame keeps its packet
@@ -529,15 +582,6 @@ fn prefetch<T>(p: *const T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
-}
-
-/// The key of source `s`'s emission at `t`: where its SourceEmit event
-/// would stand in the agenda.
-#[inline]
-fn source_key(agenda: &EventQueue, t: Time, s: u32) -> u128 {
-    agenda
-        .arrival_key(t, Event::SourceEmit(s))
-        .expect("merged sources need arrivals ordered by key")
 }
 
 #[cfg(test)]

@@ -30,15 +30,27 @@ impl Simulation {
     pub(super) fn on_sources(&mut self) {
         self.agenda.discard_taken();
         let until = self.clock.until;
-        while let Some((key, s)) = self.ends.next_due() {
-            let t = (key >> 64) as Time;
-            if t > until || key > self.agenda.peek_key() {
-                self.agenda.push_keyed(key, Event::Sources);
+        while let Some((t, s)) = self.ends.next_due() {
+            if t > until || !self.ends.due_before(t, s, self.agenda.peek_key()) {
+                self.agenda
+                    .push_keyed(self.ends.due_key(t, s), Event::Sources);
                 return;
             }
             self.clock.now = t;
-            let (vc, cells) = self.ends.fire_due(s, t, &self.agenda);
-            self.send_frame(vc, cells, None);
+            let (vc, cells, frame, direct) = self.ends.fire_due_direct(s, t);
+            if direct == u32::MAX {
+                self.send_frame(vc, cells, None);
+                continue;
+            }
+            // Straight into the port of the VC's one, lazy link: the steps
+            // of `send_frame` and `cell_to_port` that apply (no SES, no
+            // frame store, no algorithm or rate control at the port).
+            let ends = &mut self.ends;
+            for k in 0..cells {
+                let make = || Cell::data(vc, frame, cells, k + 1 == cells);
+                self.atm
+                    .direct_arrive(direct, make, t, &mut |c: &Cell| ends.deliver_passive(c));
+            }
         }
     }
 
@@ -59,7 +71,7 @@ impl Simulation {
     }
 
     /// `cell` reaches the output port of ATM link `l` now.
-    #[inline]
+    #[inline(always)]
     fn cell_to_port(&mut self, l: u32, cell: Cell) {
         let ends = &mut self.ends;
         let accepted = self.atm.port_arrive(

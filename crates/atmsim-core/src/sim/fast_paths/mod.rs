@@ -53,6 +53,12 @@
 //!    before the next emission); only the event count changes. Under
 //!    scheduling-order arbitration a source's place depends on when it was
 //!    scheduled, which only the agenda knows: the sources keep their events.
+//!    The wheel keeps times and computes an emission's whole key only to
+//!    break a tie of times (with another source or with the agenda's next
+//!    event). A source whose VC has one link, lazy (fast path 1), behind a
+//!    single-class FIFO port without a switch algorithm, rate control or
+//!    policer, puts its cells into that port within the same loop, by the
+//!    steps of the plain path that apply to it.
 //!
 //! What is not a fast path: a port that computes a cell's or a packet's
 //! departure when it arrives (Lindley's recursion, for a single-class ATM
