@@ -99,7 +99,15 @@ impl<K: TieKey> TimingWheel<K> {
     /// True when `a` comes before `b` (a time and an item each).
     #[inline(always)]
     fn before(&self, a: (Time, u32), b: (Time, u32)) -> bool {
-        a.0 < b.0 || (a.0 == b.0 && self.key(a.0, a.1) < self.key(b.0, b.1))
+        a.0 < b.0 || (a.0 == b.0 && self.tie_before(a, b))
+    }
+
+    /// `before` for two items of one time: by their keys. Kept out of line
+    /// so that the keys are computed only for a tie, never speculatively.
+    #[cold]
+    #[inline(never)]
+    fn tie_before(&self, a: (Time, u32), b: (Time, u32)) -> bool {
+        self.key(a.0, a.1) < self.key(b.0, b.1)
     }
 
     #[inline(always)]
