@@ -32,6 +32,19 @@ impl GeometricOnOff {
     }
 }
 
+impl GeometricOnOff {
+    /// The burst's last cell was sent: a silence, then the next burst
+    /// (out of line: the cells within a burst take the short way).
+    #[inline(never)]
+    fn end_burst(&mut self, rng: &mut RngStream) {
+        let idle = rng.geometric_from_0(self.mean_idle_slots);
+        // A mean silence of up to 10^9 cells x (peak/mean) slots: the
+        // draw can saturate u64 (it then lies far past any run's end).
+        self.next_ps += idle.saturating_add(1) as f64 * self.slot_ps;
+        self.left_in_burst = rng.geometric_from_1(self.mean_burst);
+    }
+}
+
 impl TrafficSource for GeometricOnOff {
     fn first(&mut self, start: Time, rng: &mut RngStream) -> Time {
         let phase = rng.uniform() * self.slot_ps;
@@ -45,17 +58,13 @@ impl TrafficSource for GeometricOnOff {
         at(self.next_ps)
     }
 
-    #[inline]
+    #[inline(always)]
     fn fire(&mut self, _now: Time, rng: &mut RngStream) -> Emission {
         self.left_in_burst -= 1;
         if self.left_in_burst > 0 {
             self.next_ps += self.slot_ps;
         } else {
-            let idle = rng.geometric_from_0(self.mean_idle_slots);
-            // A mean silence of up to 10^9 cells x (peak/mean) slots: the
-            // draw can saturate u64 (it then lies far past any run's end).
-            self.next_ps += idle.saturating_add(1) as f64 * self.slot_ps;
-            self.left_in_burst = rng.geometric_from_1(self.mean_burst);
+            self.end_burst(rng);
         }
         Emission {
             cells: 1,
