@@ -630,13 +630,19 @@ impl AtmFabric {
 /// batch more before the next drain.
 #[inline(never)]
 fn drain_lazy(link: &mut Link, now: Time, deliver: &mut impl FnMut(&Cell)) {
-    while let Some(&(a, done)) = link.in_flight.front() {
-        if a > now {
+    // Arrival times grow along the queue: deliver the arrived run of each
+    // of its two slices, then take the run out at once.
+    let mut arrived = 0;
+    let (a, b) = link.in_flight.as_slices();
+    for part in [a, b] {
+        let n = part.partition_point(|&(at, _)| at <= now);
+        part[..n].iter().for_each(|(_, c)| deliver(c));
+        arrived += n;
+        if n < part.len() {
             break;
         }
-        link.in_flight.pop_front();
-        deliver(&done);
     }
+    link.in_flight.drain(..arrived);
     link.drain_at = link.in_flight.len() + LAZY_BATCH;
 }
 
