@@ -57,7 +57,25 @@ pub struct Reassembly {
 
 impl Reassembly {
     /// Takes one arriving cell; returns what happened to the unit.
+    #[inline]
     pub fn receive(&mut self, cell: &Cell) -> Outcome {
+        if !self.active && cell.is_eom() && cell.frame_len == 1 {
+            // A one-cell frame that opens and closes a unit: intact. (The
+            // unit's own counters are read only while a unit is open, so
+            // they need not be kept: the same outcome and totals as
+            // `receive_cell`, with three counters touched instead of seven.)
+            self.frames_delivered += 1;
+            self.cells_good += 1;
+            return Outcome::Delivered {
+                frame: cell.frame,
+                cells: 1,
+            };
+        }
+        self.receive_cell(cell)
+    }
+
+    /// `receive` for any cell: the unit it opens, grows or closes.
+    fn receive_cell(&mut self, cell: &Cell) -> Outcome {
         if !self.active {
             self.active = true;
             self.last_frame = cell.frame;
@@ -165,6 +183,40 @@ mod tests {
             r.receive(&c);
         }
         assert_eq!((r.frames_corrupted, r.frames_delivered), (1, 1));
+    }
+
+    /// Random streams of frames of 1 to 3 cells, some cells lost: `receive`
+    /// (with its way for one-cell frames) gives the outcomes and totals of
+    /// `receive_cell` alone.
+    #[test]
+    fn one_cell_frames_take_a_short_way_to_the_same_outcomes() {
+        let mut r = 12345u64;
+        let mut draw = |n: u64| {
+            r = crate::engine::rng::splitmix64(r);
+            r % n
+        };
+        let (mut fast, mut plain) = (Reassembly::default(), Reassembly::default());
+        for id in 0..20_000 {
+            let len = 1 + draw(3) as u16;
+            for c in frame(0, id, len) {
+                if draw(5) == 0 {
+                    continue; // lost on the way
+                }
+                assert_eq!(fast.receive(&c), plain.receive_cell(&c));
+                assert_eq!(fast.cells_pending(), plain.cells_pending());
+            }
+        }
+        let totals = |r: &Reassembly| {
+            (
+                r.frames_delivered,
+                r.frames_corrupted,
+                r.frames_merged,
+                r.cells_discarded,
+                r.cells_good,
+            )
+        };
+        assert_eq!(totals(&fast), totals(&plain));
+        assert!(fast.frames_delivered > 5_000 && fast.frames_merged > 1_000);
     }
 
     #[test]
