@@ -34,6 +34,10 @@ def version() -> str:
     return real_core.version()
 
 
+def series_parquet(*columns: object) -> bytes:
+    return real_core.series_parquet(*columns)
+
+
 class Simulation:
     """``atmsim._core.Simulation``, with the faults of the module docstring."""
 

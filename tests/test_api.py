@@ -403,6 +403,31 @@ def test_the_series_written_without_pandas_reads_back_as_its_frame(
 
 
 @needs_core
+def test_the_core_writes_long_series_over_several_pages(tmp_path: Path) -> None:
+    """The core's Parquet writer splits a series of more than 2^20 rows into pages
+    (names of 300 entities: 9-bit dictionary indices) and pyarrow reads every row
+    back; inconsistent columns are refused with a ValueError."""
+    import numpy as np
+
+    rows = (1 << 20) + 4321
+    rng = np.random.default_rng(5)
+    cols = {
+        "time_s": (np.arange(rows) * 1e-3).tobytes(),
+        "entity": rng.integers(0, 300, rows, dtype="<u4").tobytes(),
+        "metric": rng.integers(0, 3, rows, dtype="u1").tobytes(),
+        "value": rng.standard_normal(rows).tobytes(),
+        "entity_names": [f"e{k}" for k in range(300)],
+        "metric_names": ["queue_cells", "utilization", "vc_rate_cps"],
+    }
+    path = tmp_path / "long.parquet"
+    api.write_series_parquet(cols, path)
+    pd.testing.assert_frame_equal(pd.read_parquet(path), api.series_frame(cols), check_dtype=False)
+    core = api.import_core()
+    with pytest.raises(ValueError, match=r"metric: index 7 has no name \(names: 1\)"):
+        core.series_parquet(b"\0" * 8, b"\0" * 4, ["a", "b", "c"], b"\7", ["m"], b"\0" * 8, "t")
+
+
+@needs_core
 def test_atmsim_run_does_not_load_pandas(tiny: Path, tmp_path: Path) -> None:
     """``atmsim run`` writes its files and tables from the core's columns: pandas (a
     third of a second and tens of MiB) is loaded only by what needs a frame."""

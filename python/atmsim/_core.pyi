@@ -33,3 +33,16 @@ class Simulation:
 
 def version() -> str:
     """Version of the core crate."""
+
+def series_parquet(
+    time_s: bytes,
+    entity: bytes,
+    entity_names: list[str],
+    metric: bytes,
+    metric_names: list[str],
+    value: bytes,
+    created_by: str,
+) -> bytes:
+    """The bytes of a Parquet file of a series' columns as ``Simulation.finish``
+    returns them: time_s, entity and metric (as strings), value. ValueError when the
+    columns differ in length or an index has no name."""

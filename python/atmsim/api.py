@@ -13,7 +13,6 @@ import importlib
 import json
 import sys
 import time
-from array import array
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -154,47 +153,22 @@ def series_frame(series: dict | None) -> pd.DataFrame:
 
 
 def write_series_parquet(series: dict | None, path: Path) -> None:
-    """Write the core's columnar series to ``path`` as Parquet with pyarrow alone: the
-    columns of ``series_frame`` (time_s, entity, metric as strings, value), the
-    file that ``series_frame(series).to_parquet(path, index=False)`` writes, read
-    back by ``pandas.read_parquet`` as the same frame, without loading pandas."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+    """Write the core's columnar series to ``path`` as Parquet, by the core's own
+    writer (``atmsim_core::stats::parquet``): the columns of ``series_frame``
+    (time_s, entity, metric as strings, value), read back by ``pandas.read_parquet``
+    as that frame, without loading pandas, numpy or pyarrow (about 0.2 s of a run)."""
+    core = import_core()
     series = series or {}
-
-    def numbers(key: str) -> Any:
-        return pa.py_buffer(series.get(key, b""))
-
-    rows = len(series.get("time_s", b"")) // 8
-
-    def floats(key: str) -> Any:
-        return pa.Array.from_buffers(pa.float64(), rows, [None, numbers(key)])
-
-    def names(key: str, index_type: Any, names_key: str) -> Any:
-        indices = pa.Array.from_buffers(index_type, rows, [None, numbers(key)])
-        # The names as a string array built from its buffers: ``pa.array`` of a list
-        # would load pandas to look for pandas types.
-        encoded = [str(n).encode("utf-8") for n in series.get(names_key, [])]
-        offsets = array("i", [0])
-        for name in encoded:
-            offsets.append(offsets[-1] + len(name))
-        dictionary = pa.Array.from_buffers(
-            pa.string(),
-            len(encoded),
-            [None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(encoded))],
-        )
-        return pa.DictionaryArray.from_arrays(indices, dictionary).dictionary_decode()
-
-    table = pa.table(
-        {
-            "time_s": floats("time_s"),
-            "entity": names("entity", pa.uint32(), "entity_names"),
-            "metric": names("metric", pa.uint8(), "metric_names"),
-            "value": floats("value"),
-        }
+    data = core.series_parquet(
+        series.get("time_s", b""),
+        series.get("entity", b""),
+        [str(n) for n in series.get("entity_names", [])],
+        series.get("metric", b""),
+        [str(n) for n in series.get("metric_names", [])],
+        series.get("value", b""),
+        f"atmsim {core.version()}",
     )
-    pq.write_table(table, path)
+    Path(path).write_bytes(data)
 
 
 class Result:

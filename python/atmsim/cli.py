@@ -31,9 +31,9 @@ from .resources import resolve_scenario
 from .scenario import Network, load_scenario
 
 # atmsim.api and atmsim.results (rich) are imported by the commands that use
-# them, not here, and pandas, numpy and pyarrow only where a frame is built or
-# a series written: `atmsim validate` and `--help` start in a third of the
-# time without them, and `atmsim run` without probes loads none of the three.
+# them, not here, and pandas, numpy and pyarrow only where a frame is built:
+# `atmsim validate` and `--help` start in a third of the time without them,
+# and `atmsim run` loads none of the three (the core writes the series).
 
 try:  # recent typer ships its own copy of click
     from typer._click.exceptions import ClickException

@@ -205,6 +205,48 @@ fn le_bytes_f64(v: &[f64]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// The bytes of a Parquet file of a series' columns, as `finish` returns
+/// them (little-endian f64 times and values, u32 entity indices, u8 metric
+/// codes, and the names they index); see `atmsim_core::stats::parquet`.
+/// Inconsistent columns raise `ValueError`.
+#[pyfunction]
+#[pyo3(signature = (time_s, entity, entity_names, metric, metric_names, value, created_by))]
+#[allow(clippy::too_many_arguments)]
+fn series_parquet<'py>(
+    py: Python<'py>,
+    time_s: &[u8],
+    entity: &[u8],
+    entity_names: Vec<String>,
+    metric: &[u8],
+    metric_names: Vec<String>,
+    value: &[u8],
+    created_by: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let floats = |b: &[u8]| -> Vec<f64> {
+        b.chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect()
+    };
+    let entity: Vec<u32> = entity
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+        .collect();
+    let metric: Vec<u32> = metric.iter().map(|&m| m as u32).collect();
+    let entity_names: Vec<&str> = entity_names.iter().map(String::as_str).collect();
+    let metric_names: Vec<&str> = metric_names.iter().map(String::as_str).collect();
+    let file = atmsim_core::stats::parquet::series_parquet(
+        &floats(time_s),
+        &entity,
+        &entity_names,
+        &metric,
+        &metric_names,
+        &floats(value),
+        created_by,
+    )
+    .map_err(PyValueError::new_err)?;
+    Ok(PyBytes::new(py, &file))
+}
+
 /// Version of the core.
 #[pyfunction]
 fn version() -> &'static str {
@@ -224,6 +266,7 @@ fn _panic_for_test() -> PyResult<()> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(series_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     Ok(())
 }

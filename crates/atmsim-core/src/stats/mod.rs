@@ -5,6 +5,7 @@
 //! this module only defines the shapes handed back to Python.
 
 pub mod ledger;
+pub mod parquet;
 pub mod series;
 
 pub use ledger::{ByteLedger, Ledger, PacketLedger};
