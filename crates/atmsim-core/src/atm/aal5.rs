@@ -33,26 +33,28 @@ pub enum Outcome {
     Merged { frame: u32, frames: u64, cells: u64 },
 }
 
-/// Reassembly state of one VC at its receiver.
+/// Reassembly state of one VC at its receiver. Laid out in this order
+/// (`repr(C)`): what a one-cell frame touches comes first, in 24 bytes.
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct Reassembly {
     active: bool,
     last_frame: u32,
+    /// Frames reassembled intact.
+    pub frames_delivered: u64,
+    /// Cells of intact frames.
+    pub cells_good: u64,
     // A unit grows for as long as EOM cells are lost (a port in overload
     // can lose every frame's end): counted in u64, where a run cannot make
     // them wrap (10^6 s at 1 Tbit/s is 2.4 x 10^15 cells).
     frames_in_unit: u64,
     cells: u64,
-    /// Frames reassembled intact.
-    pub frames_delivered: u64,
     /// Single-frame units that missed cells.
     pub frames_corrupted: u64,
     /// Frames lost by merging after a lost EOM (counted per original frame).
     pub frames_merged: u64,
     /// Cells thrown away by failed reassembly.
     pub cells_discarded: u64,
-    /// Cells of intact frames.
-    pub cells_good: u64,
 }
 
 impl Reassembly {

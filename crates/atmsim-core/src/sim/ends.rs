@@ -69,13 +69,17 @@ impl FrameStore {
     }
 }
 
-/// The two ends of one VC.
+/// The two ends of one VC. Laid out in this order (`repr(C)`, on a cache
+/// line of its own): what each cell of an open-loop source touches (the
+/// counters, and the reassembly of a one-cell frame) fits the first 48
+/// bytes, one line, whatever the number of VCs.
+#[repr(C, align(64))]
 struct VcEnd {
-    name: String,
     cells_sent: u64,
     frames_sent: u64,
     cells_delivered: u64,
     reassembly: Reassembly,
+    name: String,
     /// Frames in flight, for a VC of a TCP flow.
     store: Option<FrameStore>,
     ses: Option<Box<SesState>>,
