@@ -4,7 +4,9 @@ Each table checks its own keys, types, units and defaults; ``Scenario`` builds
 the ``Network`` (network.py), which checks the cross references.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: pydantic would then parse and
+# evaluate every field's annotation string when the classes are built, about
+# 25 ms of every command's start-up.
 
 import re
 from pathlib import Path
@@ -297,7 +299,7 @@ class Policy(Table):
     """red: drop probability when the average reaches max_th."""
 
     @model_validator(mode="after")
-    def _defaults(self) -> Policy:
+    def _defaults(self) -> "Policy":
         if self.kind == "ppd" and self.keep_eom is None:
             self.keep_eom = True
         if self.kind in SHARE_POLICIES:
@@ -411,7 +413,7 @@ class Algorithm(Table):
     """EFCI: ABR queue (cells) below which marking stops (hysteresis)."""
 
     @model_validator(mode="after")
-    def _defaults(self) -> Algorithm:
+    def _defaults(self) -> "Algorithm":
         for key in ALGORITHM_KEYS[self.kind][1:]:
             if getattr(self, key) is None and key in ALGORITHM_DEFAULTS:
                 setattr(self, key, ALGORITHM_DEFAULTS[key])
@@ -609,7 +611,7 @@ class Link(Table):
         )
 
     @model_validator(mode="after")
-    def _resolve(self) -> Link:
+    def _resolve(self) -> "Link":
         if self.length is not None and self.delay is not None:
             raise _fail("delay", "give length or delay, not both")
         if self.length is None and self.delay is None:
@@ -894,7 +896,7 @@ class Abr(Table):
     mandatory rules; docs/model.md, "ABR")."""
 
     @model_validator(mode="after")
-    def _resolve(self) -> Abr:
+    def _resolve(self) -> "Abr":
         for key in ("rif", "rdf", "cdf"):
             value = fraction_value(getattr(self, key))
             if not 0 < value <= 1:
@@ -1015,7 +1017,7 @@ class Gfr(Table):
     switch; false: test and count them only."""
 
     @model_validator(mode="after")
-    def _resolve(self) -> Gfr:
+    def _resolve(self) -> "Gfr":
         if not parse_cell_rate_cps(self.mcr) >= MIN_SOURCE_CPS:
             raise _fail(
                 "mcr",
@@ -1086,7 +1088,7 @@ class Vc(Table):
     """class = "gfr": the traffic contract (mcr required)."""
 
     @model_validator(mode="after")
-    def _abr(self) -> Vc:
+    def _abr(self) -> "Vc":
         _abr_class(self, self.class_)
         _gfr_class(self, self.class_)
         return self
@@ -1149,7 +1151,7 @@ class Source(Table):
     arrivals: Optional[Literal["periodic", "poisson"]] = None
 
     @model_validator(mode="after")
-    def _resolve(self) -> Source:
+    def _resolve(self) -> "Source":
         for key in SOURCE_KIND_KEYS[self.kind]:
             if getattr(self, key) is None:
                 if key not in SOURCE_DEFAULTS:
@@ -1279,7 +1281,7 @@ class Flow(Table):
     _ack_path_default: bool = PrivateAttr(False)
 
     @model_validator(mode="after")
-    def _resolve(self) -> Flow:
+    def _resolve(self) -> "Flow":
         if self.vc is not None:
             self._over_vcs()
         elif self.path is None:
@@ -1431,7 +1433,7 @@ class Probes(Table):
     abr_ports: NameList = []
 
     @model_validator(mode="after")
-    def _period(self) -> Probes:
+    def _period(self) -> "Probes":
         lists = (self.queue, self.utilization, self.vc_rate, self.vc_queue, self.flows)
         if any(lists) or self.abr_vcs or self.abr_ports:
             if self.period is None:
@@ -1471,7 +1473,7 @@ class Scenario(Table):
         return Path(self._file).stem if self._file else "scenario"
 
     @model_validator(mode="after")
-    def _check_references(self) -> Scenario:
+    def _check_references(self) -> "Scenario":
         """Build the expanded network (which checks every cross reference); resolve
         the class of ATM flows."""
         network = Network(self)
