@@ -123,34 +123,45 @@ impl<K: TieKey> TimingWheel<K> {
 
     /// Puts `item` (not in the wheel) in at `time`, which must not be
     /// before the current bucket.
-    #[inline]
+    #[inline(always)]
     pub fn insert(&mut self, item: u32, time: Time) {
         let b = self.bucket(time);
         debug_assert!(b >= self.cur, "a time before the current bucket");
         let ahead = b.wrapping_sub(self.cur);
-        if ahead.wrapping_sub(1) < self.mask {
+        if ahead == 0 {
+            // The current bucket (most insertions, with buckets of many
+            // gaps): into the run, in order.
+            self.insert_current(item, time);
+        } else if ahead <= self.mask {
             // 1 ..= mask buckets ahead: onto its bucket's list.
             let slot = (b & self.mask) as usize;
             self.links[item as usize] = (time, self.heads[slot]);
             self.heads[slot] = item;
             self.listed += 1;
-        } else if ahead == 0 {
-            self.insert_current(item, time);
         } else {
-            self.far.push(Reverse((self.key(time, item), item)));
-            self.far_bucket = self.far_bucket.min(b);
+            self.insert_far(item, time, b);
         }
     }
 
-    /// Into the current run, in order (from the end: a new time is usually
-    /// the latest).
-    #[inline]
+    /// Into the current run, in order: appended, then moved back past the
+    /// items it comes before (a new time is usually among the latest).
+    #[inline(always)]
     fn insert_current(&mut self, item: u32, time: Time) {
         let mut k = self.run.len();
+        self.run.push((time, item));
         while k > self.head && self.before((time, item), self.run[k - 1]) {
+            self.run[k] = self.run[k - 1];
             k -= 1;
         }
-        self.run.insert(k, (time, item));
+        self.run[k] = (time, item);
+    }
+
+    /// Into the heap of items a turn or more ahead.
+    #[cold]
+    #[inline(never)]
+    fn insert_far(&mut self, item: u32, time: Time, b: u64) {
+        self.far.push(Reverse((self.key(time, item), item)));
+        self.far_bucket = self.far_bucket.min(b);
     }
 
     /// The earliest item and its time, still in the wheel (None when empty).
