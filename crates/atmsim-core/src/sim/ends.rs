@@ -190,7 +190,7 @@ impl Endpoints {
             let keys = agenda
                 .source_keys()
                 .expect("merged sources need arrivals ordered by key");
-            TimingWheel::sized(keys, sc.sources.len(), per_s, gap)
+            TimingWheel::sized(keys, per_s, gap)
         });
         for (i, s) in sc.sources.iter().enumerate() {
             // A greedy source on an ABR VC is an infinite backlog at its SES.
