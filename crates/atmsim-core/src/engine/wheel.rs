@@ -13,8 +13,9 @@
 //! after the current one and less than a turn of the wheel ahead. The
 //! current bucket's items are sorted into `run` when the wheel reaches it;
 //! an item inserted into the current bucket joins `run` in its place. Items
-//! a turn or more ahead wait in a heap (`far`, under their whole keys) and
-//! join `run` when the wheel reaches their bucket. Only the speed depends
+//! a turn or more ahead wait in a heap (`far`, by time alone: the run they
+//! join sorts them by key) and join `run` when the wheel reaches their
+//! bucket. Only the speed depends
 //! on the sizes: a bucket of about the mean gap between items and a turn
 //! longer than the usual rescheduling interval make every operation a few
 //! steps; with few items a bucket of many gaps is faster still (see
@@ -47,10 +48,10 @@ pub struct TimingWheel<K> {
     /// before `head` have been taken).
     run: Vec<(Time, u32)>,
     head: usize,
-    /// Items in the lists.
+    /// Items in the buckets.
     listed: usize,
     /// Items a turn of the wheel or more ahead of the current bucket.
-    far: BinaryHeap<Reverse<(u128, u32)>>,
+    far: BinaryHeap<Reverse<(Time, u32)>>,
     /// The bucket of the earliest item in `far` (u64::MAX: none).
     far_bucket: u64,
 }
@@ -155,7 +156,7 @@ impl<K: TieKey> TimingWheel<K> {
     #[cold]
     #[inline(never)]
     fn insert_far(&mut self, item: u32, time: Time, b: u64) {
-        self.far.push(Reverse((self.key(time, item), item)));
+        self.far.push(Reverse((time, item)));
         self.far_bucket = self.far_bucket.min(b);
     }
 
@@ -243,8 +244,7 @@ impl<K: TieKey> TimingWheel<K> {
     /// Moves the far items of the current bucket into the run.
     #[cold]
     fn take_far(&mut self) {
-        while let Some(&Reverse((key, item))) = self.far.peek() {
-            let time = (key >> 64) as Time;
+        while let Some(&Reverse((time, item))) = self.far.peek() {
             let b = self.bucket(time);
             if b != self.cur {
                 self.far_bucket = b;
