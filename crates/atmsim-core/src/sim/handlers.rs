@@ -30,8 +30,11 @@ impl Simulation {
     pub(super) fn on_sources(&mut self) {
         self.agenda.discard_taken();
         let until = self.clock.until;
+        // The next other event; only a frame sent the usual way can change
+        // it (the direct path schedules nothing).
+        let mut next_key = self.agenda.peek_key();
         while let Some((t, s)) = self.ends.next_due() {
-            if t > until || !self.ends.due_before(t, s, self.agenda.peek_key()) {
+            if t > until || !self.ends.due_before(t, s, next_key) {
                 self.agenda
                     .push_keyed(self.ends.due_key(t, s), Event::Sources);
                 return;
@@ -40,16 +43,23 @@ impl Simulation {
             let (vc, cells, frame, direct) = self.ends.fire_due_direct(s, t);
             if direct == u32::MAX {
                 self.send_frame(vc, cells, None);
+                next_key = self.agenda.peek_key();
                 continue;
             }
             // Straight into the port of the VC's one, lazy link: the steps
             // of `send_frame` and `cell_to_port` that apply (no SES, no
             // frame store, no algorithm or rate control at the port).
             let ends = &mut self.ends;
+            let mut deliver = |c: &Cell| ends.deliver_passive(c);
+            if cells == 1 {
+                // A one-cell frame (the cell sources'): no loop.
+                let make = || Cell::data(vc, frame, 1, true);
+                self.atm.direct_arrive(direct, make, t, &mut deliver);
+                continue;
+            }
             for k in 0..cells {
                 let make = || Cell::data(vc, frame, cells, k + 1 == cells);
-                self.atm
-                    .direct_arrive(direct, make, t, &mut |c: &Cell| ends.deliver_passive(c));
+                self.atm.direct_arrive(direct, make, t, &mut deliver);
             }
         }
     }
