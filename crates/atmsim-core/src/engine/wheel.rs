@@ -130,7 +130,7 @@ impl<K: TieKey> TimingWheel<K> {
             // gaps): into the run, in order.
             self.insert_current(item, time);
         } else if ahead <= self.mask {
-            // 1 ..= mask buckets ahead: onto its bucket's list.
+            // 1 ..= mask buckets ahead: into its bucket.
             let slot = (b & self.mask) as usize;
             self.buckets[slot].push((time, item));
             self.listed += 1;
