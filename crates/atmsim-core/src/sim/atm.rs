@@ -400,12 +400,7 @@ impl AtmFabric {
         let Some(depart) = depart else {
             return false;
         };
-        let cell = make();
-        let link = &mut hop.link;
-        link.in_flight.push_back((depart + link.delay_ps, cell));
-        if link.in_flight.len() >= link.drain_at {
-            drain_lazy(link, now, deliver);
-        }
+        push_lazy(&mut hop.link, depart, make(), now, deliver);
         true
     }
 
@@ -437,14 +432,11 @@ impl AtmFabric {
         deliver: &mut impl FnMut(&Cell),
     ) {
         let link = &mut self.hops[l as usize].link;
-        let arrival = tx_end + link.delay_ps;
         if link.lazy {
-            link.in_flight.push_back((arrival, cell));
-            if link.in_flight.len() >= link.drain_at {
-                drain_lazy(link, now, deliver);
-            }
+            push_lazy(link, tx_end, cell, now, deliver);
             return;
         }
+        let arrival = tx_end + link.delay_ps;
         let was_empty = link.in_flight.is_empty();
         link.in_flight.push_back((arrival, cell));
         if was_empty {
@@ -622,6 +614,22 @@ impl AtmFabric {
             },
             ..Default::default()
         }
+    }
+}
+
+/// Puts `cell`, whose transmission ends at `tx_end`, on lazy link `link`,
+/// delivering the cells that have arrived by `now` once a batch is queued.
+#[inline(always)]
+fn push_lazy(
+    link: &mut Link,
+    tx_end: Time,
+    cell: Cell,
+    now: Time,
+    deliver: &mut impl FnMut(&Cell),
+) {
+    link.in_flight.push_back((tx_end + link.delay_ps, cell));
+    if link.in_flight.len() >= link.drain_at {
+        drain_lazy(link, now, deliver);
     }
 }
 

@@ -73,14 +73,13 @@ pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
     // ATM ports (above), sources,
     // flows and their ticks, the first probe tick (ties at one instant go by
     // scheduling order).
-    let ends = ends::Endpoints::new(
+    let mut ends = ends::Endpoints::new(
         sc,
         &tcp_vc,
         &first_link_cps,
         plan.merged_sources,
         &mut agenda,
     );
-    let mut ends = ends;
     ends.set_direct(|vc| atm.direct_link(vc));
     let tcp = tcp::TcpHosts::new(sc, &plan.eager_rx, &plan.eager_tx, &mut agenda);
     let probes = probes::Probes::new(sc, &links, &atm);

@@ -328,10 +328,7 @@ impl Endpoints {
         if direct == u32::MAX {
             return (vc, cells, 0, direct);
         }
-        let v = &mut self.vcs[vc as usize];
-        let frame = v.frames_sent as u32;
-        v.frames_sent += 1;
-        v.cells_sent += cells as u64;
+        let frame = self.open_frame(vc, cells, None);
         (vc, cells, frame, direct)
     }
 
