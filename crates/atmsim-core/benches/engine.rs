@@ -14,12 +14,25 @@
 //! is timed: building the network and `finish` are not, as in
 //! `Result.loop_wall_s`. `atmsim bench` measures the same through Python.
 //!
-//! Words after `--`: `mux`, `dumbbell`, `scale` pick the benchmarks; `plain`
-//! turns the fast paths off; `runs=N`; `vcs=N` runs the scale series at that
-//! one N; `secs=S` sets its simulated time.
+//! - `floor`: mux_onoff's model with none of the engine around it (the
+//!   same sources, random streams, timing wheel and tail-drop step, in one
+//!   plain loop), then with the engine's parts added one at a time: what
+//!   a cell costs at the least, and what each part adds (docs/performance.md).
+//!   Each level checks that it sent and dropped the cells the simulator did.
+//!
+//! Words after `--`: `mux`, `dumbbell`, `scale`, `floor` pick the benchmarks
+//! (`scale` and `floor` only when named); `plain` turns the fast paths off;
+//! `runs=N`; `vcs=N` runs the scale series at that one N; `secs=S` sets its
+//! simulated time.
 
+use atmsim_core::atm::{Cell, Reassembly};
+use atmsim_core::engine::time::cell_time_ps;
+use atmsim_core::engine::{RngStream, TieKey, Time, TimingWheel};
 use atmsim_core::stats::Summary;
+use atmsim_core::traffic::geometric_onoff::GeometricOnOff;
+use atmsim_core::traffic::TrafficSource;
 use atmsim_core::{Scenario, Simulation};
+use std::collections::VecDeque;
 use std::time::Instant;
 
 /// N geometric on/off sources, each on its own VC, into one port of a link
@@ -143,6 +156,9 @@ fn main() {
             s.conservation.cells_generated
         });
     }
+    if o.only.iter().any(|w| w == "floor") {
+        floor(&o);
+    }
     if o.only.iter().any(|w| w == "scale") {
         let ns = match o.vcs {
             Some(n) => vec![n],
@@ -209,4 +225,166 @@ fn bench(name: &str, unit: &str, mut sc: Scenario, o: &Options, count: fn(&Summa
         n / c,
         n / w,
     );
+}
+
+/// Ties broken by source index (the engine hashes its keys; mux_onoff's
+/// emissions never tie, so the order is the same).
+struct ByIndex;
+
+impl TieKey for ByIndex {
+    fn key(&self, time: Time, item: u32) -> u128 {
+        ((time as u128) << 64) | item as u128
+    }
+}
+
+/// What the floor loop adds to the bare model.
+#[derive(Clone, Copy, PartialEq, PartialOrd)]
+enum Floor {
+    /// Sources, wheel and the tail-drop step, counters only.
+    Model,
+    /// + each VC's send counters, as the engine opens a frame.
+    VcCounters,
+    /// + the lazy link as the engine keeps it: (arrival, cell) entries
+    ///   delivered in batches to the VC's counters and AAL5 reassembly.
+    LazyLink,
+    /// the same with 16-byte entries (arrival, VC).
+    LazyLinkVcOnly,
+    /// + delivery when the port accepts the cell (no list).
+    DeliverOnAccept,
+}
+
+/// One VC's counters in the floor loop (the engine's hot ones).
+#[derive(Clone, Default)]
+struct FloorVc {
+    frames_sent: u64,
+    cells_sent: u64,
+    cells_delivered: u64,
+    reassembly: Reassembly,
+}
+
+/// mux_onoff's model in one loop at `level`: (cells sent, cells dropped,
+/// CPU seconds of the loop).
+fn floor_run(level: Floor, n: usize, secs: f64) -> (u64, u64, f64) {
+    let link_cps = 155.52e6 / 424.0;
+    let (peak, mean) = (0.2 * link_cps, 0.09 * link_cps);
+    let end = (secs * 1e12) as Time;
+    let mut sources: Vec<(GeometricOnOff, RngStream)> = (0..n)
+        .map(|i| {
+            (
+                GeometricOnOff::new(peak, mean, 100.0),
+                RngStream::new(1, i as u64),
+            )
+        })
+        .collect();
+    let mut wheel = TimingWheel::sized(ByIndex, mean * n as f64, 1e12 / peak);
+    for (i, (s, rng)) in sources.iter_mut().enumerate() {
+        let t = s.first(0, rng);
+        wheel.insert(i as u32, t);
+    }
+    let cell_time = cell_time_ps(link_cps);
+    let full = 1000 * cell_time;
+    let mut vcs = vec![FloorVc::default(); n];
+    let mut cells_list: VecDeque<(Time, Cell)> = VecDeque::new();
+    let mut vc_list: VecDeque<(Time, u32)> = VecDeque::new();
+    let mut drain_at = 256;
+    let (mut free_at, mut sent, mut dropped, mut wait): (Time, u64, u64, u128) = (0, 0, 0, 0);
+    let t0 = Instant::now();
+    let c0 = cpu_s(t0);
+    while let Some((t, s)) = wheel.peek() {
+        if t >= end {
+            break;
+        }
+        wheel.pop();
+        sent += 1;
+        let (source, rng) = &mut sources[s as usize];
+        if let Some(next) = source.fire(t, rng).next {
+            wheel.insert(s, next);
+        }
+        let mut frame = 0;
+        if level >= Floor::VcCounters {
+            let v = &mut vcs[s as usize];
+            frame = v.frames_sent as u32;
+            v.frames_sent += 1;
+            v.cells_sent += 1;
+        }
+        let backlog = free_at.saturating_sub(t);
+        if backlog > full {
+            dropped += 1;
+            continue;
+        }
+        wait += backlog as u128;
+        free_at = t + backlog + cell_time;
+        match level {
+            Floor::LazyLink => {
+                cells_list.push_back((free_at, Cell::data(s, frame, 1, true)));
+                if cells_list.len() >= drain_at {
+                    let arrived = cells_list.partition_point(|&(a, _)| a <= t);
+                    for (_, c) in cells_list.drain(..arrived) {
+                        let v = &mut vcs[c.vc as usize];
+                        v.cells_delivered += 1;
+                        v.reassembly.receive(&c);
+                    }
+                    drain_at = cells_list.len() + 256;
+                }
+            }
+            Floor::LazyLinkVcOnly => {
+                vc_list.push_back((free_at, s));
+                if vc_list.len() >= drain_at {
+                    let arrived = vc_list.partition_point(|&(a, _)| a <= t);
+                    for (_, vc) in vc_list.drain(..arrived) {
+                        let v = &mut vcs[vc as usize];
+                        v.cells_delivered += 1;
+                        v.reassembly.receive(&Cell::data(vc, 0, 1, true));
+                    }
+                    drain_at = vc_list.len() + 256;
+                }
+            }
+            Floor::DeliverOnAccept => {
+                let v = &mut vcs[s as usize];
+                v.cells_delivered += 1;
+                v.reassembly.receive(&Cell::data(s, frame, 1, true));
+            }
+            Floor::Model | Floor::VcCounters => {}
+        }
+    }
+    let cpu = cpu_s(t0) - c0;
+    std::hint::black_box((wait, &vcs));
+    (sent, dropped, cpu)
+}
+
+/// The `floor` benchmark: each level `o.runs` times, checked against the
+/// simulator's own run of mux_onoff.
+fn floor(o: &Options) {
+    let mut sim = Simulation::new(&mux_onoff()).unwrap();
+    sim.run();
+    let (summary, _) = sim.finish();
+    let want = (summary.ports[0].cells_in, summary.ports[0].cells_dropped);
+    let levels = [
+        (Floor::Model, "sources, wheel, tail drop"),
+        (Floor::VcCounters, "+ VC send counters"),
+        (
+            Floor::LazyLink,
+            "+ lazy link of (arrival, cell), AAL5 delivery",
+        ),
+        (
+            Floor::LazyLinkVcOnly,
+            "  the same, entries of (arrival, VC)",
+        ),
+        (Floor::DeliverOnAccept, "  delivery on acceptance instead"),
+    ];
+    for (level, name) in levels {
+        let mut cpus = vec![];
+        for _ in 0..o.runs.max(1) {
+            let (sent, dropped, cpu) = floor_run(level, 10, 30.0);
+            assert_eq!((sent, dropped), want, "the floor loop left the model");
+            cpus.push(cpu);
+        }
+        let (c, c0, c1) = spread(&mut cpus);
+        println!(
+            "floor {name}: {} cells, {} runs: {:.3e} cells/CPU-s (CPU {c:.3} s, {c0:.3}-{c1:.3})",
+            want.0,
+            cpus.len(),
+            want.0 as f64 / c,
+        );
+    }
 }
