@@ -15,7 +15,7 @@ Ctrl-C (a run writes its partial results).
 
 # No `from __future__ import annotations` here: typer reads every command's
 # annotations at each start, and as strings it would evaluate them one by one
-# (4 % of the instructions of `atmsim validate`).
+# (4.5 % of the instructions of `atmsim validate`).
 
 import os
 import sys

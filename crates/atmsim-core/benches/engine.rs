@@ -227,8 +227,10 @@ fn bench(name: &str, unit: &str, mut sc: Scenario, o: &Options, count: fn(&Summa
     );
 }
 
-/// Ties broken by source index (the engine hashes its keys; mux_onoff's
-/// emissions never tie, so the order is the same).
+/// Ties broken by source index. The engine hashes its keys instead, so two
+/// emissions at one picosecond could come out in another order here; the
+/// totals each level checks against the simulator's would show it when a
+/// full buffer then dropped another cell.
 struct ByIndex;
 
 impl TieKey for ByIndex {
