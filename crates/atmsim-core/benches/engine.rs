@@ -228,9 +228,10 @@ fn bench(name: &str, unit: &str, mut sc: Scenario, o: &Options, count: fn(&Summa
 }
 
 /// Ties broken by source index. The engine hashes its keys instead, so two
-/// emissions at one picosecond could come out in another order here; the
-/// totals each level checks against the simulator's would show it when a
-/// full buffer then dropped another cell.
+/// emissions at one picosecond could come out in another order here. The
+/// totals each level checks do not depend on that order (a tail-drop FIFO
+/// of equal cells drops by the arrival times alone): the floor measures
+/// cost; it does not stand in for the simulator.
 struct ByIndex;
 
 impl TieKey for ByIndex {
