@@ -46,7 +46,7 @@ fn onoff_mux(n: usize, link_bps: f64, peak: f64, mean: f64, buffer: u32, secs: f
     let sources: Vec<String> = (0..n)
         .map(|i| {
             format!(
-                r#"{{"name":"s{i}","vc":{i},"model":{{"kind":"geometric_onoff","peak_cps":{peak},"mean_cps":{mean},"mean_burst_cells":100.0}}}}"#
+                r#"{{"name":"s{i}","vc":{i},"model":{{"kind":"geometric_onoff","peak_cps":{peak},"mean_cps":{mean},"mean_burst_cells":{MEAN_BURST}}}}}"#
             )
         })
         .collect();
@@ -63,8 +63,16 @@ fn onoff_mux(n: usize, link_bps: f64, peak: f64, mean: f64, buffer: u32, secs: f
     serde_json::from_str(&json).unwrap()
 }
 
+/// Cells in a burst on average, every on/off source of these benchmarks.
+const MEAN_BURST: f64 = 100.0;
+
+/// mux_onoff's shape: sources, link bit rate, peak and mean (fractions of
+/// the link), buffer cells, simulated seconds (the `mux` and `floor` runs).
+const MUX_ONOFF: (usize, f64, f64, f64, u32, f64) = (10, 155.52e6, 0.2, 0.09, 1000, 30.0);
+
 fn mux_onoff() -> Scenario {
-    onoff_mux(10, 155.52e6, 0.2, 0.09, 1000, 30.0)
+    let (n, link_bps, peak, mean, buffer, secs) = MUX_ONOFF;
+    onoff_mux(n, link_bps, peak, mean, buffer, secs)
 }
 
 fn dumbbell() -> Scenario {
@@ -267,14 +275,15 @@ struct FloorVc {
 
 /// mux_onoff's model in one loop at `level`: (cells sent, cells dropped,
 /// CPU seconds of the loop).
-fn floor_run(level: Floor, n: usize, secs: f64) -> (u64, u64, f64) {
-    let link_cps = 155.52e6 / 424.0;
-    let (peak, mean) = (0.2 * link_cps, 0.09 * link_cps);
+fn floor_run(level: Floor) -> (u64, u64, f64) {
+    let (n, link_bps, peak, mean, buffer, secs) = MUX_ONOFF;
+    let link_cps = link_bps / 424.0;
+    let (peak, mean) = (peak * link_cps, mean * link_cps);
     let end = (secs * 1e12) as Time;
     let mut sources: Vec<(GeometricOnOff, RngStream)> = (0..n)
         .map(|i| {
             (
-                GeometricOnOff::new(peak, mean, 100.0),
+                GeometricOnOff::new(peak, mean, MEAN_BURST),
                 RngStream::new(1, i as u64),
             )
         })
@@ -285,7 +294,7 @@ fn floor_run(level: Floor, n: usize, secs: f64) -> (u64, u64, f64) {
         wheel.insert(i as u32, t);
     }
     let cell_time = cell_time_ps(link_cps);
-    let full = 1000 * cell_time;
+    let full = buffer as Time * cell_time;
     let mut vcs = vec![FloorVc::default(); n];
     let mut cells_list: VecDeque<(Time, Cell)> = VecDeque::new();
     let mut vc_list: VecDeque<(Time, u32)> = VecDeque::new();
@@ -378,7 +387,7 @@ fn floor(o: &Options) {
     for (level, name) in levels {
         let mut cpus = vec![];
         for _ in 0..o.runs.max(1) {
-            let (sent, dropped, cpu) = floor_run(level, 10, 30.0);
+            let (sent, dropped, cpu) = floor_run(level);
             assert_eq!((sent, dropped), want, "the floor loop left the model");
             cpus.push(cpu);
         }
