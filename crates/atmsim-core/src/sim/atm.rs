@@ -11,8 +11,10 @@
 //! sources, sinks or hosts.
 //!
 //! A link whose cells all end in passive sinks may be *lazy* (a fast path,
-//! see `fast_paths`): it schedules nothing and hands its arrived cells to a
-//! `deliver` callback when cells are added, at probe ticks and at the end.
+//! see `fast_paths`): it schedules nothing and hands its cells to a
+//! `deliver` callback at once when they arrive before the fabric's horizon
+//! (the next instant anything reads the sinks), otherwise when cells are
+//! added, at probe ticks and at the end.
 
 use super::atm_control::AtmControl;
 use crate::abr::algorithm::{self, AlgorithmStats, PortState};
@@ -90,6 +92,10 @@ pub(super) struct AtmFabric {
     mcr_cps: Vec<f64>,
     /// The explicit-rate control of TCP at its ports and edges.
     control: AtmControl,
+    /// A cell of a lazy link that arrives before this time is delivered
+    /// when it goes on the link: nothing reads the passive sinks before it
+    /// (see [`AtmFabric::raise_horizon`]).
+    horizon: Time,
 }
 
 impl AtmFabric {
@@ -243,6 +249,21 @@ impl AtmFabric {
             policers,
             mcr_cps,
             control: AtmControl::default(),
+            horizon: 0,
+        }
+    }
+
+    /// Moves the horizon of early delivery to `t` (it never moves back):
+    /// the caller promises that the passive sinks are not read before `t`
+    /// (the next probe tick, the end of the current `advance`). The cells
+    /// of lazy links that arrive before it are delivered now, so that a
+    /// lazy link's queue holds only cells arriving at or after the horizon:
+    /// a cell put on an empty queue and arriving before the horizon can
+    /// then be delivered at once, after every earlier cell of its link.
+    pub(super) fn raise_horizon(&mut self, t: Time, deliver: &mut impl FnMut(&Cell)) {
+        if t > self.horizon {
+            self.horizon = t;
+            self.drain_lazy(t, false, deliver);
         }
     }
 
@@ -400,7 +421,7 @@ impl AtmFabric {
         let Some(depart) = depart else {
             return false;
         };
-        push_lazy(&mut hop.link, depart, make(), now, deliver);
+        push_lazy(&mut hop.link, depart, make(), now, self.horizon, deliver);
         true
     }
 
@@ -433,7 +454,7 @@ impl AtmFabric {
     ) {
         let link = &mut self.hops[l as usize].link;
         if link.lazy {
-            push_lazy(link, tx_end, cell, now, deliver);
+            push_lazy(link, tx_end, cell, now, self.horizon, deliver);
             return;
         }
         let arrival = tx_end + link.delay_ps;
@@ -617,17 +638,30 @@ impl AtmFabric {
     }
 }
 
-/// Puts `cell`, whose transmission ends at `tx_end`, on lazy link `link`,
-/// delivering the cells that have arrived by `now` once a batch is queued.
+/// Puts `cell`, whose transmission ends at `tx_end`, on lazy link `link`:
+/// delivered at once when it arrives before `horizon` (no sink is read
+/// before then, and the link's queue is empty: every earlier cell of the
+/// link has been delivered), otherwise queued, the cells that have arrived
+/// by `now` delivered once a batch is queued.
 #[inline(always)]
 fn push_lazy(
     link: &mut Link,
     tx_end: Time,
     cell: Cell,
     now: Time,
+    horizon: Time,
     deliver: &mut impl FnMut(&Cell),
 ) {
-    link.in_flight.push_back((tx_end + link.delay_ps, cell));
+    let arrival = tx_end + link.delay_ps;
+    if arrival < horizon {
+        // The queue holds only cells arriving at or after the horizon
+        // (`raise_horizon`), and a link's arrivals come in the order its
+        // cells go on it: a cell arriving before the horizon finds it empty.
+        debug_assert!(link.in_flight.is_empty());
+        deliver(&cell);
+        return;
+    }
+    link.in_flight.push_back((arrival, cell));
     if link.in_flight.len() >= link.drain_at {
         drain_lazy(link, now, deliver);
     }

@@ -2,7 +2,7 @@
 
 use super::fast_paths::{IpFastPaths, Plan};
 use super::{atm, atm_control, ends, ip, probes, tcp, Clock, LinkRef, Simulation};
-use crate::engine::EventQueue;
+use crate::engine::{EventQueue, Time};
 use crate::scenario::{Arbitration, Layer, Scenario};
 
 /// Checks `sc` and builds its network, with the first events scheduled.
@@ -83,15 +83,19 @@ pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
     ends.set_direct(|vc| atm.direct_link(vc));
     let tcp = tcp::TcpHosts::new(sc, &plan.eager_rx, &plan.eager_tx, &mut agenda);
     let probes = probes::Probes::new(sc, &links, &atm);
-    if sc.probes.any() {
+    let next_tick = if sc.probes.any() {
         agenda.push(sc.probes.period_ps, crate::engine::Event::ProbeTick);
-    }
+        sc.probes.period_ps
+    } else {
+        Time::MAX
+    };
     debug_assert_eq!((atm.len(), ip.len()), (n_atm as usize, n_ip as usize));
     Ok(Simulation {
         clock: Clock {
             now: 0,
             until: 0,
             duration: sc.duration_ps,
+            next_tick,
         },
         seed: sc.seed,
         events: 0,

@@ -275,9 +275,12 @@ impl Simulation {
     pub(super) fn on_probe(&mut self) {
         let now = self.clock.now;
         let next = now + self.probes.period();
-        if next <= self.clock.duration {
+        self.clock.next_tick = if next <= self.clock.duration {
             self.agenda.push(next, Event::ProbeTick);
-        }
+            next
+        } else {
+            Time::MAX
+        };
         // A probe sees the state before the arrivals of its instant.
         self.drain_lazy(now, false);
         self.probes.sample(
@@ -288,6 +291,20 @@ impl Simulation {
             &self.ends,
             &mut self.tcp,
         );
+        self.raise_horizon();
+    }
+
+    /// Lets the lazy links deliver at once the cells that arrive before
+    /// the next instant the passive sinks are read: the next probe tick or
+    /// the end of the current `advance` (where `finish` may read them).
+    /// Exact because a passive sink only counts and reassembles, each VC's
+    /// cells in their order on its link, and its state is read at those
+    /// instants alone.
+    pub(super) fn raise_horizon(&mut self) {
+        let horizon = self.clock.until.min(self.clock.next_tick);
+        let ends = &mut self.ends;
+        self.atm
+            .raise_horizon(horizon, &mut |c: &Cell| ends.deliver_passive(c));
     }
 
     /// Hands the cells of lazy links that arrived before `t` (by `t` with

@@ -62,6 +62,9 @@ struct Clock {
     until: Time,
     /// The scenario's duration.
     duration: Time,
+    /// The pending probe tick (Time::MAX: none): with the end of the
+    /// current `advance`, the next instant the passive sinks are read.
+    next_tick: Time,
 }
 
 /// A network ready to run.
@@ -107,6 +110,7 @@ impl Simulation {
     pub fn advance(&mut self, until: Time) {
         let until = until.min(self.clock.duration);
         self.clock.until = until;
+        self.raise_horizon();
         while let Some((t, ev)) = self.agenda.next_until(until) {
             self.clock.now = t;
             self.events += 1;

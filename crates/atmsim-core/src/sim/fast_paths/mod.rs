@@ -10,11 +10,17 @@
 //!
 //! 1. **Lazy ATM links.** A link whose cells all end where it ends, in
 //!    passive sinks (no ABR destination, no TCP host, no backward RM cells
-//!    on it), schedules no arrival events: its cells are handed to their
-//!    sinks in batches (once 256 have piled up), at probe ticks and at the
-//!    end. Exact
-//!    because a passive sink only counts and reassembles, and nothing reads
-//!    its counters between those instants.
+//!    on it), schedules no arrival events. A cell that will arrive before
+//!    the *horizon* (the next probe tick, and the end of the current
+//!    `advance`, where `finish` may read the sinks) is handed to its sink
+//!    as it goes on the link; the others wait in the link's queue, handed
+//!    on in batches (once 256 have piled up), at probe ticks and at the end,
+//!    and those that arrive before the new horizon when it moves on. Exact
+//!    because a passive sink only counts and reassembles, nothing reads its
+//!    counters before the horizon, and each VC's cells still reach its sink
+//!    in their order on the link (a cell is handed on at once only when the
+//!    link's queue is empty: every cell queued arrives at or after the
+//!    horizon, and the cells behind it later still).
 //! 2. **Eager IP ports.** An IP port every packet of which comes from one
 //!    single upstream link (which is not itself eager) is told of each
 //!    packet when the upstream port computes its arrival, and computes the
