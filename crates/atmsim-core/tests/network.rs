@@ -312,13 +312,13 @@ fn poisson_into_a_port_is_an_md1_queue() {
     assert!((s.ports[0].utilization - rho).abs() < 0.005);
 }
 
+/// A run's summary (without its timing fields), its series' columns and
+/// its event count.
+type Outcome = (Value, (Vec<f64>, Vec<u32>, Vec<u8>, Vec<f64>), u64);
+
 /// Runs `sc` through `advance` at each of `stops` (in that order, times
-/// that go back included) and finishes where the last left it: the summary
-/// without its timing fields, the series, the events.
-fn run_stops(
-    sc: &Scenario,
-    stops: &[u64],
-) -> (Value, (Vec<f64>, Vec<u32>, Vec<u8>, Vec<f64>), u64) {
+/// that go back included) and finishes where the last left it.
+fn run_stops(sc: &Scenario, stops: &[u64]) -> Outcome {
     let mut sim = Simulation::new(sc).unwrap();
     for &t in stops {
         sim.advance(t);
@@ -387,7 +387,7 @@ fn lazy_links_delivering_before_the_horizon_give_the_same_results() {
     let plain = run_stops(&sc, &[end]);
     let plain_uneven = run_stops(&sc, &uneven);
     let plain_early = run_stops(&sc, &early);
-    let dropped = |r: &(Value, _, u64)| r.0["ports"][0]["cells_dropped"].as_u64().unwrap();
+    let dropped = |r: &Outcome| r.0["ports"][0]["cells_dropped"].as_u64().unwrap();
     assert!(dropped(&fast) > 0 && dropped(&fast_early) > 0);
     assert!(
         fast.0["vcs"][1]["frames_merged"].as_u64().unwrap() > 0,
