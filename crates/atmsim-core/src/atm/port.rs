@@ -96,7 +96,9 @@ pub struct Port {
     /// port decides from the time its backlog takes to send (no division
     /// per cell). A cell is dropped when the backlog exceeds `full_ps`
     /// (capacity x cell time), and `max_queue` grows when it exceeds
-    /// `max_queue_ps` (max_queue x cell time).
+    /// `max_queue_ps` (max_queue x cell time). Cleared for good once a cell
+    /// waits beyond NEVER (`excess` > 0), which the backlog's time cannot
+    /// tell.
     tail_fast: bool,
     full_ps: u64,
     max_queue_ps: u64,
@@ -264,7 +266,8 @@ impl Port {
     /// with no cell waiting beyond NEVER).
     #[inline(always)]
     pub(crate) fn tail_now(&self) -> bool {
-        self.tail_fast && self.excess == 0
+        debug_assert!(!self.tail_fast || self.excess == 0);
+        self.tail_fast
     }
 
     /// Fifo mode: offers `cell` at `now`; returns the time its transmission
@@ -352,6 +355,9 @@ impl Port {
         // It waited `excess` cell times more than free_at tells.
         self.wait_sum_ps += self.excess as u128 * self.cell_time_ps as u128;
         self.excess += 1;
+        // From now on the backlog's time no longer tells the cells in the
+        // port (`excess` only grows): the general step decides.
+        self.tail_fast = false;
         NEVER
     }
 
@@ -483,6 +489,36 @@ mod tests {
         // One cell time later, one has left.
         assert_eq!(p.cells_out(ct), 1);
         assert_eq!(p.busy_ps(ct), ct as u128);
+    }
+
+    #[test]
+    fn the_tail_drop_shortcut_hands_over_when_cells_wait_beyond_never() {
+        // Cells offered just before NEVER to a 10-cell tail-drop port: the
+        // third would leave after NEVER. The shortcut port (deciding from
+        // its backlog's time) then hands over to the general step for good;
+        // a tracked port takes the general step throughout. Both give the
+        // same departures, drops and counts.
+        let ct: Time = 1000;
+        let mut fast = Port::new(ct, 10, PortMode::Fifo, Box::new(TailDrop));
+        let mut general = Port::new(ct, 10, PortMode::Fifo, Box::new(TailDrop));
+        general.track_vcs(1);
+        assert!(fast.tail_now() && !general.tail_now());
+        let cell = Cell::data(0, 0, 1, true);
+        let now = NEVER - 2500;
+        for k in 0..14 {
+            let (a, b) = (
+                fast.fifo_arrive(now, &cell),
+                general.fifo_arrive(now, &cell),
+            );
+            assert_eq!(a, b, "cell {k}");
+            assert_eq!(fast.tail_now(), k < 2, "cell {k}");
+            assert_eq!(fast.cells_in_port(now), general.cells_in_port(now));
+            assert_eq!(fast.occupancy(now), general.occupancy(now));
+        }
+        assert_eq!(fast.cells_dropped(), general.cells_dropped());
+        assert!(fast.cells_dropped() > 0);
+        assert_eq!(fast.max_queue, general.max_queue);
+        assert_eq!(fast.mean_queue(NEVER), general.mean_queue(NEVER));
     }
 
     #[test]

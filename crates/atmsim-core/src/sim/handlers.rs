@@ -51,6 +51,12 @@ impl Simulation {
             // frame store, no algorithm or rate control at the port).
             let ends = &mut self.ends;
             let mut deliver = |c: &Cell| ends.deliver_passive(c);
+            if cells == 1 {
+                // A one-cell frame (every cell of an on/off source): no loop.
+                let make = || Cell::data(vc, frame, 1, true);
+                self.atm.direct_arrive(direct, make, t, &mut deliver);
+                continue;
+            }
             for k in 0..cells {
                 let make = || Cell::data(vc, frame, cells, k + 1 == cells);
                 self.atm.direct_arrive(direct, make, t, &mut deliver);
