@@ -25,8 +25,10 @@ pub struct Link {
     /// time each reaches `to`, earliest first.
     pub in_flight: VecDeque<(Time, Cell)>,
     /// True when every VC on the link ends at `to` in a passive sink: its
-    /// arrivals need no events and are drained in bulk (at probe ticks and at
-    /// the end), which gives the same results as draining them one by one.
+    /// arrivals need no events. A cell arriving before the next instant the
+    /// sinks are read is delivered as it goes on the link; the others are
+    /// drained in bulk (at probe ticks and at the end). Both give the same
+    /// results as delivering each cell at its arrival.
     pub lazy: bool,
     /// A lazy link hands its arrived cells on once `in_flight` holds this
     /// many (then this many more than it kept): in batches, and with the
