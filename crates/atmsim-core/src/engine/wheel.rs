@@ -143,13 +143,20 @@ impl<K: TieKey> TimingWheel<K> {
     /// items it comes before (a new time is usually among the latest).
     #[inline(always)]
     fn insert_current(&mut self, item: u32, time: Time) {
-        let mut k = self.run.len();
+        let k = self.run.len();
         self.run.push((time, item));
-        while k > self.head && self.before((time, item), self.run[k - 1]) {
+        self.slide_back(k, self.head, (time, item));
+    }
+
+    /// Puts `x`, the item at `run[k]`, in its place among `run[lo..k]`
+    /// (sorted), moving those it comes before one step on.
+    #[inline(always)]
+    fn slide_back(&mut self, mut k: usize, lo: usize, x: (Time, u32)) {
+        while k > lo && self.before(x, self.run[k - 1]) {
             self.run[k] = self.run[k - 1];
             k -= 1;
         }
-        self.run[k] = (time, item);
+        self.run[k] = x;
     }
 
     /// Into the heap of items a turn or more ahead.
@@ -218,32 +225,15 @@ impl<K: TieKey> TimingWheel<K> {
     /// Sorts the run by key (an insertion sort: the run is nearly sorted).
     fn sort_run(&mut self) {
         for i in 1..self.run.len() {
-            let x = self.run[i];
-            let mut k = i;
-            while k > 0 && self.before(x, self.run[k - 1]) {
-                self.run[k] = self.run[k - 1];
-                k -= 1;
-            }
-            self.run[k] = x;
+            self.slide_back(i, 0, self.run[i]);
         }
     }
 
-    /// Adds to the run being built, in order (insertion sort: a bucket
-    /// holds a few items).
-    #[inline]
-    fn push_sorted(&mut self, time: Time, item: u32) {
-        let mut k = self.run.len();
-        self.run.push((time, item));
-        while k > 0 && self.before((time, item), self.run[k - 1]) {
-            self.run[k] = self.run[k - 1];
-            k -= 1;
-        }
-        self.run[k] = (time, item);
-    }
-
-    /// Moves the far items of the current bucket into the run.
+    /// Moves the far items of the current bucket into the run (being
+    /// built: nothing of it taken yet).
     #[cold]
     fn take_far(&mut self) {
+        debug_assert_eq!(self.head, 0);
         while let Some(&Reverse((time, item))) = self.far.peek() {
             let b = self.bucket(time);
             if b != self.cur {
@@ -251,7 +241,7 @@ impl<K: TieKey> TimingWheel<K> {
                 return;
             }
             self.far.pop();
-            self.push_sorted(time, item);
+            self.insert_current(item, time);
         }
         self.far_bucket = u64::MAX;
     }

@@ -542,13 +542,7 @@ impl AtmFabric {
     /// with `at_t`) to `deliver`.
     pub(super) fn drain_lazy(&mut self, t: Time, at_t: bool, deliver: &mut impl FnMut(&Cell)) {
         for h in self.hops.iter_mut().filter(|h| h.link.lazy) {
-            while let Some(&(a, cell)) = h.link.in_flight.front() {
-                if a > t || (a == t && !at_t) {
-                    break;
-                }
-                h.link.in_flight.pop_front();
-                deliver(&cell);
-            }
+            deliver_arrived(&mut h.link, |a| a < t || (at_t && a == t), deliver);
         }
     }
 
@@ -672,19 +666,31 @@ fn push_lazy(
 /// batch more before the next drain.
 #[inline(never)]
 fn drain_lazy(link: &mut Link, now: Time, deliver: &mut impl FnMut(&Cell)) {
+    deliver_arrived(link, |a| a <= now, deliver);
+}
+
+/// Delivers, in order, the cells of lazy link `link` whose arrival times
+/// pass `arrived` (a test true up to some time), then takes them out at
+/// once; the next batch drain comes a batch later.
+#[inline]
+fn deliver_arrived(
+    link: &mut Link,
+    arrived: impl Fn(Time) -> bool,
+    deliver: &mut impl FnMut(&Cell),
+) {
     // Arrival times grow along the queue: deliver the arrived run of each
-    // of its two slices, then take the run out at once.
-    let mut arrived = 0;
+    // of its two slices.
+    let mut taken = 0;
     let (a, b) = link.in_flight.as_slices();
     for part in [a, b] {
-        let n = part.partition_point(|&(at, _)| at <= now);
+        let n = part.partition_point(|&(at, _)| arrived(at));
         part[..n].iter().for_each(|(_, c)| deliver(c));
-        arrived += n;
+        taken += n;
         if n < part.len() {
             break;
         }
     }
-    link.in_flight.drain(..arrived);
+    link.in_flight.drain(..taken);
     link.drain_at = link.in_flight.len() + LAZY_BATCH;
 }
 
