@@ -13,9 +13,11 @@
 //! after the current one and less than a turn of the wheel ahead. The
 //! current bucket's items are sorted into `run` when the wheel reaches it;
 //! an item inserted into the current bucket joins `run` in its place. Items
-//! a turn or more ahead wait in a heap (`far`, by time alone: the run they
-//! join sorts them by key) and join `run` when the wheel reaches their
-//! bucket. Only the speed depends
+//! a turn or more ahead wait in a second, coarser wheel of one bucket a turn
+//! (`later`, [`LATER_TURNS`] turns), each moved into the first wheel's
+//! buckets when its turn begins; those further still wait in a heap (`far`,
+//! by time alone: the run they join sorts them by key) and join `run` when
+//! the wheel reaches their bucket. Only the speed depends
 //! on the sizes: a bucket of about the mean gap between items and a turn
 //! longer than the usual rescheduling interval make every operation a few
 //! steps; with few items a bucket of many gaps is faster still (see
@@ -24,6 +26,12 @@
 use super::Time;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
+/// Turns of the wheel the second wheel covers (a power of two). An on/off
+/// source's silence lasts many turns: in the heap, each cost a sift through
+/// its levels, a cache miss each with 10,000 sources; here a push and a
+/// move.
+pub const LATER_TURNS: u64 = 256;
 
 /// The key of an item at a time: the time in the high 64 bits, and below
 /// them what orders the items of one time (a function of the time and the
@@ -37,6 +45,8 @@ pub trait TieKey {
 pub struct TimingWheel<K> {
     keys: K,
     shift: u32,
+    /// 2^bits buckets a turn.
+    bits: u32,
     mask: u64,
     /// Each bucket's items with their times, in the order they were put
     /// in (contiguous: the wheel reads a bucket without chasing links from
@@ -50,7 +60,13 @@ pub struct TimingWheel<K> {
     head: usize,
     /// Items in the buckets.
     listed: usize,
-    /// Items a turn of the wheel or more ahead of the current bucket.
+    /// Items a turn or more ahead of the current bucket, and within
+    /// LATER_TURNS turns of the current turn: by turn (index turn %
+    /// LATER_TURNS), moved into `buckets` when the wheel enters their turn.
+    later: Vec<Vec<(Time, u32)>>,
+    /// Items in `later`.
+    later_listed: usize,
+    /// Items LATER_TURNS turns or more ahead of the current turn.
     far: BinaryHeap<Reverse<(Time, u32)>>,
     /// The bucket of the earliest item in `far` (u64::MAX: none).
     far_bucket: u64,
@@ -65,12 +81,15 @@ impl<K: TieKey> TimingWheel<K> {
         TimingWheel {
             keys,
             shift,
+            bits,
             mask: (1u64 << bits) - 1,
             buckets: (0..1usize << bits).map(|_| Vec::new()).collect(),
             cur: 0,
             run: Vec::new(),
             head: 0,
             listed: 0,
+            later: (0..LATER_TURNS).map(|_| Vec::new()).collect(),
+            later_listed: 0,
             far: BinaryHeap::new(),
             far_bucket: u64::MAX,
         }
@@ -118,6 +137,12 @@ impl<K: TieKey> TimingWheel<K> {
         time >> self.shift
     }
 
+    /// The turn of the wheel that bucket `b` belongs to.
+    #[inline(always)]
+    fn turn(&self, b: u64) -> u64 {
+        b >> self.bits
+    }
+
     /// Puts `item` (not in the wheel) in at `time`, which must not be
     /// before the current bucket.
     #[inline(always)]
@@ -159,10 +184,17 @@ impl<K: TieKey> TimingWheel<K> {
         self.run[k] = x;
     }
 
-    /// Into the heap of items a turn or more ahead.
+    /// An item a turn or more ahead: into the second wheel, or into the
+    /// heap when it lies LATER_TURNS turns or more ahead.
     #[cold]
     #[inline(never)]
     fn insert_far(&mut self, item: u32, time: Time, b: u64) {
+        let turn = self.turn(b);
+        if turn - self.turn(self.cur) < LATER_TURNS {
+            self.later[(turn % LATER_TURNS) as usize].push((time, item));
+            self.later_listed += 1;
+            return;
+        }
         self.far.push(Reverse((time, item)));
         self.far_bucket = self.far_bucket.min(b);
     }
@@ -196,13 +228,24 @@ impl<K: TieKey> TimingWheel<K> {
         self.head = 0;
         loop {
             if self.listed == 0 {
-                // Nothing within a turn: jump to the earliest far item.
-                if self.far_bucket == u64::MAX {
+                // Nothing within a turn: jump to the next turn holding
+                // items of the second wheel, or to the earliest far item,
+                // whichever comes first.
+                let next_turn = if self.later_listed > 0 {
+                    (self.turn(self.cur) + 1) << self.bits
+                } else {
+                    u64::MAX
+                };
+                let next = next_turn.min(self.far_bucket);
+                if next == u64::MAX {
                     return None;
                 }
-                self.cur = self.far_bucket;
+                self.cur = next;
             } else {
                 self.cur += 1;
+            }
+            if self.cur & self.mask == 0 && self.later_listed > 0 {
+                self.enter_turn();
             }
             let slot = (self.cur & self.mask) as usize;
             // The bucket becomes the run, and the (empty) run's storage the
@@ -220,6 +263,25 @@ impl<K: TieKey> TimingWheel<K> {
                 return Some(first);
             }
         }
+    }
+
+    /// The wheel enters a new turn (`cur` is its first bucket): the second
+    /// wheel's items of that turn go into their buckets (all within the
+    /// turn, so less than a turn ahead).
+    #[cold]
+    fn enter_turn(&mut self) {
+        let slot = (self.turn(self.cur) % LATER_TURNS) as usize;
+        let mut items = std::mem::take(&mut self.later[slot]);
+        for &(time, item) in &items {
+            let b = self.bucket(time);
+            debug_assert_eq!(self.turn(b), self.turn(self.cur));
+            self.buckets[(b & self.mask) as usize].push((time, item));
+        }
+        self.listed += items.len();
+        self.later_listed -= items.len();
+        // Keep the storage for the turn this slot holds next.
+        items.clear();
+        self.later[slot] = items;
     }
 
     /// Sorts the run by key (an insertion sort: the run is nearly sorted).
@@ -248,7 +310,7 @@ impl<K: TieKey> TimingWheel<K> {
 
     /// Items in the wheel.
     pub fn len(&self) -> usize {
-        self.run.len() - self.head + self.listed + self.far.len()
+        self.run.len() - self.head + self.listed + self.later_listed + self.far.len()
     }
 
     /// True when the wheel holds no item.
@@ -275,12 +337,13 @@ mod tests {
     }
 
     /// Items rescheduled at random gaps (some within the current bucket,
-    /// some ties, some far ahead) come out exactly as from a heap of their
-    /// whole keys.
+    /// some ties, some in the second wheel, some far ahead; with few items,
+    /// long stretches of empty buckets and turns) come out exactly as from
+    /// a heap of their whole keys.
     #[test]
     fn items_come_out_in_key_order_as_from_a_heap() {
-        for (shift, bits) in [(0, 1), (4, 3), (10, 6), (20, 12)] {
-            let n = 50u32;
+        let sizes = [(0, 1), (4, 3), (10, 6), (20, 12)];
+        for ((shift, bits), n) in sizes.into_iter().flat_map(|z| [(z, 50u32), (z, 3)]) {
             let mut wheel = TimingWheel::new(Hashed, shift, bits);
             let mut heap = BinaryHeap::new();
             let mut r = 7u64;
@@ -297,7 +360,7 @@ mod tests {
                 assert_eq!(
                     (wheel.key(t, item), item),
                     (want, want_item),
-                    "shift {shift} bits {bits}"
+                    "shift {shift} bits {bits} n {n}"
                 );
                 wheel.pop();
                 r = splitmix64(r);
@@ -305,6 +368,7 @@ mod tests {
                     0 => 0,
                     1 => r % 7,
                     2 => r % 3000,
+                    _ if r % 16 == 3 => r % 100_000_000,
                     _ => r % 1_000_000,
                 };
                 let t = t + gap;
