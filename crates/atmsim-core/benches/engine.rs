@@ -273,6 +273,34 @@ struct FloorVc {
     reassembly: Reassembly,
 }
 
+impl FloorVc {
+    /// A cell reaches the VC's sink: counted and reassembled.
+    #[inline(always)]
+    fn deliver(&mut self, cell: &Cell) {
+        self.cells_delivered += 1;
+        self.reassembly.receive(cell);
+    }
+}
+
+/// Puts `entry` (arrival time, what arrives) on a lazy list, as the
+/// engine's lazy link does: once `drain_at` entries wait, those arrived by
+/// `t` go to `deliver`, and the next drain comes a batch of 256 later.
+#[inline(always)]
+fn push_lazy<T: Copy>(
+    list: &mut VecDeque<(Time, T)>,
+    drain_at: &mut usize,
+    entry: (Time, T),
+    t: Time,
+    mut deliver: impl FnMut(T),
+) {
+    list.push_back(entry);
+    if list.len() >= *drain_at {
+        let arrived = list.partition_point(|&(a, _)| a <= t);
+        list.drain(..arrived).for_each(|(_, x)| deliver(x));
+        *drain_at = list.len() + 256;
+    }
+}
+
 /// mux_onoff's model in one loop at `level`: (cells sent, cells dropped,
 /// CPU seconds of the loop).
 fn floor_run(level: Floor) -> (u64, u64, f64) {
@@ -328,34 +356,17 @@ fn floor_run(level: Floor) -> (u64, u64, f64) {
         free_at = t + backlog + cell_time;
         match level {
             Floor::LazyLink => {
-                cells_list.push_back((free_at, Cell::data(s, frame, 1, true)));
-                if cells_list.len() >= drain_at {
-                    let arrived = cells_list.partition_point(|&(a, _)| a <= t);
-                    for (_, c) in cells_list.drain(..arrived) {
-                        let v = &mut vcs[c.vc as usize];
-                        v.cells_delivered += 1;
-                        v.reassembly.receive(&c);
-                    }
-                    drain_at = cells_list.len() + 256;
-                }
+                let entry = (free_at, Cell::data(s, frame, 1, true));
+                push_lazy(&mut cells_list, &mut drain_at, entry, t, |c| {
+                    vcs[c.vc as usize].deliver(&c)
+                });
             }
             Floor::LazyLinkVcOnly => {
-                vc_list.push_back((free_at, s));
-                if vc_list.len() >= drain_at {
-                    let arrived = vc_list.partition_point(|&(a, _)| a <= t);
-                    for (_, vc) in vc_list.drain(..arrived) {
-                        let v = &mut vcs[vc as usize];
-                        v.cells_delivered += 1;
-                        v.reassembly.receive(&Cell::data(vc, 0, 1, true));
-                    }
-                    drain_at = vc_list.len() + 256;
-                }
+                push_lazy(&mut vc_list, &mut drain_at, (free_at, s), t, |vc| {
+                    vcs[vc as usize].deliver(&Cell::data(vc, 0, 1, true))
+                });
             }
-            Floor::DeliverOnAccept => {
-                let v = &mut vcs[s as usize];
-                v.cells_delivered += 1;
-                v.reassembly.receive(&Cell::data(s, frame, 1, true));
-            }
+            Floor::DeliverOnAccept => vcs[s as usize].deliver(&Cell::data(s, frame, 1, true)),
             Floor::Model | Floor::VcCounters => {}
         }
     }

@@ -271,17 +271,18 @@ impl<K: TieKey> TimingWheel<K> {
     #[cold]
     fn enter_turn(&mut self) {
         let slot = (self.turn(self.cur) % LATER_TURNS) as usize;
-        let mut items = std::mem::take(&mut self.later[slot]);
-        for &(time, item) in &items {
-            let b = self.bucket(time);
-            debug_assert_eq!(self.turn(b), self.turn(self.cur));
-            self.buckets[(b & self.mask) as usize].push((time, item));
+        debug_assert!(self.later[slot]
+            .iter()
+            .all(|&(time, _)| self.turn(self.bucket(time)) == self.turn(self.cur)));
+        let n = self.later[slot].len();
+        let (shift, mask) = (self.shift, self.mask);
+        // Drained in place: the slot keeps its storage for the turn it
+        // holds next.
+        for (time, item) in self.later[slot].drain(..) {
+            self.buckets[((time >> shift) & mask) as usize].push((time, item));
         }
-        self.listed += items.len();
-        self.later_listed -= items.len();
-        // Keep the storage for the turn this slot holds next.
-        items.clear();
-        self.later[slot] = items;
+        self.listed += n;
+        self.later_listed -= n;
     }
 
     /// Sorts the run by key (an insertion sort: the run is nearly sorted).
