@@ -17,11 +17,21 @@
 //! (`later`, [`LATER_TURNS`] turns), each moved into the first wheel's
 //! buckets when its turn begins; those further still wait in a heap (`far`,
 //! by time alone: the run they join sorts them by key) and join `run` when
-//! the wheel reaches their bucket. Only the speed depends
-//! on the sizes: a bucket of about the mean gap between items and a turn
-//! longer than the usual rescheduling interval make every operation a few
-//! steps; with few items a bucket of many gaps is faster still (see
-//! [`TimingWheel::sized`]).
+//! the wheel reaches their bucket.
+//!
+//! In front of the buckets, `near` takes an item that comes after every
+//! item already there and lies within `reach` of the item taken last: a
+//! queue in key order by construction, filled at its back and emptied at
+//! its front, which `peek` compares with the buckets' earliest item. The
+//! sources of a burst all rescheduled one gap ahead each come after all
+//! the others pending within that gap, so they go round this queue, one
+//! append and one compare each, and never through a bucket; silences and
+//! the rest go to the buckets.
+//!
+//! Only the speed depends on the sizes: a bucket of about the mean gap
+//! between items and a turn longer than the usual rescheduling interval
+//! make every operation a few steps; with few items a bucket of many gaps
+//! is faster still (see [`TimingWheel::sized`]).
 
 use super::Time;
 use std::cmp::Reverse;
@@ -70,6 +80,21 @@ pub struct TimingWheel<K> {
     far: BinaryHeap<Reverse<(Time, u32)>>,
     /// The bucket of the earliest item in `far` (u64::MAX: none).
     far_bucket: u64,
+    /// Items in key order, each put in after all the others there, less
+    /// than `reach` after the last item taken: a source rescheduled one
+    /// gap of its burst ahead is usually the latest of all those pending
+    /// within the gap, and goes here in one step, never through a bucket.
+    near: Ring,
+    /// How far ahead of `now` an item may be to join `near`.
+    reach: Time,
+    /// The time of the item `peek` returned last.
+    now: Time,
+    /// `peek` returned `near`'s first item (else the run's).
+    from_near: bool,
+    /// The earliest item of the buckets, the run, the second wheel and
+    /// the heap (None: they hold none), kept so that `peek` compares two
+    /// items it has at hand.
+    wheel_first: Option<(Time, u32)>,
 }
 
 impl<K: TieKey> TimingWheel<K> {
@@ -92,6 +117,11 @@ impl<K: TieKey> TimingWheel<K> {
             later_listed: 0,
             far: BinaryHeap::new(),
             far_bucket: u64::MAX,
+            near: Ring::new(),
+            reach: 1u64 << shift,
+            now: 0,
+            from_near: false,
+            wheel_first: None,
         }
     }
 
@@ -109,7 +139,11 @@ impl<K: TieKey> TimingWheel<K> {
         let shift = (16.0 * mean_gap).max(1.0).log2().ceil() as u32;
         let turn = (2.0 * gap_ps / (1u64 << shift.min(63)) as f64).max(16.0);
         let bits = turn.log2().ceil().min(20.0) as u32;
-        Self::new(keys, shift, bits)
+        let mut wheel = Self::new(keys, shift, bits);
+        // `near` takes items rescheduled about a gap ahead (a burst's next
+        // cell), not those after a silence of a gap or more on top.
+        wheel.reach = (1.5 * gap_ps) as Time;
+        wheel
     }
 
     /// The key of `item` at `time`.
@@ -144,11 +178,29 @@ impl<K: TieKey> TimingWheel<K> {
     }
 
     /// Puts `item` (not in the wheel) in at `time`, which must not be
-    /// before the current bucket.
+    /// before the time of the item taken last.
     #[inline(always)]
     pub fn insert(&mut self, item: u32, time: Time) {
+        debug_assert!(time >= self.now, "a time before the last item taken");
+        let x = (time, item);
+        let after_near = match self.near.back() {
+            Some(last) => self.before(last, x),
+            None => true,
+        };
+        if after_near && time - self.now < self.reach {
+            self.near.push_back(x);
+            return;
+        }
+        self.insert_wheel(item, time);
+        if self.wheel_first.is_none_or(|w| self.before(x, w)) {
+            self.wheel_first = Some(x);
+        }
+    }
+
+    /// `insert` into the buckets (or beyond them).
+    #[inline(always)]
+    fn insert_wheel(&mut self, item: u32, time: Time) {
         let b = self.bucket(time);
-        debug_assert!(b >= self.cur, "a time before the current bucket");
         let ahead = b.wrapping_sub(self.cur);
         if ahead == 0 {
             // The current bucket (most insertions, with buckets of many
@@ -159,6 +211,11 @@ impl<K: TieKey> TimingWheel<K> {
             let slot = (b & self.mask) as usize;
             self.buckets[slot].push((time, item));
             self.listed += 1;
+        } else if b < self.cur {
+            // Before the current bucket (the wheel moved on to its next
+            // item while earlier ones waited in `near`): into the run, in
+            // its place, before all of it.
+            self.insert_current(item, time);
         } else {
             self.insert_far(item, time, b);
         }
@@ -200,26 +257,70 @@ impl<K: TieKey> TimingWheel<K> {
     }
 
     /// The earliest item and its time, still in the wheel (None when empty).
-    #[inline]
+    #[inline(always)]
     pub fn peek(&mut self) -> Option<(Time, u32)> {
+        let first = match (self.near.front(), self.wheel_first) {
+            (Some(n), Some(w)) => {
+                self.from_near = self.before(n, w);
+                if self.from_near {
+                    n
+                } else {
+                    w
+                }
+            }
+            (Some(n), None) => {
+                self.from_near = true;
+                n
+            }
+            (None, Some(w)) => {
+                self.from_near = false;
+                w
+            }
+            (None, None) => return None,
+        };
+        self.now = first.0;
+        Some(first)
+    }
+
+    /// Takes out the item `peek` returned.
+    #[inline(always)]
+    pub fn pop(&mut self) {
+        if self.from_near {
+            self.near.pop_front();
+        } else {
+            self.pop_wheel();
+        }
+    }
+
+    /// Takes out the earliest item of the buckets (`wheel_first`), and
+    /// finds the next.
+    #[inline(never)]
+    fn pop_wheel(&mut self) {
+        let first = self.wheel_peek();
+        debug_assert_eq!(first, self.wheel_first, "pop without peek");
+        self.head += 1;
+        self.wheel_first = self.wheel_peek();
+    }
+
+    /// The earliest item of the buckets (moving on to it).
+    #[inline(always)]
+    fn wheel_peek(&mut self) -> Option<(Time, u32)> {
         match self.run.get(self.head) {
             Some(&first) => Some(first),
             None => self.advance(),
         }
     }
 
-    /// Takes out the item `peek` returned.
-    #[inline]
-    pub fn pop(&mut self) {
-        debug_assert!(self.head < self.run.len(), "pop without peek");
-        self.head += 1;
-    }
-
-    /// The item after the one `peek` returns, when it is in the current
-    /// bucket (None otherwise: it is not known without moving on).
-    #[inline]
+    /// After `pop`, an item likely to come soon after the next one (for
+    /// prefetching its records; None when not known without moving on).
+    #[inline(always)]
     pub fn following(&self) -> Option<u32> {
-        self.run.get(self.head + 1).map(|&(_, item)| item)
+        if self.from_near {
+            self.near.second()
+        } else {
+            self.run.get(self.head + 1).copied()
+        }
+        .map(|(_, item)| item)
     }
 
     /// Moves on to the next bucket holding an item and sorts it into `run`.
@@ -228,6 +329,9 @@ impl<K: TieKey> TimingWheel<K> {
         self.head = 0;
         loop {
             if self.listed == 0 {
+                if self.later_listed == 0 && self.far_bucket == u64::MAX {
+                    return None;
+                }
                 // Nothing within a turn: jump to the next turn holding
                 // items of the second wheel, or to the earliest far item,
                 // whichever comes first.
@@ -311,12 +415,94 @@ impl<K: TieKey> TimingWheel<K> {
 
     /// Items in the wheel.
     pub fn len(&self) -> usize {
-        self.run.len() - self.head + self.listed + self.later_listed + self.far.len()
+        self.run.len() - self.head
+            + self.listed
+            + self.later_listed
+            + self.far.len()
+            + self.near.len()
     }
 
     /// True when the wheel holds no item.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// A queue of (time, item) in a power-of-two ring buffer: `near`'s
+/// storage (a `VecDeque` cost some 40 instructions an item more here).
+struct Ring {
+    buf: Box<[(Time, u32)]>,
+    /// `buf.len() - 1`.
+    mask: usize,
+    /// Positions of the first item and past the last, counted from the
+    /// start (taken modulo the buffer's length).
+    head: usize,
+    tail: usize,
+}
+
+impl Ring {
+    fn new() -> Self {
+        Ring {
+            buf: vec![(0, 0); 16].into_boxed_slice(),
+            mask: 15,
+            head: 0,
+            tail: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.tail.wrapping_sub(self.head)
+    }
+
+    #[inline(always)]
+    fn at(&self, pos: usize) -> (Time, u32) {
+        self.buf[pos & self.mask]
+    }
+
+    #[inline(always)]
+    fn front(&self) -> Option<(Time, u32)> {
+        (self.tail != self.head).then(|| self.at(self.head))
+    }
+
+    #[inline(always)]
+    fn second(&self) -> Option<(Time, u32)> {
+        (self.len() > 1).then(|| self.at(self.head.wrapping_add(1)))
+    }
+
+    #[inline(always)]
+    fn back(&self) -> Option<(Time, u32)> {
+        (self.tail != self.head).then(|| self.at(self.tail.wrapping_sub(1)))
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) {
+        debug_assert!(self.tail != self.head);
+        self.head = self.head.wrapping_add(1);
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, x: (Time, u32)) {
+        if self.len() > self.mask {
+            self.grow();
+        }
+        self.buf[self.tail & self.mask] = x;
+        self.tail = self.tail.wrapping_add(1);
+    }
+
+    /// Twice the room, the items moved to the start of the new buffer.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let n = self.len();
+        let mut buf = vec![(0, 0); 2 * self.buf.len()];
+        for (k, slot) in buf.iter_mut().take(n).enumerate() {
+            *slot = self.at(self.head.wrapping_add(k));
+        }
+        self.buf = buf.into_boxed_slice();
+        self.mask = self.buf.len() - 1;
+        self.head = 0;
+        self.tail = n;
     }
 }
 
@@ -344,8 +530,15 @@ mod tests {
     #[test]
     fn items_come_out_in_key_order_as_from_a_heap() {
         let sizes = [(0, 1), (4, 3), (10, 6), (20, 12)];
-        for ((shift, bits), n) in sizes.into_iter().flat_map(|z| [(z, 50u32), (z, 3)]) {
+        let cases = sizes
+            .into_iter()
+            .flat_map(|z| [(z, 50u32), (z, 3)])
+            .flat_map(|c| [(c, None), (c, Some(3000)), (c, Some(2_000_000))]);
+        for (((shift, bits), n), reach) in cases {
             let mut wheel = TimingWheel::new(Hashed, shift, bits);
+            if let Some(reach) = reach {
+                wheel.reach = reach;
+            }
             let mut heap = BinaryHeap::new();
             let mut r = 7u64;
             for item in 0..n {
@@ -361,7 +554,7 @@ mod tests {
                 assert_eq!(
                     (wheel.key(t, item), item),
                     (want, want_item),
-                    "shift {shift} bits {bits} n {n}"
+                    "shift {shift} bits {bits} n {n} reach {reach:?}"
                 );
                 wheel.pop();
                 r = splitmix64(r);
@@ -378,6 +571,54 @@ mod tests {
                 assert_eq!(wheel.len(), heap.len());
             }
         }
+    }
+
+    /// The wheel moves on to its next item while `near` holds earlier
+    /// ones; an item then put in between comes out in its place.
+    #[test]
+    fn an_item_before_the_current_bucket_comes_out_in_order() {
+        let mut wheel = TimingWheel::new(Hashed, 0, 2);
+        wheel.insert(0, 5);
+        wheel.insert(1, 1000);
+        assert_eq!(wheel.peek(), Some((5, 0)));
+        wheel.pop();
+        // The wheel is now at item 1's bucket; 500 is too far ahead of 5
+        // for `near`.
+        assert_eq!(wheel.cur, 1000);
+        wheel.insert(2, 500);
+        wheel.insert(0, 5);
+        assert_eq!(wheel.peek(), Some((5, 0)));
+        wheel.pop();
+        assert_eq!(wheel.peek(), Some((500, 2)));
+        wheel.pop();
+        assert_eq!(wheel.peek(), Some((1000, 1)));
+        wheel.pop();
+        assert!(wheel.is_empty());
+    }
+
+    /// `near`'s ring grows past its first size and wraps around, in order.
+    #[test]
+    fn the_near_ring_grows_and_wraps() {
+        let mut wheel = TimingWheel::new(Hashed, 10, 4);
+        wheel.reach = 1_000_000;
+        let (mut put, mut taken, mut last) = (0u32, 0u32, 0);
+        for round in 0..50u64 {
+            for k in 0..(round % 40) {
+                wheel.insert(put, round * 1000 + k);
+                put += 1;
+            }
+            while let Some((t, _)) = wheel.peek() {
+                if t >= round * 1000 + 20 {
+                    break;
+                }
+                assert!(t >= last);
+                last = t;
+                wheel.pop();
+                taken += 1;
+            }
+        }
+        assert!(wheel.near.buf.len() >= 32, "the ring never grew");
+        assert_eq!(wheel.len() as u32, put - taken);
     }
 
     #[test]

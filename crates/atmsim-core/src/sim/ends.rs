@@ -273,17 +273,25 @@ impl Endpoints {
     #[inline(always)]
     pub(super) fn due_before(&self, t: Time, s: u32, key: u128) -> bool {
         let other = (key >> 64) as Time;
-        t < other || (t == other && self.due_key(t, s) < key)
+        t < other || (t == other && self.due_key_before(t, s, key))
+    }
+
+    /// `due_before` for a tie of times: the whole keys (out of line, so
+    /// that the key's hash is never computed ahead just in case).
+    #[cold]
+    #[inline(never)]
+    fn due_key_before(&self, t: Time, s: u32, key: u128) -> bool {
+        self.due_key(t, s) < key
     }
 
     /// Merged sources: source `s`, the one `next_due` gave, fires at `now`
-    /// and is put back on the wheel for its next emission; the VC and the
-    /// cells of the frame it sends.
+    /// and is put back on the wheel for its next emission; the VC, the
+    /// cells of the frame it sends and its direct link (see `set_direct`).
     #[inline]
-    pub(super) fn fire_due(&mut self, s: u32, now: Time) -> (u32, u16) {
+    pub(super) fn fire_due(&mut self, s: u32, now: Time) -> (u32, u16, u32) {
         let wheel = self.wheel.as_mut().expect("merged sources");
         wheel.pop();
-        if let Some(n) = wheel.following().filter(|_| self.prefetching) {
+        if let Some(n) = self.prefetching.then(|| wheel.following()).flatten() {
             // With many sources their records are out of the cache: ask
             // for the next one's (and its VC's) while this one fires.
             let st = &self.sources[n as usize];
@@ -301,7 +309,7 @@ impl Endpoints {
         if let Some(t) = e.next.filter(|&t| t < st.stop) {
             wheel.insert(s, t);
         }
-        (st.vc, e.cells)
+        (st.vc, e.cells, st.direct)
     }
 
     /// Marks the sources whose cells may go straight into a port: those of
@@ -323,8 +331,7 @@ impl Endpoints {
     /// the frame id is not opened).
     #[inline(always)]
     pub(super) fn fire_due_direct(&mut self, s: u32, now: Time) -> (u32, u16, u32, u32) {
-        let (vc, cells) = self.fire_due(s, now);
-        let direct = self.sources[s as usize].direct;
+        let (vc, cells, direct) = self.fire_due(s, now);
         if direct == u32::MAX {
             return (vc, cells, 0, direct);
         }

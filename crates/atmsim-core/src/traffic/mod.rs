@@ -35,10 +35,26 @@ pub trait TrafficSource: Send + Sync {
 
 /// Rounds a (non-negative) floating-point time in ps to the engine's
 /// integer time, half up. (`f64::round` is a libm call on baseline x86-64.)
+/// A time past 9.2 x 10^18 ps (a saturated silence, far past `NEVER` and
+/// any run's end) becomes 9.2 x 10^18: the time is clamped first, so that
+/// one conversion instruction does the rest (an unclamped `as u64` costs
+/// a dozen more on every emission, for the case of times past 2^63, and
+/// lengthens the chain of steps each emission waits on).
 #[inline]
 pub(crate) fn at(t_ps: f64) -> Time {
-    (t_ps + 0.5) as Time
+    let x = t_ps + 0.5;
+    // Not `clamp`, which passes a NaN through: a NaN becomes 0 here, as
+    // `as u64` would make it.
+    let x = if x > 0.0 { x } else { 0.0 };
+    let x = if x < LATEST_PS { x } else { LATEST_PS };
+    // SAFETY: x is a number in [0, 9.2 x 10^18]: its integer part fits an
+    // i64 (so the conversion is one instruction).
+    unsafe { x.to_int_unchecked::<i64>() as Time }
 }
+
+/// The latest time [`at`] gives, ps (below 2^63, beyond
+/// [`crate::engine::time::NEVER`]).
+const LATEST_PS: f64 = 9.2e18;
 
 /// Any of the open-loop sources, dispatched by a `match` (statically: the
 /// compiler inlines each kind's `fire` into the loop that fires sources).
@@ -142,6 +158,40 @@ pub fn pace(model: &SourceModel, first_link_cps: f64) -> (f64, f64) {
         _ => PS_PER_S as f64 / per_s,
     };
     (per_s, gap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::time::NEVER;
+
+    /// `at` rounds half up as `(t + 0.5) as Time` does, and clamps only
+    /// times past NEVER.
+    #[test]
+    fn at_rounds_half_up_and_clamps_past_never() {
+        let plain = |t: f64| (t + 0.5) as Time;
+        for t in [
+            0.0,
+            0.49,
+            0.5,
+            1.5,
+            2.5,
+            1e6 + 0.4999,
+            3.7e12,
+            1e18,
+            7.9e18,
+            8e18,
+        ] {
+            assert_eq!(at(t), plain(t), "{t}");
+        }
+        assert!(LATEST_PS as Time > NEVER);
+        for t in [9.3e18, 1.9e19, 1e300, f64::INFINITY] {
+            assert_eq!(at(t), LATEST_PS as Time, "{t}");
+        }
+        assert_eq!(at(f64::NAN), 0);
+        assert_eq!(at(-5.0), 0);
+        assert_eq!(at(f64::NEG_INFINITY), 0);
+    }
 }
 
 #[cfg(test)]
