@@ -33,8 +33,12 @@ impl Simulation {
         // The next other event; only a frame sent the usual way can change
         // it (the direct path schedules nothing).
         let mut next_key = self.agenda.peek_key();
+        // Emissions before `sure` need neither test below (by `until`, and
+        // before the next other event's time).
+        let sure_of = |key: u128| until.saturating_add(1).min((key >> 64) as Time);
+        let mut sure = sure_of(next_key);
         while let Some((t, s)) = self.ends.next_due() {
-            if t > until || !self.ends.due_before(t, s, next_key) {
+            if t >= sure && (t > until || !self.ends.due_before(t, s, next_key)) {
                 self.agenda
                     .push_keyed(self.ends.due_key(t, s), Event::Sources);
                 return;
@@ -44,6 +48,7 @@ impl Simulation {
             if direct == u32::MAX {
                 self.send_frame(vc, cells, None);
                 next_key = self.agenda.peek_key();
+                sure = sure_of(next_key);
                 continue;
             }
             // Straight into the port of the VC's one, lazy link: the steps
