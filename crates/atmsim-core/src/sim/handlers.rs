@@ -27,6 +27,11 @@ impl Simulation {
     /// the next other event and by the end of the current `advance`; then
     /// their event waits at the next emission's key (a fast path: each
     /// emission happens exactly where its own SourceEmit event would have).
+    ///
+    /// Kept out of `advance` (never inlined): the loop then has the
+    /// registers to itself, with fewer values kept on the stack
+    /// (mux_onoff 2 - 4 % faster).
+    #[inline(never)]
     pub(super) fn on_sources(&mut self) {
         self.agenda.discard_taken();
         let until = self.clock.until;
