@@ -329,9 +329,6 @@ impl<K: TieKey> TimingWheel<K> {
         self.head = 0;
         loop {
             if self.listed == 0 {
-                if self.later_listed == 0 && self.far_bucket == u64::MAX {
-                    return None;
-                }
                 // Nothing within a turn: jump to the next turn holding
                 // items of the second wheel, or to the earliest far item,
                 // whichever comes first.
@@ -573,6 +570,15 @@ mod tests {
         }
     }
 
+    /// The earliest item, taken out.
+    fn take<K: TieKey>(wheel: &mut TimingWheel<K>) -> Option<(Time, u32)> {
+        let first = wheel.peek();
+        if first.is_some() {
+            wheel.pop();
+        }
+        first
+    }
+
     /// The wheel moves on to its next item while `near` holds earlier
     /// ones; an item then put in between comes out in its place.
     #[test]
@@ -580,19 +586,15 @@ mod tests {
         let mut wheel = TimingWheel::new(Hashed, 0, 2);
         wheel.insert(0, 5);
         wheel.insert(1, 1000);
-        assert_eq!(wheel.peek(), Some((5, 0)));
-        wheel.pop();
+        assert_eq!(take(&mut wheel), Some((5, 0)));
         // The wheel is now at item 1's bucket; 500 is too far ahead of 5
         // for `near`.
         assert_eq!(wheel.cur, 1000);
         wheel.insert(2, 500);
         wheel.insert(0, 5);
-        assert_eq!(wheel.peek(), Some((5, 0)));
-        wheel.pop();
-        assert_eq!(wheel.peek(), Some((500, 2)));
-        wheel.pop();
-        assert_eq!(wheel.peek(), Some((1000, 1)));
-        wheel.pop();
+        assert_eq!(take(&mut wheel), Some((5, 0)));
+        assert_eq!(take(&mut wheel), Some((500, 2)));
+        assert_eq!(take(&mut wheel), Some((1000, 1)));
         assert!(wheel.is_empty());
     }
 
@@ -627,10 +629,8 @@ mod tests {
         assert_eq!(wheel.peek(), None);
         wheel.insert(1, 1_000_000);
         wheel.insert(0, 7);
-        assert_eq!(wheel.peek(), Some((7, 0)));
-        wheel.pop();
-        assert_eq!(wheel.peek(), Some((1_000_000, 1)));
-        wheel.pop();
+        assert_eq!(take(&mut wheel), Some((7, 0)));
+        assert_eq!(take(&mut wheel), Some((1_000_000, 1)));
         assert!(wheel.is_empty());
         assert_eq!(wheel.peek(), None);
     }

@@ -285,10 +285,13 @@ impl Endpoints {
     }
 
     /// Merged sources: source `s`, the one `next_due` gave, fires at `now`
-    /// and is put back on the wheel for its next emission; the VC, the
-    /// cells of the frame it sends and its direct link (see `set_direct`).
-    #[inline]
-    pub(super) fn fire_due(&mut self, s: u32, now: Time) -> (u32, u16, u32) {
+    /// and is put back on the wheel for its next emission. Returns the VC,
+    /// the cells of the frame it sends, the frame's id and the source's
+    /// direct link (see `set_direct`). A direct source's frame is opened
+    /// here (on a VC without a store); without a direct link (u32::MAX) the
+    /// caller sends the frame the usual way, and the id (0) is not opened.
+    #[inline(always)]
+    pub(super) fn fire_due(&mut self, s: u32, now: Time) -> (u32, u16, u32, u32) {
         let wheel = self.wheel.as_mut().expect("merged sources");
         wheel.pop();
         if let Some(n) = self.prefetching.then(|| wheel.following()).flatten() {
@@ -309,7 +312,12 @@ impl Endpoints {
         if let Some(t) = e.next.filter(|&t| t < st.stop) {
             wheel.insert(s, t);
         }
-        (st.vc, e.cells, st.direct)
+        let (vc, cells, direct) = (st.vc, e.cells, st.direct);
+        if direct == u32::MAX {
+            return (vc, cells, 0, direct);
+        }
+        let frame = self.open_frame(vc, cells, None);
+        (vc, cells, frame, direct)
     }
 
     /// Marks the sources whose cells may go straight into a port: those of
@@ -322,21 +330,6 @@ impl Endpoints {
                 st.direct = link_of(st.vc).unwrap_or(u32::MAX);
             }
         }
-    }
-
-    /// Merged sources: `fire_due` for the loop of direct sources: also
-    /// opens the frame (on a VC without a store) and returns, with the VC
-    /// and the frame's cells, the frame's id and the source's direct link
-    /// (u32::MAX: none; the caller then sends the frame the usual way and
-    /// the frame id is not opened).
-    #[inline(always)]
-    pub(super) fn fire_due_direct(&mut self, s: u32, now: Time) -> (u32, u16, u32, u32) {
-        let (vc, cells, direct) = self.fire_due(s, now);
-        if direct == u32::MAX {
-            return (vc, cells, 0, direct);
-        }
-        let frame = self.open_frame(vc, cells, None);
-        (vc, cells, frame, direct)
     }
 
     /// Opens frame `cells` cells long on `vc` (a TCP frame keeps its packet

@@ -49,7 +49,7 @@ impl Simulation {
                 return;
             }
             self.clock.now = t;
-            let (vc, cells, frame, direct) = self.ends.fire_due_direct(s, t);
+            let (vc, cells, frame, direct) = self.ends.fire_due(s, t);
             if direct == u32::MAX {
                 self.send_frame(vc, cells, None);
                 next_key = self.agenda.peek_key();
