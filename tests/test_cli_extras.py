@@ -3,8 +3,12 @@ run by name), the note that a seed changes nothing, tables that fit 80 columns."
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import subprocess
+import sys
 
+import pytest
 from rich.console import Console
 
 import atmsim
@@ -13,12 +17,94 @@ from atmsim.resources import examples, reproduce_dir, resolve_scenario, scenario
 from atmsim.results import fit_table, print_tables, result_tables
 from atmsim.scenario import load_scenario, to_core
 
-from conftest import REPO, SCENARIOS, TINY, cli_main, needs_core, write
+from conftest import REPO, SCENARIOS, TINY, cli_env, cli_main, needs_core, write
 
 
 def test_version(capsys):
+    # The core's version (asked first: cheap) is the installed package's.
+    assert atmsim.__version__ == importlib.metadata.version("atmsim")
     assert cli_main("--version") == 0
     assert capsys.readouterr().out == f"atmsim {atmsim.__version__}\n"
+    # Eager, as a global option: before any command's own checks.
+    assert cli_main("--version", "run") == 0
+    assert capsys.readouterr().out == f"atmsim {atmsim.__version__}\n"
+
+
+def test_help_lists_every_command_and_its_options(capsys):
+    assert cli_main("--help") == 0
+    out = capsys.readouterr().out
+    for command in ("run", "validate", "plot", "reproduce", "report", "bench", "sweep"):
+        assert f"\n    {command}" in out
+    assert cli_main("run", "--help") == 0
+    out = capsys.readouterr().out
+    for option in ("--out DIR", "--seed N", "--set KEY=VALUE", "--no-fast-paths", "SCENARIO"):
+        assert option in out
+    assert cli_main("bench", "--help") == 0
+    assert "--no-dumbbell" in capsys.readouterr().out
+
+
+def test_options_are_never_abbreviated(tiny_path, capsys):
+    # argparse would take --no-prog for --no-progress: a typo must not run.
+    assert cli_main("run", str(tiny_path), "--no-prog") == 2
+    assert capsys.readouterr().err.startswith("error: unrecognized arguments: --no-prog")
+
+
+@pytest.fixture
+def tiny_path(tmp_path):
+    return write(tmp_path, TINY, "tiny.toml")
+
+
+PLUGINS = """\
+import sys
+from atmsim._entry import main
+try:
+    main()
+except SystemExit:
+    pass
+loader = sys.modules["pydantic.plugin._loader"]
+print("importlib.metadata" in sys.modules, loader.__doc__ == "No pydantic plugins (atmsim._entry).")
+"""
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"), [(None, "False True"), ("", "True False"), ("__all__", "True False")]
+)
+def test_the_command_skips_pydantic_plugin_discovery(tiny_path, setting, expected):
+    """The command lets pydantic find no plugins without importing importlib.metadata
+    (14 ms of its start-up), unless PYDANTIC_DISABLE_PLUGINS says what to do."""
+    env = cli_env()
+    env.pop("PYDANTIC_DISABLE_PLUGINS", None)
+    if setting is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = setting
+    done = subprocess.run(
+        [sys.executable, "-c", PLUGINS, "validate", str(tiny_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    ok, answer = done.stdout.splitlines()
+    assert ok.startswith("ok: ")
+    assert answer == expected
+
+
+def test_the_plugin_stand_in_hands_other_names_to_the_real_loader():
+    code = (
+        "import sys\n"
+        "from atmsim._entry import skip_pydantic_plugins, PLUGIN_LOADER\n"
+        "assert skip_pydantic_plugins()\n"
+        "assert not skip_pydantic_plugins()  # once only\n"
+        "stand_in = sys.modules[PLUGIN_LOADER]\n"
+        "assert list(stand_in.get_plugins()) == []\n"
+        "assert stand_in.PYDANTIC_ENTRY_POINT_GROUP == 'pydantic'\n"
+        "assert sys.modules[PLUGIN_LOADER] is not stand_in\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=cli_env(), timeout=60
+    )
+    assert done.stdout == "ok\n", done.stderr
 
 
 def test_package_data_is_the_scenarios_directory():

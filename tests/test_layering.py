@@ -84,7 +84,7 @@ def test_import_atmsim_is_cheap() -> None:
     dependencies, so that a Ctrl-C during the command's start-up can be caught."""
     code = (
         "import sys, atmsim, atmsim._entry\n"
-        "heavy = {'pandas', 'numpy', 'pyarrow', 'typer', 'rich', 'pydantic', 'matplotlib'}\n"
+        "heavy = {'pandas', 'numpy', 'pyarrow', 'argparse', 'rich', 'pydantic', 'matplotlib'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )
     done = subprocess.run(

@@ -10,7 +10,7 @@ and writes results; see docs/core-interface.md for the boundary between them.
 
 The names below are imported on first use: ``import atmsim`` itself loads
 nothing heavy, so that the ``atmsim`` command can answer a Ctrl-C during its
-start-up (``atmsim._entry``) before pandas, pyarrow and typer are loaded.
+start-up (``atmsim._entry``) before pandas, pyarrow and pydantic are loaded.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The ``atmsim`` command: run, validate, plot, reproduce, bench.
 
-Argument parsing only: the work is done by the package (``atmsim.api`` runs,
-``atmsim.results`` prints tables and ledgers, ``atmsim.plots`` draws,
-``atmsim.reproduce`` compares with the seeds, ``atmsim.validation.bench``
-measures).
+Argument parsing only (argparse, see ``build_parser``): the work is done by the
+package (``atmsim.api`` runs, ``atmsim.results`` prints tables and ledgers,
+``atmsim.plots`` draws, ``atmsim.reproduce`` compares with the seeds,
+``atmsim.validation.bench`` measures).
 
 Exit codes: 0 success; 1 a conservation ledger does not balance, the core is
 missing, or an internal error (one line ``error: internal error: <type>:
@@ -11,20 +11,22 @@ missing, or an internal error (one line ``error: internal error: <type>:
 instead); 2 bad input (scenario, flag, file), always one line ``error: <file>:
 <key>: <what is allowed>`` on stderr, never a traceback; 130 interrupted by
 Ctrl-C (a run writes its partial results).
+
+The parser is the standard library's argparse rather than typer: typer, its
+click and the building of every command's parameters at each start took
+about 23 ms of the 0.15 s that ``atmsim validate`` may take (see
+docs/performance.md, "CLI start-up").
 """
 
-# No `from __future__ import annotations` here: typer reads every command's
-# annotations at each start, and as strings it would evaluate them one by one
-# (4.5 % of the instructions of `atmsim validate`).
+from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Annotated, Optional
-
-import typer
+from typing import Callable, Optional
 
 from .determinism import seed_note
 from .errors import ScenarioError
@@ -37,118 +39,81 @@ from .scenario import Network, load_scenario
 # `atmsim validate` and `--help` start in a third of the time without them,
 # and `atmsim run` loads none of the three (the core writes the series).
 
-try:  # recent typer ships its own copy of click
-    from typer._click.exceptions import ClickException
-except ImportError:  # pragma: no cover - older typer depends on click
-    from click.exceptions import ClickException
-
-app = typer.Typer(
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    help="Cell-level simulator of TCP/IP over ATM networks.",
-)
+DESCRIPTION = "Cell-level simulator of TCP/IP over ATM networks."
 
 
 class CliError(Exception):
     """Bad input to a command that is not a scenario (e.g. a run dir without series)."""
 
 
+class UsageError(Exception):
+    """A command line the parser rejects: unknown command or flag, bad or missing value."""
+
+
+class _Done(Exception):
+    """Stops the command line's parsing with exit code ``code`` (``--version``)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
 class _Options:
-    """The global options of the last ``main`` call (set by the app's callback)."""
+    """The global options of the last ``main`` call."""
 
     debug = False
 
 
-def _print_version(value: bool) -> None:
-    """``atmsim --version``: the installed version, then exit."""
-    if value:
+class _Parser(argparse.ArgumentParser):
+    """argparse, whose errors become a `UsageError` (``main`` prints them in one line)
+    instead of the usage text and an exit."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+class _Version(argparse.Action):
+    """``atmsim --version``: the installed version, then exit (before any command)."""
+
+    def __init__(self, option_strings, dest, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
         from .api import package_version
 
         print(f"atmsim {package_version()}")
-        raise typer.Exit(0)
+        raise _Done(0)
 
 
-@app.callback()
-def _global_options(
-    debug: Annotated[
-        bool,
-        typer.Option(
-            "--debug", help="On an internal error, show the full traceback instead of one line."
-        ),
-    ] = False,
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version",
-            callback=_print_version,
-            is_eager=True,
-            help="Print the atmsim version and exit.",
-        ),
-    ] = False,
-) -> None:
-    """Cell-level simulator of TCP/IP over ATM networks."""
-    _Options.debug = debug
+def _at_least_1(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (``--runs``, ``--jobs``)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return n
 
 
-SetOption = Annotated[
-    Optional[list[str]],
-    typer.Option(
-        "--set",
-        metavar="KEY=VALUE",
-        help="Override a scenario key (repeatable), e.g. --set links.bottleneck.buffer=500 "
-        'or --set "run.duration=5 s".',
-    ),
-]
-ScenarioArgument = Annotated[
-    Path,
-    typer.Argument(
-        metavar="SCENARIO",
-        help="Scenario file (TOML), or the name of a shipped example (atmsim examples).",
-        show_default=False,
-    ),
-]
+# --- commands: each takes the parsed arguments and returns its exit code ------------------
 
 
-@app.command("run")
-def run_command(
-    scenario: ScenarioArgument,
-    out: Annotated[
-        Optional[Path],
-        typer.Option(
-            "--out",
-            help="Run directory: a new or empty directory, or an earlier run's "
-            "(default: runs/<scenario>-<YYYYmmdd-HHMMSS>).",
-        ),
-    ] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="Replace run.seed.")] = None,
-    sets: SetOption = None,
-    no_progress: Annotated[
-        bool, typer.Option("--no-progress", help="Never show a progress bar.")
-    ] = False,
-    fast_paths: Annotated[
-        Optional[bool],
-        typer.Option(
-            "--fast-paths/--no-fast-paths",
-            help="Replace run.fast_paths: --no-fast-paths sends every cell and packet "
-            "through the plain event path (same results, more events).",
-            show_default=False,
-        ),
-    ] = None,
-) -> None:
+def run_command(args: argparse.Namespace) -> int:
     """Run a scenario; write scenario.toml, summary.json and series.parquet to the run dir."""
-    scenario = resolve_scenario(scenario)
+    scenario = resolve_scenario(args.scenario)
     from .api import RunInterrupted, run
     from .results import print_result
 
-    out_dir = out if out is not None else default_run_dir(scenario)
+    out_dir = args.out if args.out is not None else default_run_dir(scenario)
     try:
         result = run(
             scenario,
-            seed=seed,
-            overrides=sets or [],
+            seed=args.seed,
+            overrides=args.sets or [],
             out=out_dir,
-            progress=False if no_progress else None,
-            fast_paths=fast_paths,
+            progress=False if args.no_progress else None,
+            fast_paths=args.fast_paths,
         )
     except RunInterrupted as interrupted:
         summary = interrupted.result.summary
@@ -158,15 +123,14 @@ def run_command(
             f"interrupted at {summary.get('sim_time_s')} s simulated; partial results in {out_dir}",
             file=sys.stderr,
         )
-        raise typer.Exit(130) from None
+        return 130
     balanced = print_result(result, out_dir)
     add_fairness(result, out_dir, show=True)
-    if seed is not None and result.core_input is not None:
-        note = seed_note(result.core_input, seed)
+    if args.seed is not None and result.core_input is not None:
+        note = seed_note(result.core_input, args.seed)
         if note:
             print(note, file=sys.stderr)
-    if not balanced:
-        raise typer.Exit(1)
+    return 0 if balanced else 1
 
 
 def add_fairness(result, out_dir: Path, show: bool = False) -> None:
@@ -187,23 +151,10 @@ def add_fairness(result, out_dir: Path, show: bool = False) -> None:
     write_fairness(out_dir, report)
 
 
-@app.command("fairness")
-def fairness_command(
-    run_dir: Annotated[
-        Path, typer.Argument(metavar="RUN_DIR", help="A run directory.", show_default=False)
-    ],
-    gfr_rule: Annotated[
-        str,
-        typer.Option(
-            "--gfr-rule",
-            help='GFR VCs share in proportion to their MCRs ("proportional") or get their '
-            'MCR plus an equal share ("equal").',
-        ),
-    ] = "proportional",
-) -> None:
-    """Each VC's or flow's achieved rate against its max-min fair rate (from the topology,
-    the capacities and the demands) and the Jain index of the normalised rates; written
-    into the run's summary.json as "fairness"."""
+def fairness_command(args: argparse.Namespace) -> int:
+    """Each VC's or flow's achieved rate against its max-min fair rate (from the
+    topology, the capacities and the demands) and the Jain index of the normalised
+    rates; written into the run's summary.json as "fairness"."""
     from .fairness import (
         GFR_RULES,
         FairnessInputError,
@@ -213,171 +164,84 @@ def fairness_command(
     )
     from .results import print_tables, wide_console
 
-    if gfr_rule not in GFR_RULES:
-        raise CliError(f"--gfr-rule {gfr_rule}: expected one of {', '.join(GFR_RULES)}")
+    if args.gfr_rule not in GFR_RULES:
+        raise CliError(f"--gfr-rule {args.gfr_rule}: expected one of {', '.join(GFR_RULES)}")
     try:
-        report = fairness_of_run_dir(run_dir, gfr_rule)
+        report = fairness_of_run_dir(args.run_dir, args.gfr_rule)
     except FairnessInputError as error:
         raise CliError(str(error)) from None
     print_tables(wide_console(), [fairness_table(report)])
-    write_fairness(run_dir, report)
-    print(f"wrote the fairness into {run_dir / 'summary.json'}")
+    write_fairness(args.run_dir, report)
+    print(f"wrote the fairness into {args.run_dir / 'summary.json'}")
+    return 0
 
 
-@app.command("validate")
-def validate_command(scenario: ScenarioArgument, sets: SetOption = None) -> None:
+def validate_command(args: argparse.Namespace) -> int:
     """Check a scenario (with any --set overrides) without running it."""
-    scenario = resolve_scenario(scenario)
-    loaded = load_scenario(scenario, sets or [])
+    scenario = resolve_scenario(args.scenario)
+    loaded = load_scenario(scenario, args.sets or [])
     network = Network(loaded)
     made_by = f'template "{loaded.template["kind"]}": ' if loaded.template else ""
     print(
         f"ok: {scenario} ({made_by}{len(network.nodes)} nodes, {len(network.links)} links, "
         f"{len(network.vcs)} vcs, {len(network.sources)} sources, {len(network.flows)} flows)"
     )
+    return 0
 
 
-@app.command("plot")
-def plot_command(
-    run_dir: Annotated[
-        Path, typer.Argument(metavar="RUN_DIR", help="A run directory.", show_default=False)
-    ],
-) -> None:
+def plot_command(args: argparse.Namespace) -> int:
     """Plot a run's time series: queue.png, ip_queue.png, utilization.png, vc_rate.png,
     per TCP flow window.png, sequence.png, srtt.png, and for ABR acr.png, er.png,
     abr_queue.png, load_factor.png, fair_share.png."""
     from .plots import PlotInputError, plot_run_dir
 
     try:
-        written = plot_run_dir(run_dir)
+        written = plot_run_dir(args.run_dir)
     except PlotInputError as error:
         raise CliError(str(error)) from None
     for path in written:
         print(path)
+    return 0
 
 
-@app.command("reproduce")
-def reproduce_command(
-    ids: Annotated[
-        Optional[list[str]],
-        typer.Argument(
-            metavar="[ID]...",
-            help="Experiment ids (seed000-sec8, ...) or seeds (seed000, seed002, seed003); "
-            "none: list them.",
-            show_default=False,
-        ),
-    ] = None,
-    out: Annotated[
-        Path,
-        typer.Option(
-            "--out",
-            help="Output directory, one folder per experiment: a new or empty directory, "
-            "or an earlier reproduce --out.",
-        ),
-    ] = Path("runs/reproduce"),
-    list_only: Annotated[
-        bool, typer.Option("--list", help="List the experiments and exit.")
-    ] = False,
-    jobs: Annotated[
-        Optional[int],
-        typer.Option("--jobs", min=1, help="Experiments run at once (default: the cores)."),
-    ] = None,
-    report: Annotated[
-        bool,
-        typer.Option("--report", help="At the end, write OUT/report.html (atmsim report)."),
-    ] = False,
-) -> None:
-    """Run the seeds' published experiments and compare: published and simulated values,
-    tolerance and verdict per quantity; table.csv, figures and run files per experiment
-    in OUT/<id>/, all rows in OUT/<seed or selected>.csv. Exit 0 with the report
-    whatever the verdicts; 1 if a conservation ledger does not balance."""
+def reproduce_command(args: argparse.Namespace) -> int:
+    """Run the seeds' published experiments and compare: published and simulated
+    values, tolerance and verdict per quantity; table.csv, figures and run files per
+    experiment in OUT/<id>/, all rows in OUT/<seed or selected>.csv. Exit 0 with the
+    report whatever the verdicts; 1 if a conservation ledger does not balance."""
     from .reproduce.report import ReproduceInputError, main
 
     try:
-        code = main(ids or [], out, jobs, list_only, debug=_Options.debug, report=report)
+        return main(
+            args.ids or [],
+            args.out,
+            args.jobs,
+            args.list_only,
+            debug=_Options.debug,
+            report=args.report,
+        )
     except ReproduceInputError as error:
         raise CliError(str(error)) from None
-    if code:
-        raise typer.Exit(code)
 
 
-@app.command("report")
-def report_command(
-    directory: Annotated[
-        Path,
-        typer.Argument(
-            metavar="DIR",
-            help="A reproduce --out, a sweep --out, or a run directory.",
-            show_default=False,
-        ),
-    ],
-    out: Annotated[
-        Optional[Path],
-        typer.Option("--out", help="The HTML file to write (default: DIR/report.html)."),
-    ] = None,
-) -> None:
+def report_command(args: argparse.Namespace) -> int:
     """Write a static, self-contained HTML report (figures embedded) of a reproduce
     output (published against simulated, verdicts, figures, the misses' analysis), a
     sweep (metrics against parameters, mean and 95 % interval over the seeds) or a run."""
     from .html_report import ReportInputError, write_report
 
     try:
-        path = write_report(directory, out)
+        path = write_report(args.directory, args.out)
     except ReportInputError as error:
         raise CliError(str(error)) from None
     print(path)
+    return 0
 
 
-@app.command("bench")
-def bench_command(
-    runs: Annotated[
-        int,
-        typer.Option(
-            "--runs",
-            "--repeat",
-            min=1,
-            help="Runs of each benchmark; every figure is their median with min and max.",
-        ),
-    ] = 5,
-    dumbbell: Annotated[
-        bool,
-        typer.Option(
-            "--dumbbell/--no-dumbbell",
-            help="The IP dumbbell, alternating with ns-2 when ns-2 is installed.",
-        ),
-    ] = True,
-    process: Annotated[
-        bool,
-        typer.Option(
-            "--process/--no-process",
-            help="Whole atmsim processes: validate, a 1 ms run, mux_onoff (and the dumbbell).",
-        ),
-    ] = True,
-    scale: Annotated[
-        str,
-        typer.Option(
-            "--scale",
-            metavar="N,N,...",
-            help="Numbers of on/off VCs on one OC-48 port for the scale series; "
-            "'none' leaves it out.",
-        ),
-    ] = "10,100,1000,10000,100000",
-    memory: Annotated[
-        bool,
-        typer.Option(
-            "--memory",
-            help="Also measure the core's memory per VC and per cell in flight, and that "
-            "it stays flat over a 3000 s run (about a minute).",
-        ),
-    ] = False,
-    json_out: Annotated[
-        Optional[Path],
-        typer.Option("--json", help="Also write every figure and the machine to this file."),
-    ] = None,
-) -> None:
+def bench_command(args: argparse.Namespace) -> int:
     """Benchmarks, each the median of --runs runs with its spread: cells per second on
-    mux_onoff, whole-process start-up and memory, the cost per cell against the
-    number of VCs, and the IP dumbbell against ns-2 (paired runs)."""
+    mux_onoff, whole-process start-up and memory, the cost per cell against the number
+    of VCs, and the IP dumbbell against ns-2 (paired runs)."""
     import json
 
     from .validation import bench
@@ -386,21 +250,22 @@ def bench_command(
         raise CliError(
             f"{bench.BENCH_SCENARIO}: no such file (the package data is missing: reinstall atmsim)"
         )
-    vcs = parse_scale(scale)
+    runs, json_out = args.runs, args.json_out
+    vcs = parse_scale(args.scale)
     if json_out is not None and json_out.is_dir():
         raise CliError(f"--json {json_out}: is a directory; give a file name")
     report: dict = {"machine": bench.machine(), "runs": runs}
     print(bench.machine_line(report["machine"]))
     try:
         report["mux_onoff"] = bench.bench_cells(runs, echo=print)
-        if process:
+        if args.process:
             report["process"] = bench.bench_process(runs, echo=print)
         if vcs:
             report["scale"] = bench.bench_scale(runs, vcs, echo=print)
-        if memory:
+        if args.memory:
             report["memory"] = bench.bench_memory(echo=print)
-        if dumbbell:
-            out = bench.bench_dumbbell(runs, process=process, echo=print)
+        if args.dumbbell:
+            out = bench.bench_dumbbell(runs, process=args.process, echo=print)
             out["params"] = out["params"].scenario or "validation dumbbell"
             report["dumbbell"] = out
     except RuntimeError as error:
@@ -409,6 +274,7 @@ def bench_command(
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
         print(f"figures written to {json_out}")
+    return 0
 
 
 def parse_scale(text: str) -> list[int]:
@@ -429,29 +295,12 @@ def parse_scale(text: str) -> list[int]:
     return counts
 
 
-@app.command("examples")
-def examples_command(
-    name: Annotated[
-        Optional[str],
-        typer.Argument(
-            metavar="[NAME]",
-            help="A shipped example or sweep to copy out (with --to); none: list them.",
-            show_default=False,
-        ),
-    ] = None,
-    to: Annotated[
-        Optional[Path],
-        typer.Option(
-            "--to",
-            help="Directory to copy NAME into (created), or a file name ending in .toml "
-            "(default: the current directory).",
-        ),
-    ] = None,
-) -> None:
+def examples_command(args: argparse.Namespace) -> int:
     """List the example scenarios and sweeps that ship with atmsim, or copy one out to
     start from: atmsim examples ubr_epd --to mine/."""
     from .resources import copy_example, description, examples, shipped, sweeps
 
+    name, to = args.name, args.to
     if name is None:
         if to is not None:
             raise CliError("--to: name the example to copy (atmsim examples NAME --to DIR)")
@@ -472,7 +321,7 @@ def examples_command(
             for key, path in found.items():
                 table.add_row(key, description(path))
             wide_console().print(table)
-        return
+        return 0
     if shipped(name) is None:
         known = ", ".join([*examples(), *sweeps()])
         raise CliError(f"examples: no shipped example {name!r}; choose from: {known}")
@@ -481,57 +330,16 @@ def examples_command(
     except FileExistsError as error:
         raise CliError(f"--to: {error}: exists; not overwritten") from None
     print(written)
+    return 0
 
 
-@app.command("sweep")
-def sweep_command(
-    spec: Annotated[
-        Path,
-        typer.Argument(
-            metavar="SPEC",
-            help="Sweep specification (TOML, docs/sweeps.md), or a shipped sweep's name.",
-            show_default=False,
-        ),
-    ],
-    out: Annotated[
-        Optional[Path],
-        typer.Option(
-            "--out",
-            help="Output directory: new, empty, or an earlier sweep's (which resumes it). "
-            "Default: runs/sweep-<name>.",
-        ),
-    ] = None,
-    jobs: Annotated[
-        Optional[int],
-        typer.Option("--jobs", min=1, help="Runs at once (default: the cores)."),
-    ] = None,
-    dask: Annotated[
-        Optional[str],
-        typer.Option(
-            "--dask",
-            metavar="[ADDRESS]",
-            help="Run on Dask: the scheduler at ADDRESS, or a LocalCluster of --jobs "
-            "workers when none is given.",
-        ),
-    ] = None,
-    ray: Annotated[
-        Optional[str],
-        typer.Option(
-            "--ray",
-            metavar="[ADDRESS]",
-            help="Run on Ray: the cluster at ADDRESS (auto: a running one), or a local "
-            "instance of --jobs CPUs when none is given.",
-        ),
-    ] = None,
-    no_progress: Annotated[
-        bool, typer.Option("--no-progress", help="A line per run instead of a progress bar.")
-    ] = False,
-) -> None:
+def sweep_command(args: argparse.Namespace) -> int:
     """Run a parameter study: a base scenario over a grid and/or zipped lists of --set
     keys and several seeds; one row per run in OUT/results.parquet, each run's files in
     OUT/runs/<run id>/. Running it again on the same OUT runs only what is missing."""
     from .sweeps import SweepError, load_spec, run_sweep
 
+    dask, ray, jobs = args.dask, args.ray, args.jobs
     if dask is not None and ray is not None:
         raise CliError("--dask and --ray: choose one executor")
     executor, address = "local", None
@@ -540,14 +348,14 @@ def sweep_command(
     elif ray is not None:
         executor, address = "ray", (None if ray == LOCAL else ray)
     try:
-        loaded = load_spec(spec)
+        loaded = load_spec(args.spec)
         outcome = run_sweep(
             loaded,
-            out,
+            args.out,
             jobs=jobs,
             executor=executor,
             address=address,
-            progress=False if no_progress else None,
+            progress=False if args.no_progress else None,
             echo=print,
         )
     except SweepError as error:
@@ -569,6 +377,210 @@ def sweep_command(
         if len(outcome.failures) > 20:
             print(f"  ... and {len(outcome.failures) - 20} more (status in results.parquet)")
     print(f"wrote {outcome.out / 'results.parquet'} and {outcome.out / 'runs'}/<run id>/")
+    return 0
+
+
+# --- the parser -----------------------------------------------------------------------------
+
+SET_HELP = (
+    "Override a scenario key (repeatable), e.g. --set links.bottleneck.buffer=500 "
+    'or --set "run.duration=5 s".'
+)
+SCENARIO_HELP = "Scenario file (TOML), or the name of a shipped example (atmsim examples)."
+RUN_DIR_HELP = "A run directory."
+
+
+def _paragraph(command: Callable) -> str:
+    """A command's docstring in one paragraph (argparse wraps it to the terminal)."""
+    return " ".join((command.__doc__ or "").split())
+
+
+def build_parser() -> _Parser:
+    """The ``atmsim`` command line: global options, then a command and its own."""
+    parser = _Parser(prog="atmsim", description=DESCRIPTION, allow_abbrev=False)
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="On an internal error, show the full traceback instead of one line.",
+    )
+    parser.add_argument("--version", action=_Version, help="Print the atmsim version and exit.")
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=_Parser, required=True
+    )
+
+    def command(name: str, function: Callable, summary: str) -> _Parser:
+        sub = commands.add_parser(
+            name, help=summary, description=_paragraph(function), allow_abbrev=False
+        )
+        sub.set_defaults(handler=function)
+        return sub
+
+    run = command("run", run_command, "Run a scenario and write its results to a run directory.")
+    run.add_argument("scenario", type=Path, metavar="SCENARIO", help=SCENARIO_HELP)
+    run.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="Run directory: a new or empty directory, or an earlier run's "
+        "(default: runs/<scenario>-<YYYYmmdd-HHMMSS>).",
+    )
+    run.add_argument("--seed", type=int, metavar="N", help="Replace run.seed.")
+    run.add_argument("--set", dest="sets", action="append", metavar="KEY=VALUE", help=SET_HELP)
+    run.add_argument("--no-progress", action="store_true", help="Never show a progress bar.")
+    run.add_argument(
+        "--fast-paths",
+        action=argparse.BooleanOptionalAction,
+        help="Replace run.fast_paths: --no-fast-paths sends every cell and packet "
+        "through the plain event path (same results, more events).",
+    )
+
+    fair = command(
+        "fairness",
+        fairness_command,
+        "Achieved against max-min fair rates, and the Jain index, of a run.",
+    )
+    fair.add_argument("run_dir", type=Path, metavar="RUN_DIR", help=RUN_DIR_HELP)
+    fair.add_argument(
+        "--gfr-rule",
+        default="proportional",
+        help='GFR VCs share in proportion to their MCRs ("proportional", the default) or '
+        'get their MCR plus an equal share ("equal").',
+    )
+
+    validate = command("validate", validate_command, "Check a scenario without running it.")
+    validate.add_argument("scenario", type=Path, metavar="SCENARIO", help=SCENARIO_HELP)
+    validate.add_argument("--set", dest="sets", action="append", metavar="KEY=VALUE", help=SET_HELP)
+
+    plot = command("plot", plot_command, "Plot a run's time series.")
+    plot.add_argument("run_dir", type=Path, metavar="RUN_DIR", help=RUN_DIR_HELP)
+
+    reproduce = command(
+        "reproduce", reproduce_command, "Run the seeds' published experiments and compare."
+    )
+    reproduce.add_argument(
+        "ids",
+        nargs="*",
+        metavar="ID",
+        help="Experiment ids (seed000-sec8, ...) or seeds (seed000, seed002, seed003); "
+        "none: list them.",
+    )
+    reproduce.add_argument(
+        "--out",
+        type=Path,
+        default=Path("runs/reproduce"),
+        help="Output directory, one folder per experiment: a new or empty directory, "
+        "or an earlier reproduce --out (default: runs/reproduce).",
+    )
+    reproduce.add_argument(
+        "--list", dest="list_only", action="store_true", help="List the experiments and exit."
+    )
+    reproduce.add_argument(
+        "--jobs", type=_at_least_1, help="Experiments run at once (default: the cores)."
+    )
+    reproduce.add_argument(
+        "--report",
+        action="store_true",
+        help="At the end, write OUT/report.html (atmsim report).",
+    )
+
+    report = command(
+        "report", report_command, "Write an HTML report of a reproduce output, a sweep or a run."
+    )
+    report.add_argument(
+        "directory",
+        type=Path,
+        metavar="DIR",
+        help="A reproduce --out, a sweep --out, or a run directory.",
+    )
+    report.add_argument(
+        "--out", type=Path, help="The HTML file to write (default: DIR/report.html)."
+    )
+
+    bench = command("bench", bench_command, "Benchmarks: speed, start-up, scale, memory, ns-2.")
+    bench.add_argument(
+        "--runs",
+        "--repeat",
+        type=_at_least_1,
+        default=5,
+        help="Runs of each benchmark; every figure is their median with min and max (default: 5).",
+    )
+    bench.add_argument(
+        "--dumbbell",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="The IP dumbbell, alternating with ns-2 when ns-2 is installed (default: on).",
+    )
+    bench.add_argument(
+        "--process",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="Whole atmsim processes: validate, a 1 ms run, mux_onoff (and the dumbbell) "
+        "(default: on).",
+    )
+    bench.add_argument(
+        "--scale",
+        default="10,100,1000,10000,100000",
+        metavar="N,N,...",
+        help="Numbers of on/off VCs on one OC-48 port for the scale series; 'none' leaves "
+        "it out (default: 10,100,1000,10000,100000).",
+    )
+    bench.add_argument(
+        "--memory",
+        action="store_true",
+        help="Also measure the core's memory per VC and per cell in flight, and that it "
+        "stays flat over a 3000 s run (about a minute).",
+    )
+    bench.add_argument(
+        "--json",
+        dest="json_out",
+        type=Path,
+        help="Also write every figure and the machine to this file.",
+    )
+
+    examples = command("examples", examples_command, "List the shipped examples, or copy one out.")
+    examples.add_argument(
+        "name",
+        nargs="?",
+        metavar="NAME",
+        help="A shipped example or sweep to copy out (with --to); none: list them.",
+    )
+    examples.add_argument(
+        "--to",
+        type=Path,
+        help="Directory to copy NAME into (created), or a file name ending in .toml "
+        "(default: the current directory).",
+    )
+
+    sweep = command("sweep", sweep_command, "Run a parameter study over a grid of keys and seeds.")
+    sweep.add_argument(
+        "spec",
+        type=Path,
+        metavar="SPEC",
+        help="Sweep specification (TOML, docs/sweeps.md), or a shipped sweep's name.",
+    )
+    sweep.add_argument(
+        "--out",
+        type=Path,
+        help="Output directory: new, empty, or an earlier sweep's (which resumes it). "
+        "Default: runs/sweep-<name>.",
+    )
+    sweep.add_argument("--jobs", type=_at_least_1, help="Runs at once (default: the cores).")
+    sweep.add_argument(
+        "--dask",
+        metavar="[ADDRESS]",
+        help="Run on Dask: the scheduler at ADDRESS, or a LocalCluster of --jobs workers "
+        "when none is given.",
+    )
+    sweep.add_argument(
+        "--ray",
+        metavar="[ADDRESS]",
+        help="Run on Ray: the cluster at ADDRESS (auto: a running one), or a local instance "
+        "of --jobs CPUs when none is given.",
+    )
+    sweep.add_argument(
+        "--no-progress", action="store_true", help="A line per run instead of a progress bar."
+    )
+    return parser
 
 
 LOCAL = "local"
@@ -624,9 +636,15 @@ def main(argv: Optional[list[str]] = None) -> None:
     _Options.debug = False
     argv = _optional_values(list(sys.argv[1:] if argv is None else argv))
     try:
-        code = app(args=argv, prog_name="atmsim", standalone_mode=False)
-    except ClickException as error:  # typer's usage errors: bad flag, missing argument
-        _error(f"{error.format_message()} (see atmsim --help)")
+        args = build_parser().parse_args(argv)
+        _Options.debug = args.debug
+        code = args.handler(args)
+    except _Done as done:
+        code = done.code
+    except SystemExit as done:  # --help
+        code = done.code
+    except UsageError as error:  # bad flag, missing argument, unknown command
+        _error(str(error))
         code = 2
     except _loaded("results", "OutDirError") as error:
         _error(f"--out {error}")
@@ -640,8 +658,6 @@ def main(argv: Optional[list[str]] = None) -> None:
     except _loaded("api", "CoreUnavailable") as error:
         _error(str(error))
         code = 1
-    except typer.Abort as error:  # click's answer to Ctrl-C (typer answers Exit(130))
-        code = 130 if isinstance(error.__cause__, KeyboardInterrupt) else 1
     except KeyboardInterrupt:
         code = 130
     except Exception as error:
