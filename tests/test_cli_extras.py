@@ -4,18 +4,19 @@ run by name), the note that a seed changes nothing, tables that fit 80 columns."
 from __future__ import annotations
 
 import importlib.metadata
+import io
 import json
 import subprocess
 import sys
 
 import pytest
-from rich.console import Console
 
 import atmsim
 from atmsim.determinism import seed_dependence
 from atmsim.resources import examples, reproduce_dir, resolve_scenario, scenario_dir, sweeps
-from atmsim.results import fit_table, print_tables, result_tables
+from atmsim.results import result_tables
 from atmsim.scenario import load_scenario, to_core
+from atmsim.tables import fit, print_tables
 
 from conftest import REPO, SCENARIOS, TINY, cli_env, cli_main, needs_core, write
 
@@ -52,6 +53,24 @@ def test_options_are_never_abbreviated(tiny_path, capsys):
 @pytest.fixture
 def tiny_path(tmp_path):
     return write(tmp_path, TINY, "tiny.toml")
+
+
+@needs_core
+def test_a_reader_that_leaves_early_is_no_error(tiny_path, tmp_path):
+    """``atmsim run ... | head -1``: the tables meet a closed pipe; the command ends
+    quietly with 141 (128 + SIGPIPE, as a shell says it), its files written."""
+    out = tmp_path / "r"
+    command = [sys.executable, "-m", "atmsim", "run", str(tiny_path), "--no-progress"]
+    process = subprocess.Popen(
+        [*command, "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli_env(),
+    )
+    process.stdout.close()  # before the first table: every write meets a closed pipe
+    error = process.stderr.read()
+    assert (process.wait(timeout=60), error) == (141, b"")
+    assert (out / "summary.json").is_file()
 
 
 PLUGINS = """\
@@ -179,15 +198,15 @@ def test_the_seed_note_is_printed_only_when_the_seed_cannot_matter(tmp_path, cap
 @needs_core
 def test_tables_fit_80_columns_without_cutting_numbers():
     result = atmsim.run(SCENARIOS / "ubr_tcp.toml", progress=False, overrides=["run.duration=1 s"])
-    console = Console(width=80, record=True, force_terminal=False)
-    print_tables(console, result_tables(result.summary))
-    text = console.export_text()
-    assert "…" not in text
+    printed = io.StringIO()
+    print_tables(result_tables(result.summary), width=80, file=printed)
+    text = printed.getvalue()
+    assert "…" not in text and "\x1b" not in text  # not a terminal: no styles
     assert max(len(line) for line in text.splitlines()) <= 80
+    assert "Ports (1/2)" in text and "Ports (2/2)" in text
     cells_in = next(p for p in result.summary["ports"] if p["name"] == "sw1-sw2")["cells_in"]
     assert f"{cells_in:,}" in text  # whole, on one line
-    wide = Console(width=200)
-    assert len(fit_table(wide, result_tables(result.summary)[0])) == 1
+    assert len(fit(result_tables(result.summary)[0], 200)) == 1
 
 
 @needs_core

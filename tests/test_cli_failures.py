@@ -159,20 +159,20 @@ ACTIONS = {
 }
 
 
-@pytest.mark.parametrize("module", ["argparse", "numpy", "pandas", "rich", "pydantic"])
+@pytest.mark.parametrize("module", ["argparse", "numpy", "pandas", "atmsim._core", "pydantic"])
 @pytest.mark.parametrize("action", sorted(ACTIONS))
 @pytest.mark.parametrize("launcher", sorted(LAUNCHERS))
 def test_ctrl_c_at_start_up(
     tiny: Path, tmp_path: Path, module: str, action: str, launcher: str
 ) -> None:
     """A Ctrl-C while the CLI's dependencies load: exit 130, nothing printed. Each
-    loads only with the commands that need it: rich with ``atmsim run`` (its
-    tables), numpy and pandas with ``atmsim plot`` (``atmsim run`` writes its
-    series with pyarrow alone, and ``atmsim validate`` needs none of the three)."""
+    loads only with the commands that need it: the core with ``atmsim run``, numpy
+    and pandas with ``atmsim plot`` (``atmsim run`` has the core write its series,
+    and ``atmsim validate`` needs none of the three)."""
     code = START_UP.format(module=module, action=ACTIONS[action], launch=LAUNCHERS[launcher])
     if module in ("numpy", "pandas"):
         command = ["plot", str(tmp_path)]
-    elif module == "rich":
+    elif module == "atmsim._core":
         command = ["run", str(tiny), "--no-progress", "--out", str(tmp_path / "out")]
     else:
         command = ["validate", str(tiny)]

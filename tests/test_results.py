@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 import atmsim
 from atmsim.reproduce.report import check_reproduce_dir
@@ -128,11 +127,11 @@ def test_a_missing_ledger_is_unbalanced(summaries) -> None:
 
 def test_print_result_says_whether_it_balances(summaries, capsys, tmp_path: Path) -> None:
     result = atmsim.Result(copy.deepcopy(summaries["ip_flow"]), None, "", False)
-    assert print_result(result, tmp_path, Console(width=200)) is True
+    assert print_result(result, tmp_path, 200) is True
     printed = capsys.readouterr().out
     assert "IP ports" in printed and f"run dir: {tmp_path}" in printed
     result.summary["conservation"]["bytes"]["ok"] = False
-    assert print_result(result, tmp_path, Console(width=200)) is False
+    assert print_result(result, tmp_path, 200) is False
     assert "byte ledger: UNBALANCED" in capsys.readouterr().out
 
 

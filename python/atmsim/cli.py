@@ -10,7 +10,8 @@ missing, or an internal error (one line ``error: internal error: <type>:
 <message> (please report it; ...)``; ``atmsim --debug ...`` shows the traceback
 instead); 2 bad input (scenario, flag, file), always one line ``error: <file>:
 <key>: <what is allowed>`` on stderr, never a traceback; 130 interrupted by
-Ctrl-C (a run writes its partial results).
+Ctrl-C (a run writes its partial results); 141 stdout's reader left early
+(``atmsim run ... | head``), quietly, the run's files written.
 
 The parser is the standard library's argparse rather than typer: typer, its
 click and the building of every command's parameters at each start took
@@ -34,8 +35,8 @@ from .failures import internal_error_message, os_error_message
 from .resources import resolve_scenario
 from .scenario import Network, load_scenario
 
-# atmsim.api and atmsim.results (rich) are imported by the commands that use
-# them, not here, and pandas, numpy and pyarrow only where a frame is built:
+# atmsim.api and atmsim.results are imported by the commands that use them,
+# not here, and pandas, numpy and pyarrow only where a frame is built:
 # `atmsim validate` and `--help` start in a third of the time without them,
 # and `atmsim run` loads none of the three (the core writes the series).
 
@@ -137,7 +138,7 @@ def add_fairness(result, out_dir: Path, show: bool = False) -> None:
     """Compute the run's fairness (``atmsim.fairness``), print its table when asked and
     there are two entities or more, and add it to the run's summary.json."""
     from .fairness import fairness, fairness_table, write_fairness
-    from .results import print_tables, wide_console
+    from .tables import print_tables
 
     if result.core_input is None:
         return
@@ -147,7 +148,7 @@ def add_fairness(result, out_dir: Path, show: bool = False) -> None:
         print(f"note: fairness not computed ({internal_error_message(error)})", file=sys.stderr)
         return
     if show and len(report["entities"]) > 1:
-        print_tables(wide_console(), [fairness_table(report)])
+        print_tables([fairness_table(report)])
     write_fairness(out_dir, report)
 
 
@@ -162,7 +163,7 @@ def fairness_command(args: argparse.Namespace) -> int:
         fairness_table,
         write_fairness,
     )
-    from .results import print_tables, wide_console
+    from .tables import print_tables
 
     if args.gfr_rule not in GFR_RULES:
         raise CliError(f"--gfr-rule {args.gfr_rule}: expected one of {', '.join(GFR_RULES)}")
@@ -170,7 +171,7 @@ def fairness_command(args: argparse.Namespace) -> int:
         report = fairness_of_run_dir(args.run_dir, args.gfr_rule)
     except FairnessInputError as error:
         raise CliError(str(error)) from None
-    print_tables(wide_console(), [fairness_table(report)])
+    print_tables([fairness_table(report)])
     write_fairness(args.run_dir, report)
     print(f"wrote the fairness into {args.run_dir / 'summary.json'}")
     return 0
@@ -299,15 +300,19 @@ def examples_command(args: argparse.Namespace) -> int:
     """List the example scenarios and sweeps that ship with atmsim, or copy one out to
     start from: atmsim examples ubr_epd --to mine/."""
     from .resources import copy_example, description, examples, shipped, sweeps
+    from .tables import PIPE_WIDTH
 
     name, to = args.name, args.to
     if name is None:
         if to is not None:
             raise CliError("--to: name the example to copy (atmsim examples NAME --to DIR)")
+        from rich.console import Console
         from rich.table import Table
 
-        from .results import wide_console
-
+        # rich, for the descriptions folded in their column; as wide as the tables.
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=PIPE_WIDTH)
         for title, found, how in (
             ("Example scenarios", examples(), "atmsim run NAME"),
             ("Example sweeps", sweeps(), "atmsim sweep NAME"),
@@ -320,7 +325,7 @@ def examples_command(args: argparse.Namespace) -> int:
             table.add_column("what", overflow="fold")
             for key, path in found.items():
                 table.add_row(key, description(path))
-            wide_console().print(table)
+            console.print(table)
         return 0
     if shipped(name) is None:
         known = ", ".join([*examples(), *sweeps()])
@@ -625,6 +630,17 @@ def _loaded(module: str, name: str) -> type[Exception]:
     return getattr(loaded, name) if loaded is not None else _NeverRaised
 
 
+BROKEN_PIPE = 141
+"""The exit code when stdout's reader has gone (128 + SIGPIPE, as a shell reports it)."""
+
+
+def _stdout_gone() -> int:
+    """Points stdout at /dev/null, so that flushing it at exit raises nothing more."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return BROKEN_PIPE
+
+
 def _error(message: str) -> None:
     print(f"error: {message}".replace("\n", " "), file=sys.stderr)
 
@@ -652,6 +668,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     except (ScenarioError, CliError) as error:
         _error(str(error))
         code = 2
+    except BrokenPipeError:  # stdout's reader left (atmsim examples | head): quietly
+        code = _stdout_gone()
     except OSError as error:  # e.g. an --out directory that cannot be written
         _error(os_error_message(error))
         code = 2

@@ -468,8 +468,8 @@ def write_fairness(run_dir, report: dict) -> None:
 
 
 def fairness_table(report: dict):
-    """The rich table of ``atmsim fairness`` and ``atmsim run``."""
-    from rich.table import Table
+    """The table of ``atmsim fairness`` and ``atmsim run`` (``atmsim.tables``)."""
+    from .tables import Table
 
     def number(value: Optional[float], digits: str = ".3f") -> str:
         return "-" if value is None else format(value, digits)
@@ -481,15 +481,13 @@ def fairness_table(report: dict):
     caption = f"Jain index of the normalised rates: {number(index, '.4f')}; {report['rule']}"
     if len(entities) > MAX_TABLE_ROWS:
         caption += f"; {len(entities) - MAX_TABLE_ROWS} more rows in summary.json"
+    headers = ["vc/flow", "service", "measured", "fair", "achieved", "achieved/fair", "bottleneck"]
     table = Table(
         title="Fairness: achieved against the max-min fair rate (Mbps)",
-        title_justify="left",
+        headers=headers,
+        right=[header not in ("vc/flow", "bottleneck") for header in headers],
         caption=caption,
-        caption_justify="left",
     )
-    for column in ("vc/flow", "service", "measured", "fair", "achieved", "achieved/fair"):
-        table.add_column(column, justify="left" if column == "vc/flow" else "right")
-    table.add_column("bottleneck", justify="left")
     for row in entities[:MAX_TABLE_ROWS]:
         table.add_row(
             row["name"],

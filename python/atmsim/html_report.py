@@ -472,18 +472,12 @@ def _sort_key(value: Any):
 # --- one run --------------------------------------------------------------------------------
 
 
-def _rich_html(table) -> str:
-    """A rich Table of atmsim run as an HTML table."""
-    columns = [str(column.header) for column in table.columns]
-    cells = [list(column.cells) for column in table.columns]
-    rows = (
-        [[str(cells[c][r]) for c in range(len(columns))] for r in range(len(cells[0]))]
-        if cells
-        else []
-    )
-    classes = [["" if c == 0 else "num" for c in range(len(columns))] for _ in rows]
+def _table_html(table) -> str:
+    """A table of atmsim run (``atmsim.tables.Table``) as an HTML table, its
+    right-justified columns (the numbers) of class "num"."""
+    classes = [["num" if right else "" for right in table.right] for _ in table.rows]
     caption = f'<p class="meta">{_e(table.caption)}</p>' if table.caption else ""
-    return f"<h3>{_e(table.title)}</h3>{_table(columns, rows, classes)}{caption}"
+    return f"<h3>{_e(table.title)}</h3>{_table(table.headers, table.rows, classes)}{caption}"
 
 
 def run_page(directory: Path) -> str:
@@ -505,11 +499,11 @@ def run_page(directory: Path) -> str:
         )
     body.append("</ul>")
     for table in result_tables(summary):
-        body.append(_rich_html(table))
+        body.append(_table_html(table))
     try:
         report = summary.get("fairness") or fairness_of_run_dir(directory)
         if len(report["entities"]) > 1:
-            body.append(_rich_html(fairness_table(report)))
+            body.append(_table_html(fairness_table(report)))
     except FairnessInputError:
         pass
     figures = sorted(directory.glob("*.png"))

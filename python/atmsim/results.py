@@ -12,9 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from rich.console import Console
-from rich.table import Table
-
+from .tables import Table, print_tables
 from .units import CELL_BITS, PAYLOAD_BITS
 
 if TYPE_CHECKING:  # the API imports pandas; the tables need only the summary
@@ -29,93 +27,20 @@ def _count(value: object) -> str:
 
 
 def _table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
-    """A table of names (first column) and numbers. Numbers never lose digits: a
-    column too narrow folds its cells onto a second line instead of cutting them off
-    with an ellipsis (``print_tables`` first splits a table too wide for the terminal)."""
-    table = Table(title=title, title_justify="left")
-    for i, column in enumerate(columns):
-        table.add_column(
-            column,
-            justify="left" if i == 0 else "right",
-            no_wrap=i == 0,
-            overflow="fold",
-        )
-    for row in rows[:MAX_TABLE_ROWS]:
-        table.add_row(*row)
+    """A table of names (first column, left-justified) and numbers (right-justified),
+    cut at ``MAX_TABLE_ROWS`` rows with a caption saying how many more there are."""
+    table = Table(title, columns, [k > 0 for k in range(len(columns))], rows[:MAX_TABLE_ROWS])
     if len(rows) > MAX_TABLE_ROWS:
         table.caption = f"{len(rows) - MAX_TABLE_ROWS} more in summary.json"
     return table
 
 
-def _width(console: Console, table: Table) -> int:
-    """The width the table needs to show every cell on one line."""
-    from rich.measure import Measurement
-
-    unbounded = console.options.update(width=100_000, max_width=100_000)
-    return Measurement.get(console, unbounded, table).maximum
-
-
-def fit_table(console: Console, table: Table) -> list[Table]:
-    """``table`` as one or more tables that fit the console's width: when it is too wide,
-    its columns are split into parts (each repeating the first, the name column), titled
-    "(1/2)", "(2/2)", so that no number is folded or cut."""
-    if _width(console, table) <= console.width or len(table.columns) <= 2:
-        return [table]
-    rows = [list(column.cells) for column in table.columns]
-    n_rows = len(rows[0]) if rows else 0
-
-    def part(indices: list[int]) -> Table:
-        sub = Table(title=table.title, title_justify=table.title_justify)
-        for k in [0, *indices]:
-            column = table.columns[k]
-            sub.add_column(
-                column.header,
-                justify=column.justify,
-                no_wrap=column.no_wrap,
-                overflow=column.overflow,
-            )
-        for r in range(n_rows):
-            sub.add_row(*(rows[k][r] for k in [0, *indices]))
-        return sub
-
-    groups: list[list[int]] = []
-    current: list[int] = []
-    for k in range(1, len(table.columns)):
-        trial = [*current, k]
-        if current and _width(console, part(trial)) > console.width:
-            groups.append(current)
-            current = [k]
-        else:
-            current = trial
-    groups.append(current)
-    parts = [part(group) for group in groups]
-    if len(parts) > 1:
-        for n, sub in enumerate(parts, start=1):
-            sub.title = f"{table.title} ({n}/{len(parts)})"
-    parts[-1].caption = table.caption
-    return parts
-
-
-def print_tables(console: Console, tables: list[Table]) -> None:
-    """Print tables, each split to fit the console's width (``fit_table``)."""
-    for table in tables:
-        for part in fit_table(console, table):
-            console.print(part)
-
-
-def wide_console() -> Console:
-    """A console on stdout; 200 columns when it is a file or a pipe, so that the tables
-    are not squeezed into 80."""
-    console = Console()
-    return console if console.is_terminal else Console(width=200)
-
-
-def print_result(result: Result, out_dir: Path, console: Optional[Console] = None) -> bool:
-    """Print the tables (``result_tables``), the conservation ledgers, the simulated and
-    wall time and the run directory; True if every ledger balances."""
-    console = console or wide_console()
+def print_result(result: Result, out_dir: Path, width: Optional[int] = None) -> bool:
+    """Print the tables (``result_tables``, cut to ``width``: the terminal's by default),
+    the conservation ledgers, the simulated and wall time and the run directory; True
+    if every ledger balances."""
     summary = result.summary
-    print_tables(console, result_tables(summary))
+    print_tables(result_tables(summary), width)
     balanced = True
     for line, ok in ledger_lines(summary):
         print(line)
