@@ -34,44 +34,70 @@ impl Simulation {
     #[inline(never)]
     pub(super) fn on_sources(&mut self) {
         self.agenda.discard_taken();
-        let until = self.clock.until;
-        // The next other event; only a frame sent the usual way can change
-        // it (the direct path schedules nothing).
-        let mut next_key = self.agenda.peek_key();
-        // Emissions before `sure` need neither test below (by `until`, and
-        // before the next other event's time).
-        let sure_of = |key: u128| until.saturating_add(1).min((key >> 64) as Time);
-        let mut sure = sure_of(next_key);
+        // Emissions before `sure` need neither test below (by the end of
+        // the `advance`, and before the next other event: only a frame sent
+        // the usual way can change it, the direct path schedules nothing).
+        // The loop keeps `sure` alone; the end and the next event's key are
+        // read again when an emission reaches it (fewer values held across
+        // the loop, so fewer of them kept on the stack).
+        let sure_of = |sim: &Self| {
+            let key = sim.agenda.peek_key();
+            sim.clock.until.saturating_add(1).min((key >> 64) as Time)
+        };
+        let mut sure = sure_of(self);
         while let Some((t, s)) = self.ends.next_due() {
-            if t >= sure && (t > until || !self.ends.due_before(t, s, next_key)) {
-                self.agenda
-                    .push_keyed(self.ends.due_key(t, s), Event::Sources);
+            if t >= sure && self.sources_stop(t, s) {
                 return;
             }
             self.clock.now = t;
             let (vc, cells, frame, direct) = self.ends.fire_due(s, t);
             if direct == u32::MAX {
                 self.send_frame(vc, cells, None);
-                next_key = self.agenda.peek_key();
-                sure = sure_of(next_key);
+                sure = sure_of(self);
                 continue;
             }
-            // Straight into the port of the VC's one, lazy link: the steps
-            // of `send_frame` and `cell_to_port` that apply (no SES, no
-            // frame store, no algorithm or rate control at the port).
+            if cells != 1 {
+                self.direct_frame(vc, cells, frame, direct);
+                continue;
+            }
+            // A one-cell frame (every cell of an on/off source) straight into
+            // the port of the VC's one, lazy link: the steps of `send_frame`
+            // and `cell_to_port` that apply (no SES, no frame store, no
+            // algorithm or rate control at the port).
             let ends = &mut self.ends;
             let mut deliver = |c: &Cell| ends.deliver_passive(c);
-            if cells == 1 {
-                // A one-cell frame (every cell of an on/off source): no loop.
-                let make = || Cell::data(vc, frame, 1, true);
-                self.atm.direct_arrive(direct, make, t, &mut deliver);
-                continue;
-            }
-            for k in 0..cells {
-                let make = || Cell::data(vc, frame, cells, k + 1 == cells);
-                self.atm.direct_arrive(direct, make, t, &mut deliver);
-            }
+            let make = || Cell::data(vc, frame, 1, true);
+            self.atm.direct_arrive(direct, make, t, &mut deliver);
         }
+    }
+
+    /// The merged sources' loop for a frame of several cells (out of line:
+    /// the loop over its cells would hold values of its own across the
+    /// sources' loop): each cell into the port of the VC's one, lazy link.
+    #[inline(never)]
+    fn direct_frame(&mut self, vc: u32, cells: u16, frame: u32, direct: u32) {
+        let ends = &mut self.ends;
+        let mut deliver = |c: &Cell| ends.deliver_passive(c);
+        for k in 0..cells {
+            let make = || Cell::data(vc, frame, cells, k + 1 == cells);
+            self.atm
+                .direct_arrive(direct, make, self.clock.now, &mut deliver);
+        }
+    }
+
+    /// The merged sources' emission at `t` by source `s` reached the loop's
+    /// `sure` time: true (their event then waits at its key) when it comes
+    /// after the end of the `advance` or after the next other event.
+    #[cold]
+    #[inline(never)]
+    fn sources_stop(&mut self, t: Time, s: u32) -> bool {
+        let next_key = self.agenda.peek_key();
+        if t > self.clock.until || !self.ends.due_before(t, s, next_key) {
+            self.agenda
+                .push_keyed(self.ends.due_key(t, s), Event::Sources);
+            return true;
+        }
+        false
     }
 
     /// Segments a frame of `cells` cells on `vc` into its first port, or
