@@ -25,7 +25,6 @@ import argparse
 import os
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -680,6 +679,8 @@ def main(argv: Optional[list[str]] = None) -> None:
         code = 130
     except Exception as error:
         if _Options.debug:
+            import traceback
+
             traceback.print_exc()
         else:
             _error(internal_error_message(error))

@@ -14,8 +14,6 @@ name (``ubr_epd`` or ``ubr_epd.toml``) when no such file exists
 
 from __future__ import annotations
 
-import shutil
-from importlib import resources
 from pathlib import Path
 from typing import Optional
 
@@ -26,7 +24,10 @@ def data_dir() -> Path:
     """The package's data directory (``atmsim/data``) as a filesystem path.
 
     atmsim runs from a regular installation (a directory, not a zip archive), where
-    ``importlib.resources`` gives a real path."""
+    ``importlib.resources`` gives a real path. (Imported here: a command given an
+    existing file never needs it, and its import is 2 ms of ``atmsim validate``.)"""
+    from importlib import resources
+
     return Path(str(resources.files("atmsim") / "data"))
 
 
@@ -128,5 +129,7 @@ def copy_example(name: str, to: Path) -> Path:
     if target.exists():
         raise FileExistsError(str(target))
     target.parent.mkdir(parents=True, exist_ok=True)
+    import shutil
+
     shutil.copyfile(source, target)
     return target
