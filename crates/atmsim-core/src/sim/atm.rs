@@ -425,6 +425,43 @@ impl AtmFabric {
         true
     }
 
+    /// A cell offered at `now` to the port of direct link `l` (see
+    /// [`AtmFabric::direct_link`]) when that port decides under plain tail
+    /// drop, from its backlog alone (no cell needed); see [`TailFate`].
+    #[inline(always)]
+    pub(super) fn direct_tail(&mut self, l: u32, now: Time) -> TailFate {
+        let hop = &mut self.hops[l as usize];
+        if !hop.port.tail_now() {
+            return TailFate::OtherMode;
+        }
+        let Some(depart) = hop.port.fifo_arrive_tail(now) else {
+            return TailFate::Dropped;
+        };
+        // As `push_lazy`: the link's queue holds only cells arriving at or
+        // after the horizon, so a cell arriving before finds it empty.
+        if depart + hop.link.delay_ps < self.horizon {
+            debug_assert!(hop.link.in_flight.is_empty());
+            return TailFate::Delivered;
+        }
+        TailFate::Queued(depart)
+    }
+
+    /// A cell the port of direct link `l` accepted, to leave it at
+    /// `depart` and reach the far end at or after the horizon: onto the
+    /// link's queue (`push_lazy`).
+    #[inline(always)]
+    pub(super) fn direct_onward(
+        &mut self,
+        l: u32,
+        depart: Time,
+        cell: Cell,
+        now: Time,
+        deliver: &mut impl FnMut(&Cell),
+    ) {
+        let link = &mut self.hops[l as usize].link;
+        push_lazy(link, depart, cell, now, self.horizon, deliver);
+    }
+
     /// The priority port of link `l` finished the cell it was sending at
     /// `now`: it goes on the link and the next one starts.
     pub(super) fn tx_done(
@@ -659,6 +696,23 @@ fn push_lazy(
     if link.in_flight.len() >= link.drain_at {
         drain_lazy(link, now, deliver);
     }
+}
+
+/// What became of a cell offered to a direct link's port by
+/// [`AtmFabric::direct_tail`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum TailFate {
+    /// The port is not deciding by plain tail drop now: offer the cell
+    /// with [`AtmFabric::direct_arrive`].
+    OtherMode,
+    /// Dropped by the port.
+    Dropped,
+    /// Accepted, and it reaches the sink before the horizon: the caller
+    /// delivers it at once.
+    Delivered,
+    /// Accepted, to leave the port then and reach the sink at or after the
+    /// horizon: the caller puts it on the link ([`AtmFabric::direct_onward`]).
+    Queued(Time),
 }
 
 /// Delivers the cells of lazy link `link` that have arrived by `now`, so

@@ -14,7 +14,7 @@ use crate::engine::{Event, EventQueue, RngStream, SourceKeys, Time, TimingWheel}
 use crate::ip::Packet;
 use crate::scenario::{Scenario, SourceModel};
 use crate::stats::{AbrSummary, Ledger, VcSummary};
-use crate::traffic::{self, TrafficSource};
+use crate::traffic::{self, Firing, TrafficSource};
 use std::collections::VecDeque;
 
 /// The ABR source end system of a VC with the cells it holds.
@@ -126,6 +126,9 @@ pub(super) struct Endpoints {
     /// Enough sources (PREFETCH_SOURCES) that their records are out of the
     /// cache: the next one's are prefetched.
     prefetching: bool,
+    /// Every source is a CBR or geometric on/off source: the merged
+    /// sources' loop inlines only those kinds (`traffic::CellSourcesInline`).
+    cell_sources_only: bool,
     /// RM cells generated (forward by sources, backward by destinations).
     rm_generated: u64,
     /// RM cells absorbed (forward at destinations, backward at sources).
@@ -223,11 +226,13 @@ impl Endpoints {
         }
         let source_vcs = sources.iter().map(|st| st.vc).collect();
         let prefetching = sources.len() >= PREFETCH_SOURCES;
+        let cell_sources_only = sources.iter().all(|st| st.source.is_cell_source());
         Endpoints {
             vcs,
             sources,
             source_vcs,
             prefetching,
+            cell_sources_only,
             rm_generated: 0,
             rm_delivered: 0,
             bytes_dropped_in_network: 0,
@@ -286,12 +291,10 @@ impl Endpoints {
 
     /// Merged sources: source `s`, the one `next_due` gave, fires at `now`
     /// and is put back on the wheel for its next emission. Returns the VC,
-    /// the cells of the frame it sends, the frame's id and the source's
-    /// direct link (see `set_direct`). A direct source's frame is opened
-    /// here (on a VC without a store); without a direct link (u32::MAX) the
-    /// caller sends the frame the usual way, and the id (0) is not opened.
+    /// the cells of the frame it sends and the source's direct link (see
+    /// `set_direct`; u32::MAX: none). The caller opens the frame.
     #[inline(always)]
-    pub(super) fn fire_due(&mut self, s: u32, now: Time) -> (u32, u16, u32, u32) {
+    pub(super) fn fire_due<F: Firing>(&mut self, s: u32, now: Time) -> (u32, u16, u32) {
         let wheel = self.wheel.as_mut().expect("merged sources");
         wheel.pop();
         if let Some(n) = self.prefetching.then(|| wheel.following()).flatten() {
@@ -308,16 +311,31 @@ impl Endpoints {
             prefetch(&self.vcs[self.source_vcs[n as usize] as usize]);
         }
         let st = &mut self.sources[s as usize];
-        let e = st.source.fire(now, &mut st.rng);
+        let e = F::fire(&mut st.source, now, &mut st.rng);
         if let Some(t) = e.next.filter(|&t| t < st.stop) {
             wheel.insert(s, t);
         }
-        let (vc, cells, direct) = (st.vc, e.cells, st.direct);
-        if direct == u32::MAX {
-            return (vc, cells, 0, direct);
-        }
-        let frame = self.open_frame(vc, cells, None);
-        (vc, cells, frame, direct)
+        (st.vc, e.cells, st.direct)
+    }
+
+    /// True when every source is of a kind `traffic::CellSourcesInline`
+    /// inlines.
+    pub(super) fn cell_sources_only(&self) -> bool {
+        self.cell_sources_only
+    }
+
+    /// A one-cell frame on passive VC `vc` (no store, no SES), sent and
+    /// delivered at once: `open_frame` and `deliver_passive` on one reading
+    /// of the VC's record.
+    #[inline(always)]
+    pub(super) fn send_delivered_cell(&mut self, vc: u32) {
+        let v = &mut self.vcs[vc as usize];
+        debug_assert!(v.store.is_none() && v.ses.is_none());
+        let frame = v.frames_sent as u32;
+        v.frames_sent += 1;
+        v.cells_sent += 1;
+        v.cells_delivered += 1;
+        v.reassembly.receive(&Cell::data(vc, frame, 1, true));
     }
 
     /// Marks the sources whose cells may go straight into a port: those of
@@ -610,6 +628,52 @@ mod tests {
             "sources":[{"name":"g","vc":1,"model":{"kind":"greedy"}}]}"#,
         )
         .unwrap()
+    }
+
+    /// A one-cell frame sent and delivered at once on one reading of the
+    /// VC's record counts as opening the frame and delivering its cell.
+    #[test]
+    fn a_cell_sent_and_delivered_at_once_counts_as_the_two_steps() {
+        let sc: Scenario = serde_json::from_str(
+            r#"{"duration_ps":1000000000000,"seed":1,
+            "nodes":[{"name":"a"},{"name":"b"}],
+            "links":[{"name":"ab","from":0,"to":1,"bit_rate_bps":1.5552e8,
+                "cell_rate_cps":366792.45,"delay_ps":0,"buffer_cells":null,
+                "policy":{"kind":"tail"}}],
+            "vcs":[{"name":"v","class":"ubr","links":[0]}],
+            "sources":[]}"#,
+        )
+        .unwrap();
+        let mut agenda = EventQueue::new();
+        let mut fused = Endpoints::new(&sc, &[false], &[366792.45], false, &mut agenda);
+        let mut steps = Endpoints::new(&sc, &[false], &[366792.45], false, &mut agenda);
+        // Among frames of several cells, and one whose cells were lost.
+        for k in 0..20u16 {
+            let cells = 1 + k % 3;
+            for (one_reading, e) in [(true, &mut fused), (false, &mut steps)] {
+                if cells == 1 && k % 4 != 0 {
+                    if one_reading {
+                        e.send_delivered_cell(0);
+                    } else {
+                        let frame = e.open_frame(0, 1, None);
+                        e.deliver_passive(&Cell::data(0, frame, 1, true));
+                    }
+                    continue;
+                }
+                let frame = e.open_frame(0, cells, None);
+                for c in 0..cells {
+                    if k % 5 != 3 || c == cells - 1 {
+                        e.deliver_passive(&Cell::data(0, frame, cells, c + 1 == cells));
+                    }
+                }
+            }
+        }
+        let mut ledgers = (Ledger::default(), Ledger::default());
+        let a = fused.report(1.0, &mut ledgers.0).0;
+        let b = steps.report(1.0, &mut ledgers.1).0;
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        assert_eq!(format!("{:?}", ledgers.0), format!("{:?}", ledgers.1));
+        assert!(a[0].frames_delivered > 5 && a[0].frames_corrupted > 0);
     }
 
     fn ends(agenda: &mut EventQueue) -> Endpoints {
