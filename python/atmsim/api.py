@@ -94,10 +94,8 @@ def package_version() -> str:
     in a bare source tree. Asking the core spares ``atmsim run``, which records the
     version in summary.json, the 13 ms import of ``importlib.metadata``."""
     try:
-        from . import _core  # type: ignore[attr-defined]
-
-        return str(_core.version())
-    except ImportError:
+        return str(import_core().version())
+    except CoreUnavailable:
         pass
     from importlib.metadata import PackageNotFoundError, version
 

@@ -437,10 +437,7 @@ impl AtmFabric {
         let Some(depart) = hop.port.fifo_arrive_tail(now) else {
             return TailFate::Dropped;
         };
-        // As `push_lazy`: the link's queue holds only cells arriving at or
-        // after the horizon, so a cell arriving before finds it empty.
-        if depart + hop.link.delay_ps < self.horizon {
-            debug_assert!(hop.link.in_flight.is_empty());
+        if arrives_early(&hop.link, depart, self.horizon) {
             return TailFate::Delivered;
         }
         TailFate::Queued(depart)
@@ -448,7 +445,9 @@ impl AtmFabric {
 
     /// A cell the port of direct link `l` accepted, to leave it at
     /// `depart` and reach the far end at or after the horizon: onto the
-    /// link's queue (`push_lazy`).
+    /// link's queue (`push_lazy`, which tests the horizon again: one
+    /// compare on this path; a queueing step of its own for it measured
+    /// 3 % slower on mux_onoff, from the code's layout alone).
     #[inline(always)]
     pub(super) fn direct_onward(
         &mut self,
@@ -683,19 +682,26 @@ fn push_lazy(
     horizon: Time,
     deliver: &mut impl FnMut(&Cell),
 ) {
-    let arrival = tx_end + link.delay_ps;
-    if arrival < horizon {
-        // The queue holds only cells arriving at or after the horizon
-        // (`raise_horizon`), and a link's arrivals come in the order its
-        // cells go on it: a cell arriving before the horizon finds it empty.
-        debug_assert!(link.in_flight.is_empty());
+    if arrives_early(link, tx_end, horizon) {
         deliver(&cell);
         return;
     }
-    link.in_flight.push_back((arrival, cell));
+    link.in_flight.push_back((tx_end + link.delay_ps, cell));
     if link.in_flight.len() >= link.drain_at {
         drain_lazy(link, now, deliver);
     }
+}
+
+/// True when a cell whose transmission on lazy link `link` ends at
+/// `tx_end` reaches the far end before `horizon`: it is delivered at once.
+#[inline(always)]
+fn arrives_early(link: &Link, tx_end: Time, horizon: Time) -> bool {
+    let early = tx_end + link.delay_ps < horizon;
+    // The queue holds only cells arriving at or after the horizon
+    // (`raise_horizon`), and a link's arrivals come in the order its cells
+    // go on it: a cell arriving before the horizon finds it empty.
+    debug_assert!(!early || link.in_flight.is_empty());
+    early
 }
 
 /// What became of a cell offered to a direct link's port by

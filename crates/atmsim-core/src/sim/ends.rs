@@ -86,6 +86,24 @@ struct VcEnd {
     des: Option<DestinationEndSystem>,
 }
 
+impl VcEnd {
+    /// Opens a frame of `cells` cells: its id.
+    #[inline(always)]
+    fn open(&mut self, cells: u16) -> u32 {
+        let frame = self.frames_sent as u32;
+        self.frames_sent += 1;
+        self.cells_sent += cells as u64;
+        frame
+    }
+
+    /// A cell reaches the VC's end: counted and reassembled.
+    #[inline(always)]
+    fn deliver(&mut self, cell: &Cell) -> Outcome {
+        self.cells_delivered += 1;
+        self.reassembly.receive(cell)
+    }
+}
+
 struct SourceState {
     source: traffic::Source,
     rng: RngStream,
@@ -331,11 +349,8 @@ impl Endpoints {
     pub(super) fn send_delivered_cell(&mut self, vc: u32) {
         let v = &mut self.vcs[vc as usize];
         debug_assert!(v.store.is_none() && v.ses.is_none());
-        let frame = v.frames_sent as u32;
-        v.frames_sent += 1;
-        v.cells_sent += 1;
-        v.cells_delivered += 1;
-        v.reassembly.receive(&Cell::data(vc, frame, 1, true));
+        let frame = v.open(1);
+        v.deliver(&Cell::data(vc, frame, 1, true));
     }
 
     /// Marks the sources whose cells may go straight into a port: those of
@@ -355,9 +370,7 @@ impl Endpoints {
     #[inline]
     pub(super) fn open_frame(&mut self, vc: u32, cells: u16, packet: Option<Packet>) -> u32 {
         let v = &mut self.vcs[vc as usize];
-        let frame = v.frames_sent as u32;
-        v.frames_sent += 1;
-        v.cells_sent += cells as u64;
+        let frame = v.open(cells);
         if let (Some(store), Some(packet)) = (&mut v.store, packet) {
             store.push(
                 frame,
@@ -480,9 +493,7 @@ impl Endpoints {
     /// A cell reaches the passive sink of its VC.
     #[inline]
     pub(super) fn deliver_passive(&mut self, cell: &Cell) {
-        let v = &mut self.vcs[cell.vc as usize];
-        v.cells_delivered += 1;
-        v.reassembly.receive(cell);
+        self.vcs[cell.vc as usize].deliver(cell);
     }
 
     /// A cell of a TCP VC reaches the end host: reassemble, resolve the fate
@@ -490,8 +501,7 @@ impl Endpoints {
     /// frame.
     pub(super) fn deliver_tcp_cell(&mut self, cell: Cell) -> Option<Packet> {
         let v = &mut self.vcs[cell.vc as usize];
-        v.cells_delivered += 1;
-        let (eom_frame, intact) = match v.reassembly.receive(&cell) {
+        let (eom_frame, intact) = match v.deliver(&cell) {
             Outcome::Pending => return None,
             Outcome::Delivered { frame, .. } => (frame, true),
             Outcome::Corrupted { frame, .. } | Outcome::Merged { frame, .. } => (frame, false),
