@@ -454,7 +454,10 @@ impl Ring {
 
     #[inline(always)]
     fn at(&self, pos: usize) -> (Time, u32) {
-        self.buf[pos & self.mask]
+        debug_assert_eq!(self.buf.len(), self.mask + 1);
+        // SAFETY: `buf.len()` is `mask + 1` (a power of two, set with
+        // `buf` in `new` and `grow`), so `pos & mask` is within it.
+        unsafe { *self.buf.get_unchecked(pos & self.mask) }
     }
 
     #[inline(always)]
@@ -483,7 +486,9 @@ impl Ring {
         if self.len() > self.mask {
             self.grow();
         }
-        self.buf[self.tail & self.mask] = x;
+        debug_assert_eq!(self.buf.len(), self.mask + 1);
+        // SAFETY: as in `at`.
+        unsafe { *self.buf.get_unchecked_mut(self.tail & self.mask) = x };
         self.tail = self.tail.wrapping_add(1);
     }
 
