@@ -57,3 +57,25 @@ def test_the_slopes_and_the_flatness(monkeypatch) -> None:
 def test_the_memory_child_refuses_no_measure(capsys) -> None:
     assert memory_bench.main([]) == 2
     assert "usage" in capsys.readouterr().out
+
+
+@needs_core
+def test_the_scale_series_runs_in_rounds_and_pairs_its_ratios() -> None:
+    said: list[str] = []
+    out = bench.bench_scale(runs=2, vcs=[10, 20], duration_s=0.01, echo=said.append)
+    # One run of every N a round, so that each N sees the same minutes.
+    rounds = [line.split(":")[0] for line in said if line.startswith("scale N=")]
+    assert rounds == [
+        "scale N=10 round 1/2",
+        "scale N=20 round 1/2",
+        "scale N=10 round 2/2",
+        "scale N=20 round 2/2",
+    ]
+    first, second = out["rows"]
+    assert first["cost_vs_first"] == 1.0 and first["paired_cost_vs_first"]["median"] == 1.0
+    rates = (first["cells_per_cpu_s"]["values"], second["cells_per_cpu_s"]["values"])
+    paired = sorted(a / b for a, b in zip(*rates))
+    assert second["paired_cost_vs_first"]["values"] == [a / b for a, b in zip(*rates)]
+    assert second["paired_cost_vs_first"]["median"] == pytest.approx(sum(paired) / 2)
+    assert second["cells"] > first["cells"] > 0
+    assert "round by round" in said[-1]

@@ -254,27 +254,41 @@ def bench_scale(
 ) -> dict[str, Any]:
     """Cells per CPU-second of the loop against the number of VCs (``scale_scenario``).
 
-    Returns ``rows`` (one per N: ``vcs``, ``cells``, ``cells_per_cpu_s`` as a
-    ``spread``, ``cost_vs_first``: the median cost per cell over that of the
-    first N), ``duration_s`` and ``runs``.
+    The runs go in rounds, each round one run of every N (N = 10, 100, ...,
+    then again), so that every N sees the same minutes of a shared machine
+    and the ratios compare like with like. Returns ``rows`` (one per N:
+    ``vcs``, ``cells``, ``cells_per_cpu_s`` as a ``spread``,
+    ``cost_vs_first``: the median cost per cell over that of the first N,
+    ``paired_cost_vs_first``: the spread of the same ratio taken round by
+    round), ``duration_s`` and ``runs``.
     """
     from ..api import run
 
     _check_runs(runs)
-    rows = []
-    for n in vcs:
-        rates = []
-        cells = 0
-        for attempt in range(1, runs + 1):
+    rates: dict[int, list[float]] = {n: [] for n in vcs}
+    cells: dict[int, int] = {n: 0 for n in vcs}
+    for attempt in range(1, runs + 1):
+        for n in vcs:
             result = run(scale_scenario(n, duration_s), progress=False)
-            cells = result.summary["conservation"]["cells_generated"]
-            rate = cells / max(result.loop_cpu_s, 1e-9)
-            rates.append(rate)
-            echo(f"scale N={n} run {attempt}/{runs}: {rate:,.0f} cells per CPU-second")
-        rows.append({"vcs": n, "cells": cells, "cells_per_cpu_s": spread(rates)})
-    first = rows[0]["cells_per_cpu_s"]["median"] if rows else 0.0
-    for row in rows:
-        row["cost_vs_first"] = first / row["cells_per_cpu_s"]["median"]
+            cells[n] = result.summary["conservation"]["cells_generated"]
+            rate = cells[n] / max(result.loop_cpu_s, 1e-9)
+            rates[n].append(rate)
+            echo(f"scale N={n} round {attempt}/{runs}: {rate:,.0f} cells per CPU-second")
+    rows: list[dict[str, Any]] = []
+    for n in vcs:
+        row: dict[str, Any] = {"vcs": n, "cells": cells[n], "cells_per_cpu_s": spread(rates[n])}
+        if rows:
+            first = rows[0]
+            row["cost_vs_first"] = (
+                first["cells_per_cpu_s"]["median"] / row["cells_per_cpu_s"]["median"]
+            )
+            row["paired_cost_vs_first"] = spread(
+                [a / b for a, b in zip(rates[first["vcs"]], rates[n])]
+            )
+        else:
+            row["cost_vs_first"] = 1.0
+            row["paired_cost_vs_first"] = spread([1.0] * runs)
+        rows.append(row)
     out = {"rows": rows, "duration_s": duration_s, "runs": runs}
     echo(format_scale(out))
     return out
@@ -290,9 +304,11 @@ def format_scale(out: dict[str, Any]) -> str:
         f"simulated; cells per CPU-second of the loop, cost per cell against N = {rows[0]['vcs']}:"
     ]
     for row in rows:
+        paired = row["paired_cost_vs_first"]
         line = (
             f"  N = {row['vcs']:>7,}: {format_spread(row['cells_per_cpu_s'])}, "
-            f"cost x {row['cost_vs_first']:.2f}"
+            f"cost x {row['cost_vs_first']:.2f} (round by round: x {paired['median']:.2f}, "
+            f"{paired['min']:.2f} - {paired['max']:.2f})"
         )
         if row["vcs"] == 10_000 and rows[0]["vcs"] == 10:
             line += "; " + _verdict(row["cost_vs_first"], TARGETS["scale_cost_10000"], True)
