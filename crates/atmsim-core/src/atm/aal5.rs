@@ -76,6 +76,14 @@ impl Reassembly {
         self.receive_cell(cell)
     }
 
+    /// As `k` calls of `receive` with the cell of a one-cell frame while
+    /// no unit is open: `k` intact frames of one cell.
+    pub fn receive_one_cell_frames(&mut self, k: u64) {
+        debug_assert!(!self.active || k == 0, "one-cell frames into an open unit");
+        self.frames_delivered += k;
+        self.cells_good += k;
+    }
+
     /// `receive` for any cell: the unit it opens, grows or closes.
     fn receive_cell(&mut self, cell: &Cell) -> Outcome {
         if !self.active {

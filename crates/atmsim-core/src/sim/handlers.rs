@@ -4,7 +4,7 @@
 //! TCP segment into its route). No part's state is touched here directly.
 
 use super::atm::{Arrived as CellArrived, BrmStep, TailFate};
-use super::ends::AtEnd;
+use super::ends::{AtEnd, Direct};
 use super::ip::Arrived as PacketArrived;
 use super::ip_control::AckFate;
 use super::tcp::FlowRoute;
@@ -62,7 +62,7 @@ impl Simulation {
             }
             self.clock.now = t;
             let (vc, cells, direct) = self.ends.fire_due::<F>(s, t);
-            if direct == u32::MAX {
+            if direct.is_none() {
                 self.send_frame(vc, cells, None);
                 sure = sure_of(self);
                 continue;
@@ -76,26 +76,26 @@ impl Simulation {
             // counters are the same whatever their order: nothing reads them
             // in between).
             let fate = if cells == 1 {
-                self.atm.direct_tail(direct, t)
+                self.atm.direct_tail(direct.link(), t)
             } else {
                 TailFate::OtherMode
             };
             match fate {
-                TailFate::Delivered => self.ends.send_delivered_cell(vc),
+                TailFate::Delivered => self.ends.send_delivered_cell(s, vc, direct),
                 TailFate::Queued(depart) => {
-                    let frame = self.ends.open_frame(vc, 1, None);
+                    let frame = self.ends.open_direct_frame(s, vc, 1, direct);
                     let ends = &mut self.ends;
                     let cell = Cell::data(vc, frame, 1, true);
                     self.atm
-                        .direct_onward(direct, depart, cell, t, &mut |c: &Cell| {
+                        .direct_onward(direct.link(), depart, cell, t, &mut |c: &Cell| {
                             ends.deliver_passive(c)
                         });
                 }
                 TailFate::Dropped => {
                     // Dropped by the port: the frame was sent all the same.
-                    self.ends.open_frame(vc, 1, None);
+                    self.ends.open_direct_frame(s, vc, 1, direct);
                 }
-                TailFate::OtherMode => self.direct_frame(vc, cells, direct),
+                TailFate::OtherMode => self.direct_frame(s, vc, cells, direct),
             }
         }
     }
@@ -105,8 +105,9 @@ impl Simulation {
     /// cells would hold values of its own across the sources' loop): the
     /// frame opened, each cell into the port of the VC's one, lazy link.
     #[inline(never)]
-    fn direct_frame(&mut self, vc: u32, cells: u16, direct: u32) {
-        let frame = self.ends.open_frame(vc, cells, None);
+    fn direct_frame(&mut self, s: u32, vc: u32, cells: u16, direct: Direct) {
+        let frame = self.ends.open_direct_frame(s, vc, cells, direct);
+        let direct = direct.link();
         let ends = &mut self.ends;
         let mut deliver = |c: &Cell| ends.deliver_passive(c);
         for k in 0..cells {

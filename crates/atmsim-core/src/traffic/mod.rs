@@ -139,6 +139,11 @@ impl Source {
         matches!(self, Source::Cbr(_) | Source::GeometricOnOff(_))
     }
 
+    /// True for the kinds whose every frame is one cell.
+    pub fn one_cell_frames(&self) -> bool {
+        !matches!(self, Source::Frames(_))
+    }
+
     /// `fire`, never inlined.
     #[inline(never)]
     fn fire_out_of_line(&mut self, now: Time, rng: &mut RngStream) -> Emission {

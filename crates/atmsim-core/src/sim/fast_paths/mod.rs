@@ -64,7 +64,14 @@
 //!    event). A source whose VC has one link, lazy (fast path 1), behind a
 //!    single-class FIFO port without a switch algorithm, rate control or
 //!    policer, puts its cells into that port within the same loop, by the
-//!    steps of the plain path that apply to it.
+//!    steps of the plain path that apply to it. If it is its VC's only
+//!    source and sends one-cell frames only, it tallies the cells that
+//!    reach the sink at once in its own record and posts the tally to its
+//!    VC's counters before the VC's next frame is opened the usual way;
+//!    every reading of those counters adds it. Exact because that VC's
+//!    reassembly never holds an open unit (each cell is an intact frame,
+//!    whatever the order) and no frame id is read in between (see
+//!    `ends::Direct`).
 //!
 //! What is not a fast path: a port that computes a cell's or a packet's
 //! departure when it arrives (Lindley's recursion, for a single-class ATM
