@@ -103,6 +103,7 @@ def test_cli_run_plot_bench(tmp_path: Path) -> None:
         "simulated cells per wall-second",
         "simulated cells per CPU-second",
         "events per wall-second",
+        "over 300.0 s simulated",
         "validate md1",
         "run mux_onoff",
         "peak memory",
@@ -113,6 +114,8 @@ def test_cli_run_plot_bench(tmp_path: Path) -> None:
         assert line in result.stdout, line
     report = json.loads(figures.read_text())
     assert report["mux_onoff"]["cells"] > 9_000_000
+    long = report["mux_onoff"]["long"]
+    assert long["sim_time_s"] == 300.0 and long["cells"] > 90_000_000 and long["runs"] == 1
     assert [row["vcs"] for row in report["scale"]["rows"]] == [10, 100]
     validate = report["process"]["rows"]["validate md1"]
     # The child's own peak, not the bench process's (which is over 100 MiB here).

@@ -70,6 +70,10 @@ from .ns2 import (
 )
 
 BENCH_SCENARIO = scenario_dir() / "mux_onoff.toml"
+# mux_onoff's loop is also measured over this many simulated seconds (ten
+# times its own 30 s), as the target asks: a loop that slowed as its run
+# went on (a growing series, a structure that grows with time) shows here.
+LONG_S = 300.0
 """The cell-level benchmark (a shipped example); ``bench_cells`` runs it."""
 
 BENCH_DUMBBELL = scenario_dir() / "ip_dumbbell.toml"
@@ -144,12 +148,15 @@ def _check_runs(runs: int) -> None:
 # --------------------------------------------------------------------------- in process
 
 
-def bench_cells(runs: int = 5, echo: Echo = _quiet) -> dict[str, Any]:
+def bench_cells(runs: int = 5, echo: Echo = _quiet, long_s: float = LONG_S) -> dict[str, Any]:
     """mux_onoff in this process: cells and events per wall- and CPU-second of the loop.
 
     Returns ``cells_per_s``, ``cells_per_cpu_s``, ``events_per_s`` (each a
     ``spread``), ``cells``, ``events``, ``sim_time_s`` and ``runs``; ``echo``
-    gets a line per run and the summary lines.
+    gets a line per run and the summary lines. Then the same scenario over
+    ``long_s`` simulated seconds (0: not), ``max(1, runs // 2)`` runs:
+    ``long`` = ``cells_per_cpu_s`` (a ``spread``), ``cells``, ``sim_time_s``
+    and ``runs``.
     """
     from ..api import run
 
@@ -171,7 +178,7 @@ def bench_cells(runs: int = 5, echo: Echo = _quiet) -> dict[str, Any]:
             f"mux_onoff run {attempt}/{runs}: {wall:.3f} s wall, {cpu:.3f} s CPU, "
             f"{cells / cpu:,.0f} cells per CPU-second"
         )
-    out = {
+    out: dict[str, Any] = {
         "cells_per_s": spread(per_wall),
         "cells_per_cpu_s": spread(per_cpu),
         "events_per_s": spread(events_wall),
@@ -180,6 +187,23 @@ def bench_cells(runs: int = 5, echo: Echo = _quiet) -> dict[str, Any]:
         "sim_time_s": sim_time,
         "runs": runs,
     }
+    if long_s > 0:
+        long_runs = max(1, runs // 2)
+        rates = []
+        for attempt in range(1, long_runs + 1):
+            result = run(BENCH_SCENARIO, overrides=[f"run.duration={long_s:g} s"], progress=False)
+            long_cells = result.summary["conservation"]["cells_generated"]
+            rates.append(long_cells / max(result.loop_cpu_s, 1e-9))
+            echo(
+                f"mux_onoff over {long_s:g} s, run {attempt}/{long_runs}: "
+                f"{rates[-1]:,.0f} cells per CPU-second"
+            )
+        out["long"] = {
+            "cells_per_cpu_s": spread(rates),
+            "cells": long_cells,
+            "sim_time_s": result.summary["sim_time_s"],
+            "runs": long_runs,
+        }
     echo(format_cells(out))
     return out
 
@@ -187,16 +211,22 @@ def bench_cells(runs: int = 5, echo: Echo = _quiet) -> dict[str, Any]:
 def format_cells(out: dict[str, Any]) -> str:
     """The summary lines of ``bench_cells``."""
     cpu = out["cells_per_cpu_s"]["median"]
-    return "\n".join(
-        [
-            f"mux_onoff ({BENCH_SCENARIO.name}, {out['sim_time_s']} s simulated, "
-            f"{out['cells']:,} cells, {out['events']:,} events), the loop:",
-            f"  simulated cells per wall-second: {format_spread(out['cells_per_s'])}",
-            f"  simulated cells per CPU-second: {format_spread(out['cells_per_cpu_s'])}; "
-            + _verdict(cpu, TARGETS["cells_per_cpu_s"], at_most=False),
-            f"  events per wall-second: {format_spread(out['events_per_s'])}",
-        ]
-    )
+    lines = [
+        f"mux_onoff ({BENCH_SCENARIO.name}, {out['sim_time_s']} s simulated, "
+        f"{out['cells']:,} cells, {out['events']:,} events), the loop:",
+        f"  simulated cells per wall-second: {format_spread(out['cells_per_s'])}",
+        f"  simulated cells per CPU-second: {format_spread(out['cells_per_cpu_s'])}; "
+        + _verdict(cpu, TARGETS["cells_per_cpu_s"], at_most=False),
+        f"  events per wall-second: {format_spread(out['events_per_s'])}",
+    ]
+    if "long" in out:
+        long = out["long"]
+        lines.append(
+            f"  over {long['sim_time_s']} s simulated ({long['cells']:,} cells), per CPU-second: "
+            f"{format_spread(long['cells_per_cpu_s'])}; "
+            + _verdict(long["cells_per_cpu_s"]["median"], TARGETS["cells_per_cpu_s"], at_most=False)
+        )
+    return "\n".join(lines)
 
 
 def onoff_mux(
