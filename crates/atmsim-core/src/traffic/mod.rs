@@ -139,9 +139,13 @@ impl Source {
         matches!(self, Source::Cbr(_) | Source::GeometricOnOff(_))
     }
 
-    /// True for the kinds whose every frame is one cell.
+    /// True for the kinds whose every frame is one cell (a kind added later
+    /// is not, until it is named here).
     pub fn one_cell_frames(&self) -> bool {
-        !matches!(self, Source::Frames(_))
+        matches!(
+            self,
+            Source::Cbr(_) | Source::Poisson(_) | Source::VbrOnOff(_) | Source::GeometricOnOff(_)
+        )
     }
 
     /// `fire`, never inlined.
@@ -223,31 +227,47 @@ mod tests {
     use crate::engine::time::NEVER;
 
     /// The two dispatch strategies fire every kind alike (the same
-    /// emissions from the same state and stream), and `is_cell_source`
-    /// names the kinds `CellSourcesInline` inlines.
+    /// emissions from the same state and stream), `is_cell_source` names
+    /// the kinds `CellSourcesInline` inlines, and a kind said to send
+    /// one-cell frames only (`one_cell_frames`) does.
     #[test]
     fn every_firing_strategy_fires_every_kind_alike() {
         let models = [
-            (r#"{"kind":"cbr","rate_cps":1000}"#, true),
-            (r#"{"kind":"greedy"}"#, true),
-            (r#"{"kind":"poisson","rate_cps":1000}"#, false),
+            (r#"{"kind":"cbr","rate_cps":1000}"#, true, true),
+            (r#"{"kind":"greedy"}"#, true, true),
+            (r#"{"kind":"poisson","rate_cps":1000}"#, false, true),
+            (
+                r#"{"kind":"vbr_onoff","peak_cps":1000,"on_ps":5000000000,"off_ps":5000000000,"distribution":"exponential"}"#,
+                false,
+                true,
+            ),
             (
                 r#"{"kind":"geometric_onoff","peak_cps":1000,"mean_cps":300,"mean_burst_cells":5}"#,
                 true,
+                true,
+            ),
+            (
+                r#"{"kind":"frames","frame_cells":{"uniform":[1,4]},"rate_cps":1000,"arrivals":"poisson"}"#,
+                false,
+                false,
             ),
         ];
-        for (json, cell_source) in models {
+        for (json, cell_source, one_cell) in models {
             let model: SourceModel = serde_json::from_str(json).unwrap();
             let (mut a, mut b) = (build(&model, 2000.0), build(&model, 2000.0));
             assert_eq!(a.is_cell_source(), cell_source, "{json}");
+            assert_eq!(a.one_cell_frames(), one_cell, "{json}");
             let (mut ra, mut rb) = (RngStream::new(3, 1), RngStream::new(3, 1));
             let (mut ta, mut tb) = (a.first(0, &mut ra), b.first(0, &mut rb));
+            let mut longest = 0;
             for _ in 0..200 {
                 let ea = CellSourcesInline::fire(&mut a, ta, &mut ra);
                 let eb = EveryKindInline::fire(&mut b, tb, &mut rb);
                 assert_eq!(ea, eb, "{json}");
+                longest = longest.max(ea.cells);
                 (ta, tb) = (ea.next.unwrap(), eb.next.unwrap());
             }
+            assert_eq!(longest == 1, one_cell, "{json}");
         }
     }
 
