@@ -73,6 +73,21 @@ def test_a_reader_that_leaves_early_is_no_error(tiny_path, tmp_path):
     assert (out / "summary.json").is_file()
 
 
+@pytest.mark.parametrize("listing", [["examples"], ["reproduce"]])
+def test_a_reader_that_leaves_a_rich_listing_is_no_error(listing):
+    """The listings drawn with rich (``atmsim examples | head -1``) end as the others
+    do on a closed pipe: quietly, 141 (rich's own answer was exit 1)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "atmsim", *listing],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli_env(),
+    )
+    process.stdout.close()
+    error = process.stderr.read()
+    assert (process.wait(timeout=60), error) == (141, b"")
+
+
 PLUGINS = """\
 import sys
 from atmsim._entry import main

@@ -299,19 +299,17 @@ def examples_command(args: argparse.Namespace) -> int:
     """List the example scenarios and sweeps that ship with atmsim, or copy one out to
     start from: atmsim examples ubr_epd --to mine/."""
     from .resources import copy_example, description, examples, shipped, sweeps
-    from .tables import PIPE_WIDTH
 
     name, to = args.name, args.to
     if name is None:
         if to is not None:
             raise CliError("--to: name the example to copy (atmsim examples NAME --to DIR)")
-        from rich.console import Console
         from rich.table import Table
 
+        from .tables import rich_console
+
         # rich, for the descriptions folded in their column; as wide as the tables.
-        console = Console()
-        if not console.is_terminal:
-            console = Console(width=PIPE_WIDTH)
+        console = rich_console()
         for title, found, how in (
             ("Example scenarios", examples(), "atmsim run NAME"),
             ("Example sweeps", sweeps(), "atmsim sweep NAME"),

@@ -151,6 +151,24 @@ def render(table: Table, styled: bool = False) -> str:
     return "\n".join(lines)
 
 
+def rich_console():
+    """A rich Console on stdout for what this module does not draw (tables that fold
+    their text, styled reports): the terminal's width, else ``PIPE_WIDTH`` so that a
+    file or a pipe does not squeeze the tables. When stdout's reader leaves (``atmsim
+    examples | head``) it raises BrokenPipeError, which the command answers with exit
+    141 as for any other output; rich itself would exit 1."""
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError
+
+    console = _Console()
+    if not console.is_terminal:
+        console = _Console(width=PIPE_WIDTH)
+    return console
+
+
 def terminal_width(stream: Optional[TextIO] = None) -> int:
     """The terminal's width when ``stream`` (stdout) is one, else ``PIPE_WIDTH``."""
     stream = stream if stream is not None else sys.stdout

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..results import check_out_dir
+from ..tables import rich_console
 from . import (
     SCENARIO_DIR,
     SEEDS,
@@ -34,10 +35,9 @@ class ReproduceInputError(ValueError):
 
 
 def _console() -> Console:
-    console = Console()
-    if not console.is_terminal:  # a file or a pipe: do not squeeze the table
-        console = Console(width=200)
-    return console
+    # A file or a pipe: 200 columns, not to squeeze the table; a reader that
+    # leaves the pipe: exit 141 (see ``rich_console``).
+    return rich_console()
 
 
 def number(value: Optional[float]) -> str:
