@@ -124,7 +124,7 @@ def test_cli_run_plot_bench(tmp_path: Path) -> None:
 
 
 def test_bench_refuses_a_bad_scale(tmp_path: Path) -> None:
-    for bad in ("0", "ten", "10,,100", "2000000"):
+    for bad in ("0", "ten", "10,,100", "2000000", "10,100,10"):
         result = run_cli("bench", "--runs", "1", "--scale", bad)
         assert result.returncode == 2
         lines = result.stderr.strip().splitlines()

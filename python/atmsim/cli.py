@@ -291,6 +291,9 @@ def parse_scale(text: str) -> list[int]:
             raise CliError(
                 f"--scale {text}: expected comma-separated VC counts from 1 to 1000000, or none"
             )
+        if n in counts:
+            # The series pairs each round's runs by N: name each N once.
+            raise CliError(f"--scale {text}: {n} given twice; name each VC count once")
         counts.append(n)
     return counts
 

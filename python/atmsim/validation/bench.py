@@ -70,11 +70,12 @@ from .ns2 import (
 )
 
 BENCH_SCENARIO = scenario_dir() / "mux_onoff.toml"
-# mux_onoff's loop is also measured over this many simulated seconds (ten
-# times its own 30 s), as the target asks: a loop that slowed as its run
-# went on (a growing series, a structure that grows with time) shows here.
-LONG_S = 300.0
 """The cell-level benchmark (a shipped example); ``bench_cells`` runs it."""
+
+LONG_S = 300.0
+"""mux_onoff's loop is also measured over this many simulated seconds (ten times its
+own 30 s), as the target asks: a loop that slowed as its run went on (a growing
+series, a structure that grows with time) would show there."""
 
 BENCH_DUMBBELL = scenario_dir() / "ip_dumbbell.toml"
 """The dumbbell (a shipped example); ``bench_dumbbell`` runs it in both simulators."""
@@ -295,6 +296,8 @@ def bench_scale(
     from ..api import run
 
     _check_runs(runs)
+    if len(set(vcs)) != len(vcs):
+        raise ValueError(f"each number of VCs once, not {list(vcs)}")
     rates: dict[int, list[float]] = {n: [] for n in vcs}
     cells: dict[int, int] = {n: 0 for n in vcs}
     for attempt in range(1, runs + 1):
