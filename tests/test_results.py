@@ -56,7 +56,7 @@ def test_long_tables_are_cut_with_a_caption(summaries) -> None:
     port = summary["ports"][0]
     summary["ports"] = [dict(port, name=f"p{i}") for i in range(MAX_TABLE_ROWS + 10)]
     (ports, _) = result_tables(summary)
-    assert ports.row_count == MAX_TABLE_ROWS
+    assert len(ports.rows) == MAX_TABLE_ROWS
     assert ports.caption == "10 more in summary.json"
 
 

@@ -43,10 +43,6 @@ class Table:
         if len(self.right) != len(self.headers):
             raise ValueError("a table needs one justification per column")
 
-    @property
-    def row_count(self) -> int:
-        return len(self.rows)
-
     def add_row(self, *cells: str) -> None:
         if len(cells) != len(self.headers):
             raise ValueError(f"a row of {len(cells)} cells in a table of {len(self.headers)}")

@@ -75,10 +75,7 @@ impl FrameStore {
 /// bytes, one line, whatever the number of VCs.
 #[repr(C, align(64))]
 struct VcEnd {
-    cells_sent: u64,
-    frames_sent: u64,
-    cells_delivered: u64,
-    reassembly: Reassembly,
+    counts: VcCounts,
     name: String,
     /// Frames in flight, for a VC of a TCP flow.
     store: Option<FrameStore>,
@@ -86,7 +83,18 @@ struct VcEnd {
     des: Option<DestinationEndSystem>,
 }
 
-impl VcEnd {
+/// A VC's frames and cells sent and delivered, and its reassembly (what
+/// its summary reports).
+#[derive(Clone, Default)]
+#[repr(C)]
+struct VcCounts {
+    cells_sent: u64,
+    frames_sent: u64,
+    cells_delivered: u64,
+    reassembly: Reassembly,
+}
+
+impl VcCounts {
     /// Opens a frame of `cells` cells: its id.
     #[inline(always)]
     fn open(&mut self, cells: u16) -> u32 {
@@ -105,7 +113,7 @@ impl VcEnd {
 
     /// Posts a source's tally of `k` one-cell frames sent and delivered at
     /// once: the same counts as `k` rounds of `open(1)` and `deliver` (see
-    /// [`Direct::tallies`]).
+    /// [`Direct`]).
     fn post(&mut self, k: u64) {
         self.frames_sent += k;
         self.cells_sent += k;
@@ -244,11 +252,8 @@ impl Endpoints {
             .iter()
             .enumerate()
             .map(|(i, v)| VcEnd {
+                counts: VcCounts::default(),
                 name: v.name.clone(),
-                cells_sent: 0,
-                frames_sent: 0,
-                cells_delivered: 0,
-                reassembly: Reassembly::default(),
                 store: tcp_vc[i].then(FrameStore::default),
                 ses: v.abr.as_ref().map(|p| {
                     Box::new(SesState {
@@ -422,8 +427,8 @@ impl Endpoints {
         }
         let v = &mut self.vcs[vc as usize];
         debug_assert!(v.store.is_none() && v.ses.is_none());
-        let frame = v.open(1);
-        v.deliver(&Cell::data(vc, frame, 1, true));
+        let frame = v.counts.open(1);
+        v.counts.deliver(&Cell::data(vc, frame, 1, true));
     }
 
     /// `open_frame` for a frame of source `s` through `direct`: a tallying
@@ -442,7 +447,7 @@ impl Endpoints {
         let st = &mut self.sources[s as usize];
         let k = std::mem::take(&mut st.tally);
         if k > 0 {
-            self.vcs[st.vc as usize].post(k);
+            self.vcs[st.vc as usize].counts.post(k);
         }
     }
 
@@ -488,7 +493,7 @@ impl Endpoints {
     #[inline]
     pub(super) fn open_frame(&mut self, vc: u32, cells: u16, packet: Option<Packet>) -> u32 {
         let v = &mut self.vcs[vc as usize];
-        let frame = v.open(cells);
+        let frame = v.counts.open(cells);
         if let (Some(store), Some(packet)) = (&mut v.store, packet) {
             store.push(
                 frame,
@@ -559,9 +564,7 @@ impl Endpoints {
                 Some(c) => c,
                 None => {
                     // Greedy: a new one-cell frame.
-                    let frame = vc.frames_sent as u32;
-                    vc.frames_sent += 1;
-                    vc.cells_sent += 1;
+                    let frame = vc.counts.open(1);
                     Cell::data(v, frame, 1, true)
                 }
             },
@@ -611,7 +614,7 @@ impl Endpoints {
     /// A cell reaches the passive sink of its VC.
     #[inline]
     pub(super) fn deliver_passive(&mut self, cell: &Cell) {
-        self.vcs[cell.vc as usize].deliver(cell);
+        self.vcs[cell.vc as usize].counts.deliver(cell);
     }
 
     /// A cell of a TCP VC reaches the end host: reassemble, resolve the fate
@@ -619,7 +622,7 @@ impl Endpoints {
     /// frame.
     pub(super) fn deliver_tcp_cell(&mut self, cell: Cell) -> Option<Packet> {
         let v = &mut self.vcs[cell.vc as usize];
-        let (eom_frame, intact) = match v.deliver(&cell) {
+        let (eom_frame, intact) = match v.counts.deliver(&cell) {
             Outcome::Pending => return None,
             Outcome::Delivered { frame, .. } => (frame, true),
             Outcome::Corrupted { frame, .. } | Outcome::Merged { frame, .. } => (frame, false),
@@ -648,7 +651,7 @@ impl Endpoints {
 
     /// Cells delivered to VC `vc`'s end so far.
     pub(super) fn cells_delivered(&self, vc: u32) -> u64 {
-        self.vcs[vc as usize].cells_delivered + self.unposted(vc as usize)
+        self.vcs[vc as usize].counts.cells_delivered + self.unposted(vc as usize)
     }
 
     /// The ACR and the last ER received of ABR VC `vc`'s source, cells/s.
@@ -671,13 +674,10 @@ impl Endpoints {
         for (i, v) in self.vcs.iter().enumerate() {
             // The VC's counters with its source's tally posted (a copy:
             // reading the summary changes nothing).
-            let k = self.unposted(i);
-            let (cells_sent, frames_sent, cells_delivered) =
-                (v.cells_sent + k, v.frames_sent + k, v.cells_delivered + k);
-            let mut r = v.reassembly.clone();
-            r.receive_one_cell_frames(k);
-            ledger.cells_generated += cells_sent;
-            ledger.cells_delivered += cells_delivered;
+            let mut counts = v.counts.clone();
+            counts.post(self.unposted(i));
+            ledger.cells_generated += counts.cells_sent;
+            ledger.cells_delivered += counts.cells_delivered;
             if let Some(st) = &v.ses {
                 ledger.cells_queued += st.queue.len() as u64;
             }
@@ -690,11 +690,12 @@ impl Endpoints {
                     }
                 }
             }
+            let r = &counts.reassembly;
             vcs.push(VcSummary {
                 name: v.name.clone(),
-                cells_sent,
-                cells_delivered,
-                frames_sent,
+                cells_sent: counts.cells_sent,
+                cells_delivered: counts.cells_delivered,
+                frames_sent: counts.frames_sent,
                 frames_delivered: r.frames_delivered,
                 frames_corrupted: r.frames_corrupted,
                 frames_merged: r.frames_merged,
@@ -764,23 +765,42 @@ mod tests {
         .unwrap()
     }
 
+    /// Two sets of ends for one passive VC on one link, fed by `sources`
+    /// (JSON of the scenario's sources).
+    fn one_vc_ends(sources: &str) -> (Endpoints, Endpoints) {
+        let sc: Scenario = serde_json::from_str(&format!(
+            r#"{{"duration_ps":1000000000000,"seed":1,
+            "nodes":[{{"name":"a"}},{{"name":"b"}}],
+            "links":[{{"name":"ab","from":0,"to":1,"bit_rate_bps":1.5552e8,
+                "cell_rate_cps":366792.45,"delay_ps":0,"buffer_cells":null,
+                "policy":{{"kind":"tail"}}}}],
+            "vcs":[{{"name":"v","class":"ubr","links":[0]}}],
+            "sources":[{sources}]}}"#
+        ))
+        .unwrap();
+        let mut agenda = EventQueue::new();
+        let mut ends = || Endpoints::new(&sc, &[false], &[366792.45], false, &mut agenda);
+        (ends(), ends())
+    }
+
+    /// The VC summaries of `a`, after checking that they and the ledgers
+    /// are those of `b`.
+    fn same_reports(a: &Endpoints, b: &Endpoints) -> Vec<VcSummary> {
+        let mut ledgers = (Ledger::default(), Ledger::default());
+        let (ra, rb) = (
+            a.report(1.0, &mut ledgers.0).0,
+            b.report(1.0, &mut ledgers.1).0,
+        );
+        assert_eq!(format!("{ra:?}"), format!("{rb:?}"));
+        assert_eq!(format!("{:?}", ledgers.0), format!("{:?}", ledgers.1));
+        ra
+    }
+
     /// A one-cell frame sent and delivered at once on one reading of the
     /// VC's record counts as opening the frame and delivering its cell.
     #[test]
     fn a_cell_sent_and_delivered_at_once_counts_as_the_two_steps() {
-        let sc: Scenario = serde_json::from_str(
-            r#"{"duration_ps":1000000000000,"seed":1,
-            "nodes":[{"name":"a"},{"name":"b"}],
-            "links":[{"name":"ab","from":0,"to":1,"bit_rate_bps":1.5552e8,
-                "cell_rate_cps":366792.45,"delay_ps":0,"buffer_cells":null,
-                "policy":{"kind":"tail"}}],
-            "vcs":[{"name":"v","class":"ubr","links":[0]}],
-            "sources":[]}"#,
-        )
-        .unwrap();
-        let mut agenda = EventQueue::new();
-        let mut fused = Endpoints::new(&sc, &[false], &[366792.45], false, &mut agenda);
-        let mut steps = Endpoints::new(&sc, &[false], &[366792.45], false, &mut agenda);
+        let (mut fused, mut steps) = one_vc_ends("");
         // Among frames of several cells, and one whose cells were lost.
         for k in 0..20u16 {
             let cells = 1 + k % 3;
@@ -802,11 +822,7 @@ mod tests {
                 }
             }
         }
-        let mut ledgers = (Ledger::default(), Ledger::default());
-        let a = fused.report(1.0, &mut ledgers.0).0;
-        let b = steps.report(1.0, &mut ledgers.1).0;
-        assert_eq!(format!("{a:?}"), format!("{b:?}"));
-        assert_eq!(format!("{:?}", ledgers.0), format!("{:?}", ledgers.1));
+        let a = same_reports(&fused, &steps);
         assert!(a[0].frames_delivered > 5 && a[0].frames_corrupted > 0);
     }
 
@@ -816,19 +832,8 @@ mod tests {
     /// on the link or are dropped, read at any point.
     #[test]
     fn a_tallying_source_counts_as_one_that_does_not() {
-        let sc: Scenario = serde_json::from_str(
-            r#"{"duration_ps":1000000000000,"seed":1,
-            "nodes":[{"name":"a"},{"name":"b"}],
-            "links":[{"name":"ab","from":0,"to":1,"bit_rate_bps":1.5552e8,
-                "cell_rate_cps":366792.45,"delay_ps":0,"buffer_cells":null,
-                "policy":{"kind":"tail"}}],
-            "vcs":[{"name":"v","class":"ubr","links":[0]}],
-            "sources":[{"name":"s","vc":0,"model":{"kind":"cbr","rate_cps":1000}}]}"#,
-        )
-        .unwrap();
-        let mut agenda = EventQueue::new();
-        let mut tallying = Endpoints::new(&sc, &[false], &[366792.45], false, &mut agenda);
-        let mut counting = Endpoints::new(&sc, &[false], &[366792.45], false, &mut agenda);
+        let (mut tallying, mut counting) =
+            one_vc_ends(r#"{"name":"s","vc":0,"model":{"kind":"cbr","rate_cps":1000}}"#);
         tallying.set_direct(|_| Some(0));
         counting.set_direct(|_| Some(0));
         counting.sources[0].direct = Direct::new(0, false);
@@ -857,11 +862,7 @@ mod tests {
             assert_eq!(tallying.cells_delivered(0), counting.cells_delivered(0));
         }
         assert!(tallying.sources[0].tally > 0, "some cells still tallied");
-        let mut ledgers = (Ledger::default(), Ledger::default());
-        let a = tallying.report(1.0, &mut ledgers.0).0;
-        let b = counting.report(1.0, &mut ledgers.1).0;
-        assert_eq!(format!("{a:?}"), format!("{b:?}"));
-        assert_eq!(format!("{:?}", ledgers.0), format!("{:?}", ledgers.1));
+        same_reports(&tallying, &counting);
     }
 
     fn ends(agenda: &mut EventQueue) -> Endpoints {
