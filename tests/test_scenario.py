@@ -19,7 +19,7 @@ def test_tiny_scenario_to_core(tmp_path: Path) -> None:
         "duration_ps": 10 * 10**9,
         "seed": 1,
         "fast_paths": True,
-        "arbitration": "random",
+        "arbitration": "slotted",
         "nodes": [{"name": "a", "kind": "host"}, {"name": "b", "kind": "host"}],
         "links": [
             {

@@ -8,15 +8,16 @@ stream per component, docs/model.md "Time and order"):
   ``arrivals = "poisson"`` or a ``[lo, hi]`` frame size;
 - ports: RED (IP) and DFBA's probabilistic drop (ATM);
 - TCP receivers with ``processing_jitter`` > 0;
-- the order of cells that reach the event queue at the same instant, under
-  ``run.arbitration = "random"``: a hash of the seed, the instant and the input.
+- the order of cells that reach a port together (in one cell slot under
+  ``run.arbitration = "slotted"``, the default; at the same instant under
+  ``"random"``): a hash of the seed, the instant and the input.
 
 ``seed_dependence`` lists which of these a scenario has. The last one is decided
 conservatively: arrivals can only tie when the network has two or more inputs of
 cells (ATM links delivering cells, cell sources, ABR source end systems, TCP
 connections over ATM), so a scenario with at most one cannot depend on the
-order; any other scenario under random arbitration is counted as seed-dependent,
-although in some the ties never happen. An empty list therefore proves that the
+order; any other scenario under slotted or random arbitration is counted as
+seed-dependent, although in some the ties never happen. An empty list therefore proves that the
 seed changes nothing (pure IP scenarios without RED or jitter, cell scenarios of
 deterministic sources under ``arbitration = "scheduling_order"``).
 """
@@ -50,7 +51,8 @@ def seed_dependence(core: dict) -> list[str]:
     for flow in core.get("flows", []):
         if flow.get("processing_jitter_ps", 0) > 0:
             reasons.append(f"flow {flow['name']} has a receiver processing jitter")
-    if core.get("arbitration", "random") == "random":
+    arbitration = core.get("arbitration", "slotted")
+    if arbitration != "scheduling_order":
         vcs = core.get("vcs", [])
         inputs = (
             sum(1 for link in core.get("links", []) if link.get("layer", "atm") == "atm")
@@ -60,8 +62,8 @@ def seed_dependence(core: dict) -> list[str]:
         )
         if inputs > 1:
             reasons.append(
-                "cells reaching a port at the same instant are ordered by the seed "
-                '(run.arbitration = "random")'
+                "cells reaching a port together are ordered by the seed "
+                f'(run.arbitration = "{arbitration}")'
             )
     return reasons
 

@@ -197,11 +197,13 @@ class Run(Table):
     """Take the simulator's fast paths (events skipped because their outcome is already
     known); false sends every cell and packet through the plain event path, with the
     same results at a higher cost (docs/model.md, "Fast paths")."""
-    arbitration: Literal["random", "scheduling_order"] = "random"
-    """The order of cells reaching a port at the same instant: "random" (drawn per
-    instant from the seed, as an output-queued switch does) or "scheduling_order" (one
-    fixed order, the same input winning every slot freed at a full buffer; for
-    comparison only; docs/model.md, "Time and order")."""
+    arbitration: Literal["slotted", "random", "scheduling_order"] = "slotted"
+    """How cells that reach a switch output port together contend for it: "slotted"
+    (the cells that reach it over links within one of its cell times contend at the
+    end of that slot, in a random order drawn per slot from the seed: an output-queued
+    switch), "random" (continuous time: only arrivals at the same picosecond are put
+    in a random order) or "scheduling_order" (continuous time, one fixed order); the
+    last two for comparison (docs/model.md, "Time and order")."""
 
 
 class Node(Table):

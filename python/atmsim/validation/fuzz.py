@@ -287,7 +287,7 @@ ENUMS: dict[str, tuple[tuple, tuple]] = {
     "distribution": (("fixed", "exponential"), ("pareto",)),
     "timer": (("fine", "1 us", "100 ms", "1000 s"), ("1001 s", "0 s", "coarse")),
     "window_scale": (("auto", 0, 1, 14), (15, -1)),
-    "arbitration": (("random", "scheduling_order"), ("fifo",)),
+    "arbitration": (("slotted", "random", "scheduling_order"), ("fifo", "slots")),
     "algorithm": (("erica", "erica_plus", "efci", "fmmra", "none", {"kind": "efci", "high": 1},
                    {"kind": "efci", "high": 300, "low": 0},
                    {"kind": "erica", "interval_cells": 1, "interval": "1 us"},
@@ -320,7 +320,7 @@ OPTIONAL_KEYS: dict[str, tuple[tuple[str, tuple, tuple], ...]] = {
     "run": (
         ("seed", (0, 2, 2**64 - 1), (2**64, -1)),
         ("fast_paths", (False, True), ()),
-        ("arbitration", ("scheduling_order", "random"), ()),
+        ("arbitration", ("scheduling_order", "random", "slotted"), ()),
     ),
     "links": (
         ("sonet", (True, False), ()),

@@ -22,8 +22,16 @@ pub struct Link {
     /// Propagation delay, ps.
     pub delay_ps: Time,
     /// Cells in flight (or, behind a FIFO port, already scheduled), with the
-    /// time each reaches `to`, earliest first.
+    /// time each reaches `to`, earliest first: those that go on into ports
+    /// of slot `slot_ps` there (or that end there); cells for ports of
+    /// another slot wait in a [`Lane`] of their own.
     pub in_flight: VecDeque<(Time, Cell)>,
+    /// Slotted contention: the cell time of the output ports into which
+    /// the cells of `in_flight` go on at `to`; each one enters its port at
+    /// the first multiple of it at or after its arrival (0: at its arrival,
+    /// as cells that end at `to` do, and every cell under continuous
+    /// contention).
+    pub slot_ps: Time,
     /// True when every VC on the link ends at `to` in a passive sink: its
     /// arrivals need no events. A cell arriving before the next instant the
     /// sinks are read is delivered as it goes on the link; the others are
@@ -38,3 +46,48 @@ pub struct Link {
 
 /// Cells a lazy link lets pile up before it hands on the arrived ones.
 pub const LAZY_BATCH: usize = 256;
+
+/// The cells on a link that go on into output ports whose slot differs
+/// from the slot of the link's own queue (a link into a switch whose
+/// output ports run at different rates). Each queue's arrival times,
+/// rounded up to its slot, then grow along it, so that only its head needs
+/// an event. A VC's cells all take one queue: their order is kept.
+pub struct Lane {
+    /// The link (the ATM fabric's index).
+    pub link: u32,
+    /// The cell time of the ports the lane's cells go on into, ps.
+    pub slot_ps: Time,
+    /// The cells, as in [`Link::in_flight`].
+    pub in_flight: VecDeque<(Time, Cell)>,
+}
+
+/// When a cell that reaches a switch at `t` enters an output port of slot
+/// `slot_ps` (0: continuous contention, at `t`): at the end of the slot it
+/// arrived in, where it contends with every cell that reached that port
+/// within the same slot (M. J. Karol, M. G. Hluchyj and S. P. Morgan,
+/// "Input Versus Output Queueing on a Space-Division Packet Switch", IEEE
+/// Trans. Commun. 35(12), 1987: the cells for one output in one slot are
+/// queued in random order). A port's slots run from time 0.
+#[inline]
+pub fn slot_arrival(t: Time, slot_ps: Time) -> Time {
+    if slot_ps == 0 {
+        t
+    } else {
+        t.div_ceil(slot_ps).saturating_mul(slot_ps)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_arrival_waits_for_the_end_of_its_slot() {
+        assert_eq!(slot_arrival(7, 0), 7);
+        assert_eq!(slot_arrival(0, 10), 0);
+        assert_eq!(slot_arrival(1, 10), 10);
+        assert_eq!(slot_arrival(10, 10), 10);
+        assert_eq!(slot_arrival(11, 10), 20);
+        assert_eq!(slot_arrival(u64::MAX - 1, 10), u64::MAX);
+    }
+}

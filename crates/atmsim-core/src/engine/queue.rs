@@ -20,7 +20,10 @@
 //! Morgan, "Input Versus Output Queueing on a Space-Division Packet Switch",
 //! IEEE Trans. Commun. 35(12), 1987); a fixed order (by input, or by when
 //! the arrivals were scheduled) would let one input win every slot freed at
-//! a full buffer for ever.
+//! a full buffer for ever. Under slotted contention (the default, see
+//! `atm::slot_arrival`) every cell that reaches a switch output over a link
+//! within one of its cell times arrives at the end of that slot, so this
+//! random order of one instant is the order of the whole slot's contention.
 
 use super::rng::splitmix64;
 use super::time::Time;
@@ -32,8 +35,10 @@ use std::collections::BinaryHeap;
 pub enum Event {
     /// A traffic source emits its next cell or frame.
     SourceEmit(u32),
-    /// The head cell of an ATM link's in-flight queue reaches the far node
-    /// (the index is the ATM link's, see `sim::atm`).
+    /// The head cell of one of an ATM link's in-flight queues reaches the
+    /// far node, or under slotted contention the end of the slot it
+    /// arrived in (the index is the link's own queue's or a lane's, see
+    /// `sim::atm`).
     CellArrival(u32),
     /// The head packet of an IP link reaches the far node (the index is the
     /// IP link's, see `sim::ip`).

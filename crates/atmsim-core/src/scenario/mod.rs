@@ -56,22 +56,30 @@ pub struct Scenario {
     /// through the plain event path, with the same results.
     #[serde(default = "default_true")]
     pub fast_paths: bool,
-    /// The order of cells that reach ports at the same instant.
+    /// How cells that reach a switch output port together contend for it.
     #[serde(default)]
     pub arbitration: Arbitration,
 }
 
-/// The order in which a port takes cells that reach it at the same instant.
+/// How a switch output port takes the cells that reach it together.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Arbitration {
-    /// A random order, drawn per instant from the run's seed (an
-    /// output-queued switch; see `engine::queue`).
+    /// In cell slots: the cells that reach a switch over links within one
+    /// cell time of an output port contend for it together at the end of
+    /// that slot, in a random order of their inputs drawn per slot from the
+    /// run's seed (an output-queued switch, Karol, Hluchyj and Morgan 1987;
+    /// see `atm::slot_arrival`). Cells that a node's own end systems send
+    /// enter its ports when they are sent.
     #[default]
+    Slotted,
+    /// In continuous time: each cell enters its port when it arrives; only
+    /// arrivals at the same picosecond go in a random order. Inputs at
+    /// one rate keep fixed sub-cell phase offsets, so at a full buffer the
+    /// same input can win every freed place. For comparison.
     Random,
-    /// The order in which the arrivals were scheduled: one fixed order, in
-    /// which the same input can win every slot freed at a full buffer. For
-    /// comparison with the random order only.
+    /// In continuous time, arrivals at the same picosecond in the order
+    /// they were scheduled: one fixed order. For comparison.
     SchedulingOrder,
 }
 

@@ -21,7 +21,7 @@ use crate::abr::algorithm::{self, AlgorithmStats, PortState};
 use crate::abr::{is_brm, is_rm, SwitchAlgorithm};
 use crate::atm::link::LAZY_BATCH;
 use crate::atm::port::PriorityArrival;
-use crate::atm::{Cell, Link, Port, PortMode, ServiceClass};
+use crate::atm::{slot_arrival, Cell, Lane, Link, Port, PortMode, ServiceClass};
 use crate::buffer::{PolicyContext, VcOccupancy};
 use crate::engine::time::cell_time_ps;
 use crate::engine::{Event, EventQueue, RngStream, Time};
@@ -36,6 +36,10 @@ struct AtmHop {
     link: Link,
     port: Port,
     algorithm: Option<Box<dyn SwitchAlgorithm>>,
+    /// The link's lanes beyond its own queue (indices into
+    /// [`AtmFabric::lanes`]; empty unless its cells go on into ports of
+    /// several slots).
+    lanes: Vec<u32>,
 }
 
 impl AtmHop {
@@ -50,6 +54,11 @@ impl AtmHop {
 /// A VC's way through the fabric (link indices are the fabric's).
 struct VcPath {
     links: Vec<u32>,
+    /// The queue each hop's cells take on its link: the link's own (its
+    /// index) or a lane (the number of links + the lane's index).
+    queues: Vec<u32>,
+    /// ABR: the same for the backward RM cells on `back_links`.
+    back_queues: Vec<u32>,
     priority: usize,
     is_abr: bool,
     /// ABR: the backward path of the RM cells.
@@ -96,6 +105,8 @@ pub(super) struct AtmFabric {
     /// when it goes on the link: nothing reads the passive sinks before it
     /// (see [`AtmFabric::raise_horizon`]).
     horizon: Time,
+    /// The links' lanes beyond their own queues (slotted contention only).
+    lanes: Vec<Lane>,
 }
 
 impl AtmFabric {
@@ -103,13 +114,16 @@ impl AtmFabric {
     /// index and its lazy flag), in order, and of its VCs; `local` maps a
     /// scenario link index to the fabric's (only ATM links are looked up);
     /// `seed` seeds the ports' random streams; `vc_probed` lists the links
-    /// whose ports' cells per VC are probed.
+    /// whose ports' cells per VC are probed; with `slotted`, a cell that
+    /// reaches a switch over a link enters its output port at the end of
+    /// that port's slot (see [`slot_arrival`]).
     pub(super) fn new(
         specs: Vec<(usize, &LinkSpec, bool)>,
         vcs: &[VcSpec],
         local: &[u32],
         seed: u64,
         vc_probed: &[u32],
+        slotted: bool,
     ) -> Self {
         let n_vcs = vcs.len();
         // Which priorities use each link: a port with one class needs no
@@ -186,11 +200,13 @@ impl AtmFabric {
                         cell_rate_cps: l.cell_rate_cps,
                         delay_ps: l.delay_ps,
                         in_flight: VecDeque::new(),
+                        slot_ps: 0,
                         lazy,
                         drain_at: LAZY_BATCH,
                     },
                     port,
                     algorithm: l.algorithm.as_ref().map(|a| algorithm::build(a, n_vcs)),
+                    lanes: Vec::new(),
                 }
             })
             .collect::<Vec<_>>();
@@ -216,9 +232,14 @@ impl AtmFabric {
                     back_links: to_local(&v.back_links),
                     brm_mark,
                     links,
+                    queues: Vec::new(),
+                    back_queues: Vec::new(),
                 }
             })
             .collect::<Vec<VcPath>>();
+        let mut hops = hops;
+        let mut paths = paths;
+        let lanes = assign_queues(&mut hops, &mut paths, slotted);
         let policers = vcs
             .iter()
             .zip(&paths)
@@ -250,6 +271,7 @@ impl AtmFabric {
             mcr_cps,
             control: AtmControl::default(),
             horizon: 0,
+            lanes,
         }
     }
 
@@ -488,37 +510,62 @@ impl AtmFabric {
         agenda: &mut EventQueue,
         deliver: &mut impl FnMut(&Cell),
     ) {
-        let link = &mut self.hops[l as usize].link;
-        if link.lazy {
-            push_lazy(link, tx_end, cell, now, self.horizon, deliver);
+        let n_links = self.hops.len();
+        let hop = &mut self.hops[l as usize];
+        if hop.link.lazy {
+            push_lazy(&mut hop.link, tx_end, cell, now, self.horizon, deliver);
             return;
         }
-        let arrival = tx_end + link.delay_ps;
-        let was_empty = link.in_flight.is_empty();
-        link.in_flight.push_back((arrival, cell));
+        let arrival = tx_end + hop.link.delay_ps;
+        let path = &self.paths[cell.vc as usize];
+        let q = if is_brm(&cell) {
+            path.back_queues[cell.hop as usize]
+        } else {
+            path.queues[cell.hop as usize]
+        };
+        let (in_flight, slot_ps) = if q == l {
+            (&mut hop.link.in_flight, hop.link.slot_ps)
+        } else {
+            let lane = &mut self.lanes[q as usize - n_links];
+            (&mut lane.in_flight, lane.slot_ps)
+        };
+        let was_empty = in_flight.is_empty();
+        in_flight.push_back((arrival, cell));
         if was_empty {
-            agenda.push_arrival(arrival, Event::CellArrival(l));
+            agenda.push_arrival(slot_arrival(arrival, slot_ps), Event::CellArrival(q));
         }
     }
 
-    /// The head cell of link `l` reaches its far end at `now`; the next
-    /// one's arrival is scheduled. A GFR VC's data cells are policed as they
-    /// reach the VC's first switch (the end of its first link).
-    pub(super) fn link_arrival(&mut self, l: u32, now: Time, agenda: &mut EventQueue) -> Arrived {
-        let link = &mut self.hops[l as usize].link;
-        let (_, mut cell) = link
-            .in_flight
-            .pop_front()
-            .expect("arrival on an empty link");
-        if let Some(&(t, _)) = link.in_flight.front() {
-            agenda.push_arrival(t, Event::CellArrival(l));
+    /// The head cell of queue `q` (a link's own queue, or a lane: see
+    /// [`VcPath::queues`]) reaches the far end of its link at `now` (under
+    /// slotted contention, the end of the slot it arrived in); the next
+    /// one's arrival is scheduled. Returns the link, and where the cell
+    /// goes. A GFR VC's data cells are policed as they reach the VC's first
+    /// switch (the end of its first link).
+    pub(super) fn link_arrival(
+        &mut self,
+        q: u32,
+        now: Time,
+        agenda: &mut EventQueue,
+    ) -> (u32, Arrived) {
+        let n_links = self.hops.len() as u32;
+        let (l, in_flight, slot_ps) = if q < n_links {
+            let link = &mut self.hops[q as usize].link;
+            (q, &mut link.in_flight, link.slot_ps)
+        } else {
+            let lane = &mut self.lanes[(q - n_links) as usize];
+            (lane.link, &mut lane.in_flight, lane.slot_ps)
+        };
+        let (_, mut cell) = in_flight.pop_front().expect("arrival on an empty link");
+        if let Some(&(t, _)) = in_flight.front() {
+            agenda.push_arrival(slot_arrival(t, slot_ps), Event::CellArrival(q));
         }
         if is_brm(&cell) {
-            return Arrived::Brm(cell);
+            return (l, Arrived::Brm(cell));
         }
         cell.hop += 1;
         let path = &self.paths[cell.vc as usize];
-        match path.links.get(cell.hop as usize) {
+        let arrived = match path.links.get(cell.hop as usize) {
             Some(&next) => {
                 if cell.hop == 1 && !is_rm(&cell) {
                     if let Some(p) = self.policers[cell.vc as usize].as_mut() {
@@ -528,7 +575,8 @@ impl AtmFabric {
                 Arrived::Onward(next, cell)
             }
             None => Arrived::End(cell),
-        }
+        };
+        (l, arrived)
     }
 
     /// A GFR VC's conformance counters (None for other VCs).
@@ -611,7 +659,13 @@ impl AtmFabric {
         // transmission has not ended are still in the port.
         let mut in_port_listed = 0u64;
         let mut on_wire = 0u64;
-        for &(a, _) in &link.in_flight {
+        let n_links = self.hops.len();
+        let lanes = h.lanes.iter().map(|&k| &self.lanes[k as usize - n_links]);
+        for &(a, _) in link
+            .in_flight
+            .iter()
+            .chain(lanes.flat_map(|x| &x.in_flight))
+        {
             if port.mode == PortMode::Fifo && a - link.delay_ps > now {
                 in_port_listed += 1;
             } else {
@@ -666,6 +720,70 @@ impl AtmFabric {
             ..Default::default()
         }
     }
+}
+
+/// Gives each hop of each VC's forward and backward paths the queue its
+/// cells take on that link ([`VcPath::queues`]). Under slotted contention
+/// a link keeps one queue per slot of the ports its cells go on into at its
+/// far end (cells that end there count as slot 0, continuous): its own for
+/// the first slot met, a lane for each other one, so that the arrival
+/// times along each queue, rounded up to its slot, still grow. Under
+/// continuous contention every link keeps its own queue alone. Returns the
+/// lanes.
+fn assign_queues(hops: &mut [AtmHop], paths: &mut [VcPath], slotted: bool) -> Vec<Lane> {
+    let n_links = hops.len() as u32;
+    let mut lanes: Vec<Lane> = Vec::new();
+    // Each link's first slot met (its own queue's).
+    let mut own: Vec<Option<Time>> = vec![None; hops.len()];
+    let mut queue_for = |hops: &mut [AtmHop], l: u32, next: Option<&u32>| -> u32 {
+        let slot = match next {
+            Some(&k) if slotted => hops[k as usize].port.cell_time_ps,
+            _ => 0,
+        };
+        let hop = &mut hops[l as usize];
+        match own[l as usize] {
+            None => {
+                own[l as usize] = Some(slot);
+                hop.link.slot_ps = slot;
+                l
+            }
+            Some(s) if s == slot => l,
+            Some(_) => {
+                let found = hop
+                    .lanes
+                    .iter()
+                    .copied()
+                    .find(|&k| lanes[(k - n_links) as usize].slot_ps == slot);
+                found.unwrap_or_else(|| {
+                    lanes.push(Lane {
+                        link: l,
+                        slot_ps: slot,
+                        in_flight: VecDeque::new(),
+                    });
+                    let k = n_links + lanes.len() as u32 - 1;
+                    hop.lanes.push(k);
+                    k
+                })
+            }
+        }
+    };
+    for path in paths.iter_mut() {
+        let mut queues = Vec::with_capacity(path.links.len());
+        for (h, &l) in path.links.iter().enumerate() {
+            queues.push(queue_for(hops, l, path.links.get(h + 1)));
+        }
+        let mut back_queues = Vec::with_capacity(path.back_links.len());
+        for (h, &l) in path.back_links.iter().enumerate() {
+            back_queues.push(queue_for(hops, l, path.back_links.get(h + 1)));
+        }
+        path.queues = queues;
+        path.back_queues = back_queues;
+    }
+    // A lazy link's cells all end at its far end: one queue, continuous.
+    debug_assert!(hops
+        .iter()
+        .all(|h| !h.link.lazy || (h.lanes.is_empty() && h.link.slot_ps == 0)));
+    lanes
 }
 
 /// Puts `cell`, whose transmission ends at `tx_end`, on lazy link `link`:
@@ -791,15 +909,20 @@ mod tests {
         }
     }
 
-    /// The fabric of `specs` (the scenario's only links, in order).
+    /// The fabric of `specs` (the scenario's only links, in order), its
+    /// ports contending in continuous time.
     fn fabric(specs: &[LinkSpec], lazy: bool, vcs: &[VcSpec]) -> AtmFabric {
+        fabric_of(specs, lazy, vcs, false)
+    }
+
+    fn fabric_of(specs: &[LinkSpec], lazy: bool, vcs: &[VcSpec], slotted: bool) -> AtmFabric {
         let local: Vec<u32> = (0..specs.len() as u32).collect();
         let with_index = specs
             .iter()
             .enumerate()
             .map(|(i, l)| (i, l, lazy))
             .collect();
-        AtmFabric::new(with_index, vcs, &local, 1, &[])
+        AtmFabric::new(with_index, vcs, &local, 1, &[], slotted)
     }
 
     const US: Time = 1_000_000;
@@ -826,7 +949,7 @@ mod tests {
             agenda.next_until(Time::MAX),
             Some((3 * US, Event::CellArrival(0)))
         );
-        match fabric.link_arrival(0, 0, &mut agenda) {
+        match fabric.link_arrival(0, 0, &mut agenda).1 {
             Arrived::Onward(1, c) => assert_eq!((c.hop, c.is_eom()), (1, false)),
             other => panic!("{other:?}"),
         }
@@ -836,10 +959,56 @@ mod tests {
             Some((4 * US, Event::CellArrival(0)))
         );
         assert!(matches!(
-            fabric.link_arrival(0, 0, &mut agenda),
+            fabric.link_arrival(0, 0, &mut agenda).1,
             Arrived::Onward(1, _)
         ));
         assert_eq!(agenda.next_until(Time::MAX), None);
+    }
+
+    #[test]
+    fn in_slots_a_cell_enters_its_next_port_at_the_end_of_that_ports_slot() {
+        // a -> b (1 us per cell, 0.2 us of delay), then b -> c at the same
+        // rate (slots of 1 us) or b -> d at a quarter of it (slots of 4 us).
+        // A cell of v1 (towards d) leaves first, at 1 us, and reaches b at
+        // 1.2 us: it enters d's port at 4 us; the cell of v0 behind it
+        // reaches b at 2.2 us and enters c's port at 3 us, before it. The
+        // two go in two queues of the link (its own, and a lane), each in
+        // the order of its arrivals.
+        let ns: Time = 1_000;
+        let mut to_d = link("bd", 1, 3, None, 0);
+        to_d.cell_rate_cps = CPS / 4.0;
+        let specs = [
+            link("ab", 0, 1, None, 200 * ns),
+            link("bc", 1, 2, None, 0),
+            to_d,
+        ];
+        let vcs = [
+            vc(ServiceClass::Ubr, vec![0, 1]),
+            vc(ServiceClass::Ubr, vec![0, 2]),
+        ];
+        let mut nothing = |_: &Cell| panic!("no lazy link here");
+        for slotted in [false, true] {
+            let mut fabric = fabric_of(&specs, false, &vcs, slotted);
+            let mut agenda = EventQueue::new();
+            for v in [1, 0] {
+                let cell = Cell::data(v, 0, 1, true);
+                assert!(fabric.port_arrive(0, cell, 0, &mut agenda, &mut nothing));
+            }
+            let mut seen = vec![];
+            while let Some((t, Event::CellArrival(q))) = agenda.next_until(Time::MAX) {
+                match fabric.link_arrival(q, t, &mut agenda) {
+                    (0, Arrived::Onward(next, c)) => seen.push((t, q, next, c.vc)),
+                    other => panic!("{other:?}"),
+                }
+            }
+            if slotted {
+                // v0's queue is the link's own (index 0, the first VC's
+                // slot); v1's the first lane (index 3: after the 3 links).
+                assert_eq!(seen, vec![(3 * US, 0, 1, 0), (4 * US, 3, 2, 1)]);
+            } else {
+                assert_eq!(seen, vec![(1200 * ns, 0, 2, 1), (2200 * ns, 0, 1, 0)]);
+            }
+        }
     }
 
     #[test]
@@ -899,7 +1068,7 @@ mod tests {
         while let Some((t, ev)) = agenda.next_until(Time::MAX) {
             match ev {
                 Event::PortTxDone(l) => fabric.tx_done(l, t, &mut agenda, &mut nothing),
-                Event::CellArrival(l) => match fabric.link_arrival(l, t, &mut agenda) {
+                Event::CellArrival(l) => match fabric.link_arrival(l, t, &mut agenda).1 {
                     Arrived::End(c) => order.push((t, c.vc)),
                     other => panic!("{other:?}"),
                 },

@@ -38,14 +38,22 @@ pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
         .filter(|(_, l)| l.layer == Layer::Atm)
         .map(|(i, l)| (i, l, plan.lazy_atm[i]))
         .collect();
-    let mut atm = atm::AtmFabric::new(atm_specs, &sc.vcs, &local, sc.seed, &sc.probes.vc_queue);
+    let slotted = sc.arbitration == Arbitration::Slotted;
+    let mut atm = atm::AtmFabric::new(
+        atm_specs,
+        &sc.vcs,
+        &local,
+        sc.seed,
+        &sc.probes.vc_queue,
+        slotted,
+    );
     let ip_links: Vec<usize> = (0..sc.links.len())
         .filter(|&i| sc.links[i].layer == Layer::Ip)
         .collect();
     // The event queue (simultaneous cell arrivals ordered as the scenario
     // says); the parts schedule their first events on it as they are built.
     let mut agenda = match sc.arbitration {
-        Arbitration::Random => EventQueue::with_tie_seed(sc.seed),
+        Arbitration::Slotted | Arbitration::Random => EventQueue::with_tie_seed(sc.seed),
         Arbitration::SchedulingOrder => EventQueue::by_scheduling_order(),
     };
     let ip_fast = IpFastPaths::new(&plan, &ip_links, &local);

@@ -172,8 +172,9 @@ impl Simulation {
             });
     }
 
-    pub(super) fn on_cell_arrival(&mut self, l: u32) {
-        match self.atm.link_arrival(l, self.clock.now, &mut self.agenda) {
+    pub(super) fn on_cell_arrival(&mut self, q: u32) {
+        let (l, arrived) = self.atm.link_arrival(q, self.clock.now, &mut self.agenda);
+        match arrived {
             CellArrived::Onward(next, cell) => self.cell_to_port(next, cell),
             CellArrived::Brm(cell) => match self.atm.brm_onward(cell, self.clock.now) {
                 BrmStep::Onward(next, cell) => self.cell_to_port(next, cell),

@@ -47,9 +47,9 @@
 //!    to fall within the current `advance`, no earlier packet to be in
 //!    flight on that link, and a sender's own deadline to come after the
 //!    ACK; a probed sender keeps its samples for the ticks it moves past.
-//! 5. **Merged sources.** Under random arbitration the open-loop sources
-//!    (CBR, greedy, Poisson, on/off, frames) wait on a timing wheel under
-//!    the very keys their own `SourceEmit` events would have in the agenda
+//! 5. **Merged sources.** Under random arbitration (slotted or continuous)
+//!    the open-loop sources (CBR, greedy, Poisson, on/off, frames) wait on
+//!    a timing wheel under the very keys their own `SourceEmit` events would have in the agenda
 //!    (time, then the arrival's hash), and the agenda holds one `Sources`
 //!    event at the earliest. That event fires, in key order, every emission
 //!    whose key comes before the agenda's next event and within the current
@@ -170,10 +170,11 @@ impl Plan {
             eager_rx: eager_receivers(sc),
             eager_tx: eager_senders(sc, &eager_ip),
             eager_ip,
-            // The wheel keeps the agenda's keys of random arbitration; under
-            // scheduling order a source's place depends on when it was
-            // scheduled, which only the agenda knows.
-            merged_sources: sc.arbitration == Arbitration::Random,
+            // The wheel keeps the agenda's keys of random arbitration
+            // (slotted or not: sources enter their ports when they send);
+            // under scheduling order a source's place depends on when it
+            // was scheduled, which only the agenda knows.
+            merged_sources: sc.arbitration != Arbitration::SchedulingOrder,
         }
     }
 }
