@@ -107,7 +107,7 @@ def test_abr_vc_to_core_exact(tmp_path: Path) -> None:
         "interval_cells": 100,
         "delta": 0.1,
         "measured_rate": False,
-        "bidirectional_count": False,
+        "bidirectional_count": True,
     }
     assert [link.get("algorithm") for link in core["links"]] == [None, None, erica, erica]
     assert core["sources"][0]["model"] == {"kind": "greedy"}
@@ -373,7 +373,7 @@ def test_algorithm_forms_and_defaults(tmp_path: Path) -> None:
         "interval_cells": 100,
         "delta": 0.1,
         "measured_rate": False,
-        "bidirectional_count": False,
+        "bidirectional_count": True,
     }
     assert algorithm_json(tmp_path, '{ kind = "erica_plus", interval = "5 ms", b = 1 }') == {
         "kind": "erica_plus",
@@ -381,7 +381,7 @@ def test_algorithm_forms_and_defaults(tmp_path: Path) -> None:
         "interval_cells": 100,
         "delta": 0.1,
         "measured_rate": False,
-        "bidirectional_count": False,
+        "bidirectional_count": True,
         "t0_ps": 1_500_000_000,
         "a": 1.15,
         "b": 1.0,
@@ -918,3 +918,29 @@ def test_gfc2_fmmra_reaches_the_max_min_rates() -> None:
     for _, row in result.abr.iterrows():
         mbps = row["acr_cps"] * 424 / 1e6
         assert mbps == pytest.approx(GFC2_MAX_MIN_MBPS[row["name"][0]], rel=0.01), row["name"]
+
+
+@needs_core
+@pytest.mark.parametrize("km", [667, 1333])
+def test_abr_buffer_is_bounded_by_rtts_and_nearly_independent_of_sources(km: int) -> None:
+    """Seed 002's central claim with the default ERICA (bidirectional counting, CCR
+    from the RM cells: docs/model.md, "ABR"): with 5 and 15 TCP sources (seed 002's
+    source and TCP parameters) and three links of ``km`` (WAN round trips of 20 and
+    40 ms), the maximum queue stays within 3 RTT x link rate ("typical WAN buffer
+    requirements were under 3 x RTT x link bandwidth": one RTT for the doubling of
+    the TCP load after the pipe fills, one for the backlog of bursts shorter than an
+    RTT, one for bursty ACKs), and 15 sources add less than one RTT x link rate to
+    the queue of 5 ("this bound depends more on the RTT ... and less on the number
+    of connections"). Without bidirectional counting 15 sources add 2.1 and 1.3
+    RTT (scripts/study_abr_buffers.py runs the wider grid)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "study_abr_buffers.py"
+    spec = importlib.util.spec_from_file_location("study_abr_buffers", path)
+    assert spec is not None and spec.loader is not None
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    rtt_cells = study.rtt_s(km) * OC3_CPS
+    queues = {n: study.one(n, km, "defaults", 1, "1 s")["max_queue"] for n in (5, 15)}
+    assert max(queues.values()) <= 3 * rtt_cells, queues
+    assert queues[15] - queues[5] <= rtt_cells, queues

@@ -134,6 +134,11 @@ class _Switch(Table):
         if kind == "erica":
             table["variant"] = self.erica_variant
             table["target_utilization"] = self.target_utilization
+            if self.erica_variant == "basic":
+                # The algorithm as first proposed (seed 000 section 3.2, which seed 003
+                # describes) counts the VCs whose cells arrive; counting them by their
+                # backward RM cells came later (docs/model.md, "ABR").
+                table["bidirectional_count"] = False
         table["interval"] = self.interval
         table["interval_cells"] = self.interval_cells
         return table
@@ -232,6 +237,17 @@ class NSourceVbr(NSource):
     """Cells at sw1 -> sw2. Seed 000 Table 1: TBE x n x {1, 2, 4} (e.g. 2048 for n = 2,
     TBE 512); "inf" is section 8's peak-throughput case. (Lengths: seed 000 section 6,
     all links 1000 km.)"""
+
+    def algorithm_table(self) -> Optional[dict]:
+        """ERICA without bidirectional counting: seed 000 ran the basic algorithm
+        "enhanced ... to reduce spiking effects due to transient overloads" (section
+        3.2), the one enhancement it names; the counting of bursty sources came with
+        the group's TCP buffer study ("Buffer Requirements for TCP over ABR", ATM Forum
+        96-0517), seed 002's forerunner (docs/model.md, "ABR")."""
+        table = super().algorithm_table()
+        if table is not None and table["kind"] in ("erica", "erica_plus"):
+            table["bidirectional_count"] = False
+        return table
 
     def vbr_source(self) -> Optional[dict]:
         if not self.vbr:

@@ -358,8 +358,14 @@ ALGORITHM_DEFAULTS: dict[str, Any] = {
     "interval": "1 ms",  # seed 000 section 5: 100 cells or 1 ms, whichever first
     "interval_cells": 100,
     "delta": 0.1,  # the ERICA description (Jain et al., ATM Forum 96-1172)
+    # CCR from the forward RM cells, as the seeds' ERICA had it (seed 000 section 9:
+    # window-limited sources keep ACRs at 90 % of the link); the ERICA description's
+    # per-VC CCR measurement is an option (docs/model.md, "ABR").
     "measured_rate": False,
-    "bidirectional_count": False,
+    # A VC whose backward RM cell passes counts as active: Kalyanaraman's dissertation
+    # marks a VC seen on every backward RM cell; the TCP buffer study seed 002 grew
+    # from ran ERICA with "correct counting of bursty sources" (docs/model.md, "ABR").
+    "bidirectional_count": True,
     "t0": "1.5 ms",  # ERICA+: seed 001 section 6
     "a": 1.15,  # seed 001
     "b": 1.05,  # the literature's default (seed 001 uses 1)
@@ -377,7 +383,7 @@ class Algorithm(Table):
     - erica: variant ("max_min": the ERICA description's max-min version; "basic":
       seed 000 section 3.2's ER = max(FairShare, VCShare)), target_utilization (0.9),
       interval ("1 ms"), interval_cells (100), delta (0.1), measured_rate (false),
-      bidirectional_count (false);
+      bidirectional_count (true);
     - erica_plus: interval, interval_cells, delta, measured_rate,
       bidirectional_count as erica, t0 ("1.5 ms"), a (1.15), b (1.05), qdlf (0.5);
     - efci: high (cells, required), low (default: high);

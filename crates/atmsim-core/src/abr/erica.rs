@@ -325,6 +325,47 @@ mod tests {
     }
 
     #[test]
+    fn a_vc_seen_only_by_its_backward_rm_cells_counts_when_asked() {
+        // Bidirectional counting of bursty sources (Jain et al., "ERICA Switch
+        // Algorithm: A Complete Description"; in Kalyanaraman's dissertation
+        // "Traffic Management for the Available Bit Rate (ABR) Service in ATM
+        // Networks" the switch pseudo-code marks a VC seen when its backward RM
+        // cell is received): a TCP source waiting for its ACKs sends no forward
+        // cell in an interval, but its backward RM cells still pass the switch.
+        // Link 100,000 cells/s, U = 0.9: ABR capacity 90,000. VC 1's backward RM
+        // cell passes at t = 0; VC 0 sends 100 cells 10 us apart, the 100th
+        // closing the interval at 0.99 ms: z = (100 / 0.99 ms) / 90,000 = 1.122,
+        // overload. Counted, VC 1 makes two active VCs: fair share 45,000, and
+        // its next backward RM cell (CCR 1,000, VCShare 891) gets 45,000; not
+        // counted, one VC: 90,000, the whole capacity for an idle source.
+        let ms = 1_000_000_000;
+        for (bidirectional, fair_share) in [(true, 45_000.0), (false, 90_000.0)] {
+            let meter = Meter::new(2, ms, 100);
+            let mut e = Erica::new(
+                2,
+                Target::Utilization(0.9),
+                meter,
+                0.1,
+                false,
+                bidirectional,
+            );
+            let p = port();
+            let brm =
+                || crate::abr::turn_around(&crate::abr::forward_rm(1, 1_000.0, 1e9, 0.0), false);
+            e.on_brm(0, &mut brm(), &p);
+            for k in 0..100u64 {
+                let mut c = Cell::data(0, 0, 1, true);
+                e.on_cell(k * 10_000_000, &mut c, true, 2, &p);
+            }
+            assert!((e.z - 100.0 / 0.99e-3 / 90_000.0).abs() < 1e-9, "{}", e.z);
+            assert_eq!(e.fair_share, fair_share);
+            let mut next = brm();
+            e.on_brm(ms, &mut next, &p);
+            assert_eq!(next.er as f64, fair_share, "{bidirectional}");
+        }
+    }
+
+    #[test]
     fn the_measured_rate_replaces_the_ccr_field_when_asked() {
         // Link 100,000 cells/s (ABR capacity 90,000 at U = 0.9). VC 0's
         // forward RM cells say CCR = 80,000, but its cells come at 10,000
