@@ -934,6 +934,83 @@ def _judge_er(params: dict, runs: list[dict]) -> list[Check]:
     ]
 
 
+def _base_rtt_setup(params: dict) -> tuple[dict, float]:
+    """One TCP connection over s -> sw1 -> sw2 -> d (155.52 Mbps, km each), IP routers
+    or ATM switches; sw1 -> sw2 computes its ER, and the ACKs' window is written with
+    T = "base_rtt" where they arrive (IP: the router sw1, over sw2 -> sw1; ATM: the edge
+    where the ACK VC ends, over sw1 -> s). Returns the scenario and the flow's base
+    round trip by theory (``ip_base_rtt``, or ``atm_base_rtt``: cells switched one by
+    one)."""
+    layer, mss, km = params["layer"], params["mss"], params["km"]
+    nodes, links, names = _tcp_path(layer, OC3, f"{km} km", hops=3)
+    links["sw1-sw2"]["rate_control"] = "erica_plus"
+    control = {"rates_from": "sw1-sw2", "window": "base_rtt"}
+    back = {"rate": OC3, "length": f"{km} km", "ack_control": control}
+    if layer == "ip":
+        links["sw1-sw2"]["duplex"] = False
+        links["sw2-sw1"] = {"from": "sw2", "to": "sw1", "layer": "ip", **back}
+    else:
+        links["s-sw1"]["duplex"] = False
+        links["sw1-s"] = {"from": "sw1", "to": "s", **back}
+    flow = _tcp_flow(params, path=names, window=f"{65535 << 4} B", window_scale=4)
+    scenario = {
+        "run": {"duration": _ps(params["_duration_s"])},
+        "nodes": nodes,
+        "links": links,
+        "flows": {"tcp": flow},
+        "probes": {"period": "5 ms", "flows": ["tcp"]},
+    }
+    delays = [km * 5e-6] * 3
+    if layer == "atm":
+        return scenario, theory.atm_base_rtt(CELL_S, delays, mss)
+    return scenario, theory.ip_base_rtt([ER_RATE] * 3, delays, mss)
+
+
+def _measure_base_rtt(params: dict, seed: int) -> dict:
+    """The T the router multiplies the ER by: each window it wrote over the ER it had
+    (both sampled every 5 ms after the warm-up), their median."""
+    scenario, _ = _base_rtt_setup(params)
+    series = _run(scenario, seed).series
+    series = series[series.time_s > params["_warmup_s"]]
+    er = series[series.metric == "er_bps"].set_index("time_s").value
+    written = series[series.metric == "rwnd_written_bytes"].set_index("time_s").value
+    ratio = (written / (er / 8)).dropna()
+    return {
+        "t_s": float(ratio.median()) if len(ratio) else math.nan,
+        "er_min_bps": float(er.min()) if len(er) else math.nan,
+    }
+
+
+ER_BASE_RTT_KNOWN = (
+    "at ATM edges the base round trip counts a segment's cells and an ACK's cells at "
+    "every hop, as if switches stored and forwarded whole frames; they forward cells one "
+    "by one, so the flow's round trip counts them once and one cell time per further "
+    "hop: T is too large by c (h - 1) cell times for c cells a segment over h hops "
+    "(MSS 9180 over 3 hops: +1.05 ms), and the window ER x T with it"
+)
+
+
+def _judge_base_rtt(params: dict, runs: list[dict]) -> list[Check]:
+    run = runs[0]
+    _, rtt = _base_rtt_setup(params)
+    # The window field holds the window in units of 2^4 bytes: T is known to one unit
+    # over the ER, plus the picosecond rounding of the times (1e-6 of T here).
+    slack = 16 / (run["er_min_bps"] / 8) + 1e-6 * rtt
+    return [
+        Check(
+            "er-base-rtt",
+            point_text(params),
+            "T used (ms)",
+            run["t_s"] * 1e3,
+            rtt * 1e3,
+            (rtt - slack) * 1e3,
+            (rtt + slack) * 1e3,
+            f"+-{slack * 1e6:.2g} us: the window field's unit of 16 bytes over the ER",
+            known=ER_BASE_RTT_KNOWN if params["layer"] == "atm" else None,
+        )
+    ]
+
+
 # --- 5. RFC 1624 --------------------------------------------------------------------------------
 
 
@@ -1343,6 +1420,24 @@ TRUTHS: list[Truth] = [
         known=ER_KNOWN,
     ),
     Truth(
+        name="er-base-rtt",
+        title="explicit-rate windows: T = base_rtt is the flow's round trip",
+        source="Satyavolu, Duvedi and Kalyanaraman, Explicit rate control of TCP "
+        "applications, 1998 (Fig. 4: routers know the round trips Ti); the round trip of "
+        "store-and-forward IP hops and of cell-switched ATM hops",
+        tolerance="deterministic: the window field's unit (16 bytes) over the ER",
+        fast=[
+            {"layer": "ip", "mss": 1460, "km": 1000},
+            {"layer": "atm", "mss": 9180, "km": 100},
+        ],
+        full=_grid(layer=["ip", "atm"], mss=[512, 1460, 9180], km=[100, 1000]),
+        seeds_fast=1,
+        seeds_full=1,
+        measure=_measure_base_rtt,
+        judge=_judge_base_rtt,
+        known=ER_BASE_RTT_KNOWN,
+    ),
+    Truth(
         name="rfc1624-checksum",
         title="incremental checksum update equals a full recomputation",
         source="RFC 1624 (Computation of the Internet Checksum via Incremental "
@@ -1408,7 +1503,7 @@ def _set_defaults() -> None:
                 cycle = point["pipe"] * point["pipe"] * 0.8e-3 * 1.2
                 point.setdefault("_duration_s", round(24 * cycle, 3))
                 point.setdefault("_warmup_s", round(4 * cycle, 3))
-            elif truth.name == "er-window":
+            elif truth.name in ("er-window", "er-base-rtt"):
                 point.setdefault("_duration_s", 3.0)
                 point.setdefault("_warmup_s", 1.0)
             elif truth.name == "ubr-buffer-windows":
