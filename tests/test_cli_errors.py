@@ -276,3 +276,20 @@ def test_plot_unreadable_files(tmp_path: Path) -> None:
     (tmp_path / "series.parquet").write_text("not parquet", encoding="utf-8")
     result = run_cli("plot", str(tmp_path))
     assert_one_line_error(result, f"{tmp_path / 'series.parquet'}: not a series file (")
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["validate-model", "--only", "nosuch"], ["--only nosuch", "no such truth", "md1-wait"]),
+        (["validate-model", "--jobs", "0"], ["--jobs", "at least 1"]),
+        (["validate-model", "--only"], ["--only", "expected at least one argument"]),
+        (["validate-model", "--out", "{file}"], ["--out", "is a file"]),
+    ],
+)
+def test_validate_model_bad_input(tmp_path: Path, args: list[str], words: list[str]) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("x", encoding="utf-8")
+    result = run_cli(*[arg.replace("{file}", str(path)) for arg in args], cwd=tmp_path)
+    assert_one_line_error(result, *words)
+    assert result.stdout == ""

@@ -46,3 +46,9 @@ def series_parquet(
     """The bytes of a Parquet file of a series' columns as ``Simulation.finish``
     returns them: time_s, entity and metric (as strings), value. ValueError when the
     columns differ in length or an index has no name."""
+
+def checksum_update(checksum: int, old: int, new: int) -> int:
+    """The TCP checksum after one 16-bit header word changes from ``old`` to ``new``:
+    the core's incremental update (RFC 1624, eqn. 3), as routers and ATM edges apply it
+    when they rewrite an ACK's window. Arguments and result are 16-bit (0 .. 65535);
+    OverflowError outside that range."""

@@ -1,4 +1,4 @@
-"""The ``atmsim`` command: run, validate, plot, reproduce, bench.
+"""The ``atmsim`` command: run, validate, plot, reproduce, bench, validate-model.
 
 Argument parsing only (argparse, see ``build_parser``): the work is done by the
 package (``atmsim.api`` runs, ``atmsim.results`` prints tables and ledgers,
@@ -298,6 +298,57 @@ def parse_scale(text: str) -> list[int]:
     return counts
 
 
+def validate_model_command(args: argparse.Namespace) -> int:
+    """Check the simulator against truths that do not come from its own runs (queueing
+    theory, max-min fairness, TCP's ceilings and sawtooth, explicit-rate windows,
+    RFC 1624, the seeds' buffer claims), each over a grid of parameters: per grid
+    point the simulated and theoretical values, the accepted range with its reason, and
+    a verdict. The fast grids by default, the full ones with --full. Exit 0 when every
+    truth passes, 1 when one fails (the table names the truth and the point)."""
+    import shlex
+
+    from .validation import truths
+
+    try:
+        chosen = truths.select(args.only)
+    except truths.TruthInputError as error:
+        raise CliError(str(error)) from None
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        raise CliError(f"--out {args.out}: is a file, expected a directory")
+    jobs = args.jobs or os.cpu_count() or 1
+    outcome = truths.run_suite(chosen, full=args.full, jobs=jobs, progress=_Progress())
+    for line in truths.table_lines(outcome):
+        print(line)
+    if args.out is not None:
+        command = shlex.join(["atmsim", "validate-model", *sys.argv[2:]])
+        try:
+            written = truths.write_outputs(outcome, args.out, command)
+        except truths.TruthInputError as error:
+            raise CliError(str(error)) from None
+        print("wrote " + " and ".join(str(path) for path in written))
+    return 1 if outcome.failed else 0
+
+
+class _Progress:
+    """Progress of long work on stderr: a line that updates itself on a terminal, else a
+    line every 10 s (and none for work done within that)."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.started = time.perf_counter()
+        self.last = self.started
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.perf_counter()
+        text = f"validate-model: {done}/{total} runs, {now - self.started:.0f} s"
+        if self.tty:
+            end = "\n" if done == total else ""
+            print(f"\r{text}", end=end, file=sys.stderr, flush=True)
+        elif now - self.last >= 10 and done < total:
+            print(text, file=sys.stderr, flush=True)
+            self.last = now
+
+
 def examples_command(args: argparse.Namespace) -> int:
     """List the example scenarios and sweeps that ship with atmsim, or copy one out to
     start from: atmsim examples ubr_epd --to mine/."""
@@ -540,6 +591,28 @@ def build_parser() -> _Parser:
         dest="json_out",
         type=Path,
         help="Also write every figure and the machine to this file.",
+    )
+
+    model = command(
+        "validate-model",
+        validate_model_command,
+        "Check the model against theory (queueing, fairness, TCP, RFC 1624) over grids.",
+    )
+    model.add_argument(
+        "--full", action="store_true", help="The full grids (minutes) instead of the fast ones."
+    )
+    model.add_argument("--jobs", type=_at_least_1, help="Simulations at once (default: the cores).")
+    model.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="Also write DIR/truths.csv (every checked point) and DIR/truths.json.",
+    )
+    model.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        help="Only these truths (by name, as the table shows them).",
     )
 
     examples = command("examples", examples_command, "List the shipped examples, or copy one out.")

@@ -247,6 +247,16 @@ fn series_parquet<'py>(
     Ok(PyBytes::new(py, &file))
 }
 
+/// The TCP checksum after one 16-bit header word changes from `old` to
+/// `new`, by the core's incremental update (RFC 1624, eqn. 3), which routers
+/// and ATM edges use when they rewrite an ACK's window. Exposed so that the
+/// truth suite can compare it with a full recomputation (RFC 1071) written
+/// independently in Python.
+#[pyfunction]
+fn checksum_update(checksum: u16, old: u16, new: u16) -> u16 {
+    atmsim_core::ip::checksum::update(checksum, old, new)
+}
+
 /// Version of the core.
 #[pyfunction]
 fn version() -> &'static str {
@@ -267,6 +277,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(series_parquet, m)?)?;
+    m.add_function(wrap_pyfunction!(checksum_update, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     Ok(())
 }
