@@ -150,23 +150,12 @@ def test_selection_refuses_an_unknown_truth():
         truths.select(["md1-wait", "nosuch"])
 
 
-def test_a_check_outside_its_range_fails_and_an_expected_failure_is_marked():
+def test_a_check_outside_its_range_fails():
     check = truths.Check("t", "p", "m", 2.0, 1.0, 0.9, 1.1, "why")
     assert check.verdict == "FAIL"
-    check.expected_failure = "not modelled yet"
-    assert check.verdict == "xfail"
     check.simulated = 1.0
-    assert check.verdict == "XPASS"
+    assert check.verdict == "pass"
     assert truths.Check("t", "p", "m", math.nan, 1.0, 0.9, 1.1, "why").verdict == "FAIL"
-
-
-def test_the_slotted_truth_follows_the_arbitration_key():
-    # Today [run] arbitration has no slotted value: the truth is an expected failure
-    # with the reason the brief gives; once a slotted value exists it is a plain truth.
-    if truths.slotted_arbitration() is None:
-        assert truths.BY_NAME["karol-output-queue"].expected_failure() == ("continuous-time port")
-    else:  # pragma: no cover - the slotted port has landed
-        assert truths.BY_NAME["karol-output-queue"].expected_failure() is None
 
 
 # --- the fast set ------------------------------------------------------------------------------
@@ -182,11 +171,6 @@ def _param(truth: truths.Truth):
         # A model defect or a claim that does not hold, known to the project: the
         # truth must keep failing until it is fixed (strict: a pass says "fixed").
         return pytest.param(truth.name, marks=pytest.mark.xfail(strict=True, reason=truth.known))
-    if truth.expected_failure and truth.expected_failure():
-        return pytest.param(
-            truth.name,
-            marks=pytest.mark.xfail(strict=False, reason=truth.expected_failure()),
-        )
     return truth.name
 
 
@@ -196,9 +180,9 @@ def test_fast_set(fast_outcome, name):
     truth = truths.BY_NAME[name]
     checks = fast_outcome.checks[name]
     assert checks
-    failing = [c for c in checks if c.verdict in ("FAIL", "xfail")]
+    failing = [c for c in checks if c.verdict == "FAIL"]
     assert not failing, "; ".join(f"{c.point}: {c.metric} {c.simulated}" for c in failing)
-    assert fast_outcome.verdict(truth) in ("pass", "XPASS")
+    assert fast_outcome.verdict(truth) == "pass"
 
 
 @needs_core

@@ -122,7 +122,10 @@ def _active_s(start_ps: int, end_ps: Optional[int], sim_s: float) -> float:
 
 
 def _base_rtt_s(core: dict, flow: dict, data_links: list[int], ack_links: list[int]) -> float:
-    """Propagation plus one segment's and one ACK's transmission at every hop."""
+    """A segment's and its ACK's way without queueing: propagation at every hop; an IP
+    router stores and forwards the packet, so its transmission counts at every hop; ATM
+    switches forward cells one by one, so a frame of c cells counts one cell time per
+    hop and c - 1 more at its slowest link (as the core's ``base_rtt`` counts it)."""
     links = core["links"]
     mss = flow["mss_bytes"]
     total = 0.0
@@ -130,13 +133,17 @@ def _base_rtt_s(core: dict, flow: dict, data_links: list[int], ack_links: list[i
         (data_links, _cells_per_segment(mss), mss + IP_HEADER_BYTES),
         (ack_links, ACK_CELLS, IP_HEADER_BYTES),
     ):
+        slowest_cell_s = 0.0
         for index in path:
             link = links[index]
             total += link["delay_ps"] / 1e12
             if link.get("layer") == "ip":
                 total += ip_bytes * 8 / link["bit_rate_bps"]
             else:
-                total += atm_cells / link["cell_rate_cps"]
+                cell_s = 1 / link["cell_rate_cps"]
+                total += cell_s
+                slowest_cell_s = max(slowest_cell_s, cell_s)
+        total += (atm_cells - 1) * slowest_cell_s
     return total + flow.get("processing_ps", 0) / 1e12
 
 

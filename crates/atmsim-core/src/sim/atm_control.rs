@@ -242,22 +242,31 @@ impl AtmControl {
     }
 }
 
-/// ATM flow `f`'s round-trip time without queueing: the propagation delay
-/// of every link of its data and ACK VCs, one full segment's cells'
-/// transmission on each data link and one ACK's cells' on each ACK link.
+/// ATM flow `f`'s round-trip time without queueing: a full segment's frame
+/// over its data VC and an ACK's over its ACK VC. Switches forward cells one
+/// by one, so a frame of c cells over links of cell times t_i and delays d_i
+/// has its last cell at the far end after sum(d_i + t_i) + (c - 1) max(t_i):
+/// each cell crosses every link, and the frame is paced out at its slowest.
+/// (Under slotted contention a cell may also wait up to one cell time at
+/// each switch for its slot; that wait is not counted.)
 fn base_rtt(sc: &Scenario, f: usize) -> Time {
     let fl = &sc.flows[f];
     let path = |vc: Option<u32>, ip_bytes: u32| -> Time {
         let Some(v) = vc else { return 0 };
         let cells = cells_per_datagram(ip_bytes) as Time;
-        sc.vcs[v as usize]
+        let links = sc.vcs[v as usize]
             .links
             .iter()
-            .map(|&l| {
-                let link = &sc.links[l as usize];
-                link.delay_ps + cells * cell_time_ps(link.cell_rate_cps)
-            })
-            .sum()
+            .map(|&l| &sc.links[l as usize]);
+        let one_cell: Time = links
+            .clone()
+            .map(|link| link.delay_ps + cell_time_ps(link.cell_rate_cps))
+            .sum();
+        let slowest = links
+            .map(|link| cell_time_ps(link.cell_rate_cps))
+            .max()
+            .unwrap_or(0);
+        one_cell + (cells - 1) * slowest
     };
     path(fl.data_vc, fl.tcp.mss_bytes + 40) + path(fl.ack_vc, 40)
 }
@@ -279,6 +288,41 @@ mod tests {
             max_increase: 0.1,
             active_decay: 0.0,
         }
+    }
+
+    #[test]
+    fn the_base_round_trip_counts_cells_switched_one_by_one() {
+        // Data a -> b -> c over links of 1 us and 4 us per cell (1 ms and 2
+        // ms of delay), ACKs c -> b -> a over the same rates. MSS 512: 12
+        // cells a segment, 2 an ACK. A segment's last cell reaches c after
+        // 3 ms + (1 + 4) us + 11 x 4 us (paced at the slower link) = 3.049
+        // ms; the ACK's after 3 ms + 5 us + 1 x 4 us = 3.009 ms. Stored and
+        // forwarded frame by frame it would be 3 ms + 12 x 5 us and 3 ms + 2
+        // x 5 us.
+        let us: Time = 1_000_000;
+        let link = |name: &str, from: u32, to: u32, cps: f64, delay_ps: Time| {
+            serde_json::json!({"name": name, "from": from, "to": to,
+                "bit_rate_bps": cps * 424.0, "cell_rate_cps": cps, "delay_ps": delay_ps,
+                "buffer_cells": null, "policy": {"kind": "tail"}})
+        };
+        let v = serde_json::json!({"duration_ps": MS, "seed": 1,
+            "nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+            "links": [link("ab", 0, 1, 1e6, MS), link("bc", 1, 2, 2.5e5, 2 * MS),
+                      link("cb", 2, 1, 2.5e5, 2 * MS), link("ba", 1, 0, 1e6, MS)],
+            "vcs": [{"name": "d", "class": "ubr", "links": [0, 1]},
+                    {"name": "k", "class": "ubr", "links": [2, 3]}],
+            "sources": [],
+            "flows": [{"name": "f", "layer": "atm", "data_vc": 0, "ack_vc": 1,
+                "variant": "reno", "mss_bytes": 512, "rcv_window_bytes": 65535,
+                "window_scale": 0, "initial_cwnd_segments": 1,
+                "initial_ssthresh_bytes": null, "timer": {"kind": "fine"},
+                "initial_rto_ps": 1000 * MS, "min_rto_ps": 200 * MS,
+                "max_rto_ps": 64000 * MS, "delayed_ack_ps": 0, "app_bytes": null,
+                "max_sack_blocks": 3}]});
+        let sc: Scenario = serde_json::from_value(v).unwrap();
+        let data = 3 * MS + 5 * us + 11 * 4 * us;
+        let ack = 3 * MS + 5 * us + 4 * us;
+        assert_eq!(base_rtt(&sc, 0), data + ack);
     }
 
     #[test]
