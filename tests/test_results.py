@@ -66,6 +66,20 @@ def test_flows_table_totals_the_goodput(summaries) -> None:
     assert table.caption == f"total goodput {flow['goodput_mbps']:.3f} Mbps"
 
 
+def test_bytes_dropped_beyond_a_window_are_a_term_of_the_byte_ledger(summaries) -> None:
+    """Window probes into a closed window, dropped by the receiver: written by the core
+    only when not 0, and then a term of the balance."""
+    summary = copy.deepcopy(summaries["ip_flow"])
+    nbytes = summary["conservation"]["bytes"]
+    assert "dropped_beyond_window" not in nbytes
+    nbytes["sent"] += 3
+    nbytes["retransmitted"] += 3
+    assert ledger_lines(summary)[-1][1] is False
+    nbytes["dropped_beyond_window"] = 3
+    line, ok = ledger_lines(summary)[-1]
+    assert ok and "dropped beyond window 3" in line, line
+
+
 @pytest.mark.parametrize("kind", ["cells", "atm_flow", "ip_flow", "abr"])
 def test_real_runs_balance(summaries, kind: str) -> None:
     lines = ledger_lines(summaries[kind])

@@ -432,6 +432,9 @@ def ledger_lines(summary: dict) -> list[tuple[str, bool]]:
                 ("held out of order", nbytes["held_out_of_order"]),
                 ("in path", nbytes["in_path"]),
             )
+            beyond = nbytes.get("dropped_beyond_window", 0)
+            if beyond:  # window probes into a closed window, dropped by the receiver
+                terms = (*terms, ("dropped beyond window", beyond))
             once = nbytes["sent_once"] + nbytes["retransmitted"]
             ok = (
                 bool(nbytes["ok"])

@@ -33,7 +33,6 @@ struct FlowState {
     sender: TcpSender,
     receiver: TcpReceiver,
     route: FlowRoute,
-    wnd_field: u16,
     processing_ps: Time,
     jitter_ps: Time,
     rng: RngStream,
@@ -97,7 +96,7 @@ impl FlowState {
     #[inline]
     fn ack(&mut self, f: u32) -> Packet {
         let r = &self.receiver;
-        let mut packet = Packet::ack(f, 0, r.rcv_nxt, self.wnd_field);
+        let mut packet = Packet::ack(f, 0, r.rcv_nxt, r.window_field());
         self.sack.attach(&mut packet, r.sack_blocks());
         packet
     }
@@ -156,9 +155,9 @@ impl TcpHosts {
                     fl.tcp.variant == Variant::Sack,
                     fl.tcp.max_sack_blocks,
                     fl.tcp.delayed_ack_ps,
-                ),
+                )
+                .with_buffer(fl.tcp.rcv_window_bytes, fl.tcp.window_scale),
                 route,
-                wnd_field: fl.tcp.window_field(),
                 processing_ps: fl.processing_ps,
                 jitter_ps: fl.processing_jitter_ps,
                 rng: RngStream::new(sc.seed, super::STREAM_FLOWS + f as u64),
@@ -389,6 +388,7 @@ impl TcpHosts {
             b.delivered += r.bytes_delivered;
             b.duplicates += r.bytes_duplicate;
             b.held_out_of_order += r.held_bytes();
+            b.dropped_beyond_window += r.bytes_beyond_window;
             flows.push(FlowSummary {
                 name: fl.name.clone(),
                 variant: s.variant(),
