@@ -93,7 +93,7 @@ impl FlowState {
     }
 
     /// The ACK the receiver (of flow `f`) sends now.
-    #[inline]
+    #[inline(always)]
     fn ack(&mut self, f: u32) -> Packet {
         let r = &self.receiver;
         let mut packet = Packet::ack(f, 0, r.rcv_nxt, r.window_field());

@@ -111,12 +111,18 @@ impl TcpReceiver {
     }
 
     /// The window field of the next ACK: min(65535, window >> scale).
-    #[inline]
+    #[inline(always)]
     pub fn window_field(&self) -> u16 {
-        match self.paused_at {
-            None => self.full_field,
-            Some(_) => (self.window() >> self.scale).min(u16::MAX as u64) as u16,
+        if self.paused_at.is_some() {
+            return self.partial_field();
         }
+        self.full_field
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn partial_field(&self) -> u16 {
+        (self.window() >> self.scale).min(u16::MAX as u64) as u16
     }
 
     /// Test hook: the application stops reading; what arrives from now on

@@ -341,9 +341,13 @@ impl TcpSender {
     /// at once) expires.
     #[inline]
     pub fn deadline(&self) -> Option<Time> {
-        match (self.timer, self.persist) {
-            (SenderTimer::Deadline(d), SenderTimer::Deadline(p)) => d.or(p),
-            _ => None,
+        match self.timer {
+            SenderTimer::Deadline(Some(d)) => Some(d),
+            SenderTimer::Deadline(None) => match self.persist {
+                SenderTimer::Deadline(p) => p,
+                SenderTimer::Ticks(_) => None,
+            },
+            SenderTimer::Ticks(_) => None,
         }
     }
 
@@ -375,6 +379,21 @@ impl TcpSender {
                     // (exact below 2^53) to spare a saturating cast.
                     let beyond = (self.s.snd_nxt + len).saturating_sub(self.s.snd_una);
                     if beyond as f64 > self.window() {
+                        // The usual end of a window-limited pump, decided
+                        // here as `small_window` would: data in flight under
+                        // the retransmission timer, a window offered, not
+                        // forced, and no partial segment allowed (it would
+                        // be less than a segment, so less than half of a
+                        // largest window above two segments, and it is no
+                        // retransmission of the oldest byte).
+                        if !force
+                            && self.s.snd_nxt != self.s.snd_una
+                            && self.s.rwnd != 0
+                            && 2 * self.s.mss < self.max_sndwnd
+                            && self.timer_running()
+                        {
+                            return None;
+                        }
                         return self.small_window(now, len, force);
                     }
                     Segment {
@@ -403,8 +422,9 @@ impl TcpSender {
     /// scenarios always have, only a cwnd of a fraction of a segment could
     /// then be the limit, and the model keeps whole segments there).
     /// With nothing it may send, [`Self::cannot_send`]; a persist expiry
-    /// into a zero window sends one byte (a window probe). (Every pump of
-    /// a window-limited sender ends here.)
+    /// into a zero window sends one byte (a window probe).
+    #[cold]
+    #[inline(never)]
     fn small_window(&mut self, now: Time, len: u64, force: bool) -> Option<Segment> {
         let win = self.window() as u64;
         let off = self.s.snd_nxt - self.s.snd_una;
@@ -467,6 +487,7 @@ impl TcpSender {
         again
     }
 
+    #[inline(always)]
     fn record_send(&mut self, now: Time, seg: Segment) {
         let end = seg.seq + seg.len as u64;
         let old_max = self.s.snd_max;
