@@ -105,9 +105,10 @@ def balanced(summary: dict) -> bool:
             "duplicates",
             "held_out_of_order",
             "in_path",
+            "dropped_beyond_window",
         )
         ok = ok and b["ok"] and b["sent"] == b["sent_once"] + b["retransmitted"]
-        ok = ok and b["sent"] == sum(b[k] for k in terms)
+        ok = ok and b["sent"] == sum(b.get(k, 0) for k in terms)
     return ok
 
 

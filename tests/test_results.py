@@ -13,6 +13,7 @@ import atmsim
 from atmsim.reproduce.report import check_reproduce_dir
 from atmsim.results import (
     MAX_TABLE_ROWS,
+    PERSIST_KEYS,
     OutDirError,
     check_out_dir,
     ledger_lines,
@@ -64,6 +65,38 @@ def test_flows_table_totals_the_goodput(summaries) -> None:
     (flow,) = summaries["atm_flow"]["flows"]
     table = result_tables(summaries["atm_flow"])[-1]
     assert table.caption == f"total goodput {flow['goodput_mbps']:.3f} Mbps"
+
+
+def test_persist_counters_are_shown_only_when_a_flow_persisted(summaries) -> None:
+    """The core writes a flow's persist_expiries, window_probes and zero_window_acks only
+    when not 0 (a sender always offered a full segment never persists); the flows table
+    shows them when some flow has them, and Result.flows gives them for every flow."""
+    summary = copy.deepcopy(summaries["ip_flow"])
+    (flow,) = summary["flows"]
+    assert not any(key in flow for key in PERSIST_KEYS)
+    assert "window probes" not in result_tables(summary)[-1].headers
+    frame = atmsim.Result(summary, None, "", False).flows
+    assert [int(frame[key].iloc[0]) for key in PERSIST_KEYS] == [0, 0, 0]
+    flow.update(persist_expiries=5, window_probes=4, zero_window_acks=4)
+    table = result_tables(summary)[-1]
+    columns = ["persist expiries", "window probes", "zero-window ACKs"]
+    assert [table.rows[0][table.headers.index(name)] for name in columns] == ["5", "4", "4"]
+    frame = atmsim.Result(summary, None, "", False).flows
+    assert [int(frame[key].iloc[0]) for key in PERSIST_KEYS] == [5, 4, 4]
+
+
+def test_bytes_dropped_beyond_a_window_are_a_term_of_the_byte_ledger(summaries) -> None:
+    """Window probes into a closed window, dropped by the receiver: written by the core
+    only when not 0, and then a term of the balance."""
+    summary = copy.deepcopy(summaries["ip_flow"])
+    nbytes = summary["conservation"]["bytes"]
+    assert "dropped_beyond_window" not in nbytes
+    nbytes["sent"] += 3
+    nbytes["retransmitted"] += 3
+    assert ledger_lines(summary)[-1][1] is False
+    nbytes["dropped_beyond_window"] = 3
+    line, ok = ledger_lines(summary)[-1]
+    assert ok and "dropped beyond window 3" in line, line
 
 
 @pytest.mark.parametrize("kind", ["cells", "atm_flow", "ip_flow", "abr"])

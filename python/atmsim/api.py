@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import ScenarioError
-from .results import check_out_dir, vc_tcp_totals
+from .results import PERSIST_KEYS, check_out_dir, vc_tcp_totals
 from .scenario import (
     Scenario,
     apply_overrides,
@@ -64,6 +64,10 @@ RATE_CONTROL_COLUMNS = (
     "ack_hold_mean_s",
 )
 """A rate-controlled flow's summary (docs/core-interface.md, FlowRateSummary)."""
+
+PERSIST_COLUMNS = PERSIST_KEYS
+"""A TCP flow's persist-timer counters (docs/core-interface.md, "Flows", Summary): the
+core writes them only when not 0; ``Result.flows`` gives them for every flow."""
 
 GFR_COLUMNS = ("mcr_cps", "frames_tested", "frames_ineligible", "cells_tagged")
 """The per-VC GFR summary of docs/core-interface.md (GfrSummary)."""
@@ -261,10 +265,17 @@ class Result:
 
     @property
     def flows(self) -> pd.DataFrame:
-        """One row per TCP flow: goodput in Mbps, bytes sent and delivered, timeouts, cwnd."""
+        """One row per TCP flow: goodput in Mbps, bytes sent and delivered, timeouts, cwnd,
+        and the persist timer's ``persist_expiries``, ``window_probes`` and
+        ``zero_window_acks`` (0 where the summary leaves them out)."""
         import pandas as pd
 
-        return pd.json_normalize(self.summary.get("flows", []), sep="_")
+        flows = self.summary.get("flows", [])
+        frame = pd.json_normalize(flows, sep="_")
+        if flows:
+            for column in PERSIST_COLUMNS:
+                frame[column] = frame[column].fillna(0).astype("int64") if column in frame else 0
+        return frame
 
     @property
     def abr(self) -> pd.DataFrame:

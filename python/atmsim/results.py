@@ -21,6 +21,10 @@ if TYPE_CHECKING:  # the API imports pandas; the tables need only the summary
 MAX_TABLE_ROWS = 50
 """Longer port and VC tables are cut here (the full lists are in summary.json)."""
 
+PERSIST_KEYS = ("persist_expiries", "window_probes", "zero_window_acks")
+"""A TCP flow's persist-timer counters (docs/core-interface.md, "Flows", Summary), which
+the core writes into its summary only when not 0."""
+
 
 def _count(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
@@ -310,6 +314,9 @@ def _abr_table(vcs: list[dict]) -> Table:
 
 def _flows_table(flows: list[dict]) -> Table:
     finite = any(flow.get("completed_at_s") is not None for flow in flows)
+    # The persist timer's counters, written by the core only when not 0: shown
+    # when some flow met a window too small to send into.
+    persisted = any(flow.get(key) for flow in flows for key in PERSIST_KEYS)
     columns = [
         "flow",
         "goodput (Mbps)",
@@ -319,6 +326,8 @@ def _flows_table(flows: list[dict]) -> Table:
         "fast retransmits",
         "final cwnd (B)",
     ]
+    if persisted:
+        columns += ["persist expiries", "window probes", "zero-window ACKs"]
     if finite:
         columns.append("completed at (s)")
     rows = []
@@ -332,6 +341,8 @@ def _flows_table(flows: list[dict]) -> Table:
             _count(flow["fast_retransmits"]),
             f"{flow['final_cwnd_bytes']:,.0f}",
         ]
+        if persisted:
+            row += [_count(flow.get(key, 0)) for key in PERSIST_KEYS]
         if finite:
             done = flow.get("completed_at_s")
             row.append("-" if done is None else f"{done:.4f}")
@@ -432,6 +443,9 @@ def ledger_lines(summary: dict) -> list[tuple[str, bool]]:
                 ("held out of order", nbytes["held_out_of_order"]),
                 ("in path", nbytes["in_path"]),
             )
+            beyond = nbytes.get("dropped_beyond_window", 0)
+            if beyond:  # window probes into a closed window, dropped by the receiver
+                terms = (*terms, ("dropped beyond window", beyond))
             once = nbytes["sent_once"] + nbytes["retransmitted"]
             ok = (
                 bool(nbytes["ok"])

@@ -859,14 +859,6 @@ def _measure_er(params: dict, seed: int) -> dict:
     }
 
 
-ER_KNOWN = (
-    "the router writes (max(ER x T, MSS)) >> scale into the window field: the shift "
-    "rounds the one-segment floor down below one MSS when MSS is not a multiple of "
-    "2^scale (1460 >> 3 << 3 = 1456), the sender cannot send a whole segment and, "
-    "with nothing in flight and no persist timer, stops"
-)
-
-
 def _er_t(params: dict, base: float) -> float:
     rule = params["rule"]
     if rule == "base_rtt":
@@ -896,8 +888,6 @@ def _judge_er(params: dict, runs: list[dict]) -> list[Check]:
     low = window(run["er_min_bps"]) * 8 / rtt
     high = window(run["er_max_bps"]) * 8 / rtt
     ends = window(run["er_max_bps"]) * 8 / run["span_s"]
-    # The one-segment floor, undone by the scale's rounding: the known defect.
-    floor_undone = (int(max(run["er_min_bps"] / 8 * t, mss)) >> scale << scale) < mss
     return [
         Check(
             "er-window",
@@ -908,7 +898,6 @@ def _judge_er(params: dict, runs: list[dict]) -> list[Check]:
             (low - ends) / 1e6,
             (high + ends) / 1e6,
             f"ER's range over [W, T], +-{ends / 1e6:.3g} (one window)",
-            known=ER_KNOWN if floor_undone else None,
         )
     ]
 
@@ -1379,7 +1368,6 @@ TRUTHS: list[Truth] = [
         seeds_full=1,
         measure=_measure_er,
         judge=_judge_er,
-        known=ER_KNOWN,
     ),
     Truth(
         name="er-base-rtt",

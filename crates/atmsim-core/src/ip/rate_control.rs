@@ -41,14 +41,25 @@ use crate::ip::Packet;
 
 /// Seed 001's translation of a rate into a window (section 3): writes
 /// min(window, ER x T) into ACK `packet`'s window field, ER in bytes/s and T
-/// in ps, in units of the flow's window scale (RFC 1323), never raising it
-/// and never below one segment of `mss` bytes (a sender with nothing in
-/// flight and a window under one segment would wait for ever: TCP's persist
-/// timer is not modelled). The checksum follows incrementally (RFC 1624).
-/// Returns true when the field was lowered. Routers and ATM edges share it.
+/// in ps, in units of the flow's window scale (RFC 1323: the field is the
+/// window shifted right by `scale`, truncated), never raising the field and
+/// never writing more than 65535.
+///
+/// The field written is at least ceil(`mss` / 2^`scale`), so the window
+/// the sender reads back (the field shifted left) is at least one segment
+/// of `mss` bytes. The floor is rounded up in the field's units, not
+/// applied to the bytes before the shift: MSS >> scale would truncate it
+/// whenever the MSS is not a multiple of 2^scale (MSS 1460 at scale 5:
+/// 45 x 32 = 1440 bytes), and a sender that sends only segments that fit
+/// its window would then stop once its flight was acknowledged, until its
+/// persist timer forced a segment out (docs/model.md, "TCP").
+///
+/// The checksum follows incrementally (RFC 1624). Returns true when the
+/// field was lowered. Routers and ATM edges share it.
 pub fn limit_window(packet: &mut Packet, er: f64, t_ps: Time, mss: u32, scale: u8) -> bool {
-    let w = (er * t_ps as f64 / PS_PER_S as f64).max(mss as f64) as u64;
-    let field = (w >> scale).min(u16::MAX as u64) as u16;
+    let w = (er * t_ps as f64 / PS_PER_S as f64) as u64;
+    let one_segment = (mss as u64).div_ceil(1 << scale);
+    let field = (w >> scale).max(one_segment).min(u16::MAX as u64) as u16;
     if field < packet.wnd {
         packet.rewrite_window(field);
         true
@@ -292,6 +303,56 @@ mod tests {
         c.end_interval(5 * MS, 0);
         assert!((c.fair_share - 1e6).abs() < 1e-6);
         assert!((c.er(1) - 242_000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_window_written_is_at_least_one_segment_after_the_scale() {
+        let ack = |wnd: u16| Packet::ack(0, 0, 1000, wnd);
+        // ER x T = 100,000 B/s x 1 ms = 100 bytes, below one segment.
+        let (er, t) = (100_000.0, MS);
+        // MSS 1460 at scale 5: ceil(1460 / 32) = 46 units, 1472 bytes (the
+        // truncated 1460 >> 5 = 45 units would be 1440 bytes, less than a
+        // segment).
+        let mut p = ack(32_768);
+        assert!(limit_window(&mut p, er, t, 1460, 5));
+        assert_eq!(p.wnd, 46);
+        assert!((p.wnd as u32) << 5 >= 1460);
+        assert!(p.checksum_ok());
+        // A multiple of 2^scale needs no rounding: MSS 1024 at scale 4 is 64.
+        let mut p = ack(32_768);
+        assert!(limit_window(&mut p, er, t, 1024, 4));
+        assert_eq!(p.wnd, 64);
+        // Without scaling the floor is the MSS itself.
+        let mut p = ack(65_535);
+        assert!(limit_window(&mut p, er, t, 1460, 0));
+        assert_eq!(p.wnd, 1460);
+        // ER x T between MSS and the rounded floor (1465 bytes: 45 units
+        // truncated) is raised to the floor too.
+        let mut p = ack(32_768);
+        assert!(limit_window(&mut p, 1_465_000.0, t, 1460, 5));
+        assert_eq!(p.wnd, 46);
+        // Above the floor the field is ER x T truncated: 100,000 bytes at
+        // scale 5 is 3125 units.
+        let mut p = ack(32_768);
+        assert!(limit_window(&mut p, 100_000_000.0, t, 1460, 5));
+        assert_eq!(p.wnd, 3125);
+        // Never raised: an ACK already below the floor keeps its field.
+        let mut p = ack(10);
+        assert!(!limit_window(&mut p, er, t, 1460, 5));
+        assert_eq!(p.wnd, 10);
+        // Never above 65535: a floor beyond the field (MSS 65495 without
+        // scaling fits; at scale 0 and an ER of 10^12 B/s the field is
+        // 65535).
+        let mut p = ack(u16::MAX);
+        assert!(!limit_window(&mut p, 1e12, t, 1460, 0));
+        assert_eq!(p.wnd, u16::MAX);
+        let mut p = ack(u16::MAX);
+        assert!(limit_window(&mut p, er, t, 65_495, 0));
+        assert_eq!(p.wnd, 65_495);
+        // At the largest shift one unit (16 KB) covers any MSS.
+        let mut p = ack(100);
+        assert!(limit_window(&mut p, er, t, 1460, 14));
+        assert_eq!(p.wnd, 1);
     }
 
     #[test]

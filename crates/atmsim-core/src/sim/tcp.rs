@@ -33,7 +33,6 @@ struct FlowState {
     sender: TcpSender,
     receiver: TcpReceiver,
     route: FlowRoute,
-    wnd_field: u16,
     processing_ps: Time,
     jitter_ps: Time,
     rng: RngStream,
@@ -94,10 +93,10 @@ impl FlowState {
     }
 
     /// The ACK the receiver (of flow `f`) sends now.
-    #[inline]
+    #[inline(always)]
     fn ack(&mut self, f: u32) -> Packet {
         let r = &self.receiver;
-        let mut packet = Packet::ack(f, 0, r.rcv_nxt, self.wnd_field);
+        let mut packet = Packet::ack(f, 0, r.rcv_nxt, r.window_field());
         self.sack.attach(&mut packet, r.sack_blocks());
         packet
     }
@@ -156,9 +155,9 @@ impl TcpHosts {
                     fl.tcp.variant == Variant::Sack,
                     fl.tcp.max_sack_blocks,
                     fl.tcp.delayed_ack_ps,
-                ),
+                )
+                .with_buffer(fl.tcp.rcv_window_bytes, fl.tcp.window_scale),
                 route,
-                wnd_field: fl.tcp.window_field(),
                 processing_ps: fl.processing_ps,
                 jitter_ps: fl.processing_jitter_ps,
                 rng: RngStream::new(sc.seed, super::STREAM_FLOWS + f as u64),
@@ -195,6 +194,12 @@ impl TcpHosts {
         self.flows[f as usize].route
     }
 
+    /// Test hook: flow `f`'s receiver (to stop its application reading).
+    #[cfg(test)]
+    pub(super) fn receiver_mut(&mut self, f: u32) -> &mut TcpReceiver {
+        &mut self.flows[f as usize].receiver
+    }
+
     /// Flow `f` starts sending.
     pub(super) fn start(&mut self, f: u32) {
         self.flows[f as usize].started = true;
@@ -211,7 +216,7 @@ impl TcpHosts {
     /// Whether the end host of `packet`'s path takes it at `far`, as soon as
     /// its arrival is known (the fast paths' eager ends): a data segment if
     /// the flow's receiver is eager; an ACK if its sender is and its timer
-    /// does not expire before `far`.
+    /// (retransmission or persist) does not expire before `far`.
     #[inline]
     pub(super) fn takes_early(&self, packet: &Packet, far: Time) -> bool {
         let fl = &self.flows[packet.flow as usize];
@@ -389,6 +394,7 @@ impl TcpHosts {
             b.delivered += r.bytes_delivered;
             b.duplicates += r.bytes_duplicate;
             b.held_out_of_order += r.held_bytes();
+            b.dropped_beyond_window += r.bytes_beyond_window;
             flows.push(FlowSummary {
                 name: fl.name.clone(),
                 variant: s.variant(),
@@ -405,6 +411,9 @@ impl TcpHosts {
                 segments_sent: s.segments_sent,
                 timeouts: s.timeouts,
                 fast_retransmits: s.s.fast_retransmits,
+                persist_expiries: s.persist_expiries,
+                window_probes: s.window_probes,
+                zero_window_acks: s.zero_window_acks,
                 final_cwnd_bytes: s.s.cwnd,
                 final_ssthresh_bytes: s.s.ssthresh,
                 srtt_s: s.rtt.srtt_s(),
@@ -421,6 +430,7 @@ impl TcpHosts {
 mod tests {
     use super::*;
     use crate::sim::testing::ip_line;
+    use crate::tcp::TimerMode;
 
     const MS: Time = 1_000_000_000;
 
@@ -498,5 +508,65 @@ mod tests {
         assert!(tcp.next_segment(0, 4 * MS).is_some());
         assert!(tcp.next_segment(0, 4 * MS).is_some());
         assert_eq!(tcp.next_segment(0, 4 * MS), None);
+    }
+
+    #[test]
+    fn a_closed_window_is_probed_until_it_opens_and_every_byte_balances() {
+        // End to end over the IP line (8 Mb/s, MSS 960, a 65535-byte
+        // buffer): the receiving application stops reading at the start
+        // (a test hook), so the window closes once the buffer is full; the
+        // sender's persist timer forces out what the last 255 bytes of
+        // window allow, then probes the zero window with one byte, which
+        // the receiver drops and answers (RFC 9293 section 3.8.6.1). The
+        // application reads again at 22 s, with no window update: the next
+        // probe finds the window open. With the fine timer and the coarse
+        // one, the fast paths on and off (the same results).
+        let mut summaries = vec![];
+        for coarse in [false, true] {
+            for fast_paths in [true, false] {
+                let mut sc = ip_line(100, fast_paths, "");
+                sc.duration_ps = 40_000 * MS;
+                if coarse {
+                    sc.flows[0].tcp.timer = TimerMode::Coarse { tick_ps: 100 * MS };
+                }
+                let mut sim = crate::sim::Simulation::new(&sc).unwrap();
+                sim.tcp.receiver_mut(0).pause_reading();
+                sim.advance(22_000 * MS);
+                let (s, r) = (&sim.tcp.flows[0].sender, &sim.tcp.flows[0].receiver);
+                // The buffer is full and nothing more was taken; each probe
+                // byte was dropped beyond the window.
+                assert_eq!(r.bytes_delivered, 65_535);
+                assert_eq!(r.window_field(), 0);
+                // Expiries at about 5, 10, 15 and 20 s: the first forced the
+                // 255 bytes left (65535 = 68 x 960 + 255), the others probed.
+                assert_eq!(s.persist_expiries, 4, "coarse {coarse}");
+                assert_eq!(s.window_probes, 3);
+                assert_eq!(r.bytes_beyond_window, 3);
+                // The ACK of the 255 bytes and the answer to every probe.
+                assert_eq!(s.zero_window_acks, 4);
+                assert_eq!(s.timeouts, 0);
+                assert!(s.persisting());
+                sim.tcp.receiver_mut(0).resume_reading();
+                sim.run();
+                let (summary, _) = sim.finish();
+                assert!(summary.conservation.ok, "{:#?}", summary.conservation);
+                let f = &summary.flows[0];
+                // The probe at about 25 s finds the window open: the flow
+                // runs at the line rate (8 Mb/s x 960 / 1000) for most of
+                // the last 15 s.
+                assert_eq!(f.window_probes, 4);
+                assert!(f.bytes_delivered > 65_535 + 10_000_000, "{f:?}");
+                // The three probes into the closed window were dropped; the
+                // fourth was taken.
+                let b = &summary.conservation.bytes;
+                assert_eq!(b.dropped_beyond_window, 3);
+                assert_eq!(b.sent, f.bytes_sent);
+                summaries.push(serde_json::to_string(&summary.flows).unwrap());
+            }
+            assert_eq!(
+                summaries[summaries.len() - 2],
+                summaries[summaries.len() - 1]
+            );
+        }
     }
 }

@@ -1,8 +1,8 @@
 //! The conservation ledgers (seed 000 section 7): every cell generated is
 //! delivered, dropped, waiting in a port or on a link; likewise every IP
 //! packet; and every TCP byte sent is delivered, dropped in the network,
-//! dropped by AAL5, dropped as a duplicate, held out of order or still in
-//! the path (seed 000 section 7). The right-hand sides are counted from the
+//! dropped by AAL5, dropped as a duplicate, held out of order, dropped
+//! beyond a receiver's window or still in the path (seed 000 section 7). The right-hand sides are counted from the
 //! network's state at the end of the run, independently of the sending
 //! counters, so a lost or duplicated unit shows.
 
@@ -52,7 +52,7 @@ pub struct PacketLedger {
     pub held_at_routers: u64,
 }
 
-fn is_zero(n: &u64) -> bool {
+pub(crate) fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
@@ -77,6 +77,10 @@ pub struct ByteLedger {
     pub duplicates: u64,
     /// Bytes the receivers hold out of order.
     pub held_out_of_order: u64,
+    /// Bytes the receivers dropped beyond their window's right edge
+    /// (window probes into a closed window; absent when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dropped_beyond_window: u64,
     /// Bytes in the path: host adapters, ports, links, reassembly, receiver processing.
     pub in_path: u64,
 }
@@ -97,6 +101,7 @@ impl Ledger {
             + b.dropped_aal5
             + b.duplicates
             + b.held_out_of_order
+            + b.dropped_beyond_window
             + b.in_path;
         b.ok = b.sent == b.sent_once + b.retransmitted && b.sent == rhs;
         if !b.ok {

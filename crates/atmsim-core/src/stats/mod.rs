@@ -11,6 +11,7 @@ pub mod series;
 pub use ledger::{ByteLedger, Ledger, PacketLedger};
 pub use series::{Metric, Series};
 
+use ledger::is_zero;
 use serde::Serialize;
 
 /// Counters of one output port.
@@ -75,6 +76,15 @@ pub struct FlowSummary {
     pub timeouts: u64,
     /// Fast retransmits.
     pub fast_retransmits: u64,
+    /// Expiries of the persist timer (absent when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub persist_expiries: u64,
+    /// Window probes: one byte sent into a zero window (absent when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub window_probes: u64,
+    /// ACKs that offered a zero window (absent when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub zero_window_acks: u64,
     /// Congestion window at the end, bytes.
     pub final_cwnd_bytes: f64,
     /// Slow-start threshold at the end, bytes.

@@ -10,11 +10,13 @@
 //! scaling, slow start and congestion avoidance, Tahoe without fast
 //! retransmit (the seeds' default), Tahoe, Reno, NewReno and SACK (Fall &
 //! Floyd's pipe), Jacobson/Karels RTO on a coarse global tick (BSD) or in
-//! exact time, Karn's rule and back-off, delayed ACKs, out-of-order
-//! buffering, SACK blocks. Not modelled: connection set-up and tear-down
-//! (a connection starts established, with the window-scale option agreed),
-//! the Nagle algorithm (the applications always have full segments),
-//! timestamps, ECN.
+//! exact time, Karn's rule and back-off, the persist timer with window
+//! probes and the sender's silly-window-syndrome avoidance (RFC 9293, RFC
+//! 1122, as 4.4BSD), the receiver's window as the buffer its application
+//! leaves, delayed ACKs, out-of-order buffering, SACK blocks. Not
+//! modelled: connection set-up and tear-down (a connection starts
+//! established, with the window-scale option agreed), the Nagle algorithm
+//! (the applications always have full segments), timestamps, ECN.
 
 pub mod cc;
 pub mod config;

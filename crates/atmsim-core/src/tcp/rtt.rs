@@ -68,6 +68,15 @@ struct BsdState {
 /// is folded into rttvar and cleared.
 const BSD_CLEAR_SHIFT: u32 = 3;
 
+/// 4.4BSD's TCPTV_PERSMIN and TCPTV_PERSMAX: the persist timer is kept
+/// between 5 and 60 s, ps.
+pub const PERSIST_MIN_PS: Time = 5_000_000_000_000;
+/// See [`PERSIST_MIN_PS`].
+pub const PERSIST_MAX_PS: Time = 60_000_000_000_000;
+
+/// 4.4BSD's tcp_backoff[] stops doubling at 64 (shift 6).
+const BACKOFF_MAX_SHIFT: u32 = 6;
+
 #[derive(Clone, Copy, Debug)]
 struct Timing {
     /// Sequence number of the timed segment's first byte.
@@ -289,6 +298,46 @@ impl RttEstimator {
         ps / 1e12
     }
 
+    /// The persist timer's value after `shift` earlier expiries, in the
+    /// estimator's unit (whole ticks with a coarse timer, ps with the fine
+    /// one), as 4.4BSD's tcp_setpersist computes it (W. R. Stevens and
+    /// G. R. Wright, "TCP/IP Illustrated, Volume 2", 1995, section 25.9):
+    /// t = srtt + 2 rttvar, BSD's ((t_srtt >> 2) + t_rttvar) >> 1 in its
+    /// fixed point; times tcp_backoff[shift] (2^shift, at most 64); kept
+    /// within [5 s, 60 s] (TCPTV_PERSMIN, TCPTV_PERSMAX, rounded to whole
+    /// ticks inwards). Before the first sample t is the initial RTO, as in
+    /// BSD, where both come from the same default (t_rttvar's initial
+    /// value gives t = the initial t_rxtcur). With the real-number
+    /// arithmetic and a coarse timer t x 2^shift is rounded up to whole
+    /// ticks, as the RTO is.
+    pub fn persist_units(&self, shift: u32) -> f64 {
+        let factor = (1u64 << shift.min(BACKOFF_MAX_SHIFT)) as f64;
+        let t = match &self.bsd {
+            Some(b) if self.sampled => (((b.srtt >> 2) + b.rttvar) >> 1) as f64,
+            _ if self.sampled => self.srtt + 2.0 * self.rttvar,
+            _ => self.initial.clamp(self.min, self.max),
+        };
+        let (lo, hi) = match self.tick_ps {
+            Some(g) => {
+                let lo = PERSIST_MIN_PS.div_ceil(g).max(1);
+                (lo as f64, (PERSIST_MAX_PS / g).max(lo) as f64)
+            }
+            None => (PERSIST_MIN_PS as f64, PERSIST_MAX_PS as f64),
+        };
+        let v = t * factor;
+        let v = if self.tick_ps.is_some() { v.ceil() } else { v };
+        v.clamp(lo, hi)
+    }
+
+    /// [`Self::persist_units`] in ps.
+    pub fn persist_ps(&self, shift: u32) -> Time {
+        let v = self.persist_units(shift) as Time;
+        match self.tick_ps {
+            Some(g) => v * g,
+            None => v,
+        }
+    }
+
     /// Doubles the RTO (after a timeout).
     pub fn back_off(&mut self) {
         // An RTO of 1 ps times out 10^18 times in a run of 10^6 s.
@@ -434,6 +483,67 @@ mod tests {
         assert_eq!(e.rto_ticks(), 640); // 64 s
         e.sample(2.0);
         assert_eq!(e.backoff, 0);
+    }
+
+    #[test]
+    fn persist_timer_as_bsd_computes_it() {
+        // RFC 1122 4.2.2.17 asks for probes at exponentially growing
+        // intervals; 4.4BSD's tcp_setpersist takes srtt + 2 rttvar, doubles
+        // it per expiry (tcp_backoff, at most x 64) and keeps it in [5 s,
+        // 60 s]. Coarse ticks of 100 ms: [50, 600] ticks.
+        let mut e = coarse();
+        // Before any sample: the initial RTO, 30 ticks (3 s) -> 50 ticks
+        // (5 s), then 60 ticks (6 s), 120, 240, 480 and 600 (60 s).
+        let got: Vec<f64> = (0..7).map(|k| e.persist_units(k)).collect();
+        assert_eq!(got, [50.0, 60.0, 120.0, 240.0, 480.0, 600.0, 600.0]);
+        assert_eq!(e.persist_ps(1), 6_000 * MS);
+        // A 3-tick sample: srtt 3, rttvar 1.5: t = 3 + 3 = 6 ticks:
+        // 6, 12, 24, 48, 96, 192, 384, then 384 (x 64 at most): the first
+        // four are raised to 50, 384 stays.
+        e.sample(3.0);
+        let got: Vec<f64> = (0..8).map(|k| e.persist_units(k)).collect();
+        assert_eq!(got, [50.0, 50.0, 50.0, 50.0, 96.0, 192.0, 384.0, 384.0]);
+        // A LAN (RTTs far below a tick): t rounds up to whole ticks and the
+        // 5 s minimum holds for every shift (64 x t < 50 ticks).
+        for _ in 0..100 {
+            e.sample(0.0);
+        }
+        assert!((0..12).all(|k| e.persist_units(k) == 50.0));
+    }
+
+    #[test]
+    fn persist_timer_in_bsd_fixed_point() {
+        // 500 ms ticks (BSD's slow timer): [10, 120] ticks. A first sample
+        // with 2 ticks crossed: t_srtt 24, t_rttvar 6 (as in
+        // bsd_first_sample_is_three_times_the_counter): t = ((24 >> 2) + 6)
+        // >> 1 = 6 ticks (3 s): 10 (5 s), 12, 24, 48, 96, 120 (60 s).
+        let mut e = RttEstimator::with_arithmetic(
+            TimerMode::Coarse { tick_ps: 500 * MS },
+            RttArithmetic::Bsd,
+            6_000 * MS,
+            1_000 * MS,
+            64_000 * MS,
+        );
+        e.sample(2.0);
+        let got: Vec<f64> = (0..7).map(|k| e.persist_units(k)).collect();
+        assert_eq!(got, [10.0, 12.0, 24.0, 48.0, 96.0, 120.0, 120.0]);
+        // Stevens' LAN example (W. R. Stevens, "TCP/IP Illustrated,
+        // Volume 1", 1994, section 22.2):
+        // t = 1.5 s (3 ticks) gives probes 5, 5, 6, 12, 24, 48, 60 s apart.
+        // t_srtt 8 (1 tick), t_rttvar 4 (1 tick): ((8 >> 2) + 4) >> 1 = 3.
+        e.bsd = Some(BsdState { srtt: 8, rttvar: 4 });
+        let got: Vec<Time> = (0..7).map(|k| e.persist_ps(k) / (500 * MS)).collect();
+        assert_eq!(got, [10, 10, 12, 24, 48, 96, 120]);
+    }
+
+    #[test]
+    fn persist_timer_in_exact_time() {
+        // The fine timer: srtt 1 s, rttvar 0.5 s -> t = 2 s: 5, 5, 8, 16,
+        // 32 s, then 60 s (64 s clamped).
+        let mut e = RttEstimator::new(TimerMode::Fine, 3_000 * MS, 200 * MS, 64_000 * MS);
+        e.sample((1_000 * MS) as f64);
+        let got: Vec<Time> = (0..6).map(|k| e.persist_ps(k) / MS).collect();
+        assert_eq!(got, [5_000, 5_000, 8_000, 16_000, 32_000, 60_000]);
     }
 
     #[test]

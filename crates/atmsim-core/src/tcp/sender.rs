@@ -1,6 +1,21 @@
 //! The TCP sender: window, transmission, ACK processing, the retransmission
-//! timer. The variant-specific reactions (duplicate ACKs, partial ACKs,
-//! recovery) live in [`super::cc`]; everything else is shared.
+//! and persist timers. The variant-specific reactions (duplicate ACKs,
+//! partial ACKs, recovery) live in [`super::cc`]; everything else is
+//! shared.
+//!
+//! What it sends: a full segment (or the last bytes of a finite transfer)
+//! whenever it fits in min(cwnd, offered window). When it does not, the
+//! sender's silly-window-syndrome avoidance (RFC 1122 section 4.2.3.4, as
+//! 4.4BSD's tcp_output does it) sends a shorter segment only if it fills
+//! at least half of the largest window the receiver ever offered (Fs =
+//! 1/2), if it retransmits the oldest unacknowledged byte, or if the
+//! persist timer forces it. With nothing in flight and nothing it may
+//! send, the persist timer (RFC 9293 section 3.8.6.1, RFC 1122 section
+//! 4.2.2.17; 4.4BSD's tcp_setpersist) runs; on expiry the sender sends
+//! what the window allows, or one byte into a zero window (a window
+//! probe), and backs the timer off. A sender that is always offered at
+//! least one segment never meets these rules: a full segment then always
+//! fits once its flight is acknowledged.
 
 use super::cc::{self, CongestionControl, SendChoice};
 use super::config::{TcpConfig, TimerMode};
@@ -94,14 +109,31 @@ impl SenderState {
     }
 }
 
-/// The retransmission timer.
+/// A timer of the sender: the retransmission timer or the persist timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum RexmtTimer {
+enum SenderTimer {
     /// Coarse: ticks left (0 = off).
     Ticks(u64),
     /// Fine: the deadline (None = off).
     Deadline(Option<Time>),
 }
+
+impl SenderTimer {
+    /// The same kind of timer, stopped.
+    fn off(self) -> Self {
+        match self {
+            SenderTimer::Ticks(_) => SenderTimer::Ticks(0),
+            SenderTimer::Deadline(_) => SenderTimer::Deadline(None),
+        }
+    }
+
+    fn running(self) -> bool {
+        !matches!(self, SenderTimer::Ticks(0) | SenderTimer::Deadline(None))
+    }
+}
+
+/// 4.4BSD's TCP_MAXRXTSHIFT: the persist back-off counts no further.
+const PERSIST_MAX_SHIFT: u32 = 12;
 
 /// One TCP sender.
 pub struct TcpSender {
@@ -110,7 +142,23 @@ pub struct TcpSender {
     cc: cc::Cc,
     /// RTT estimator and RTO.
     pub rtt: RttEstimator,
-    timer: RexmtTimer,
+    timer: SenderTimer,
+    /// The persist timer (BSD's TCPT_PERSIST): runs while the sender has
+    /// data to send, nothing in flight and a window too small to send
+    /// into. Never runs while the retransmission timer does.
+    persist: SenderTimer,
+    /// The persist timer's back-off: its expiries since it started (BSD's
+    /// t_rxtshift as tcp_setpersist uses it; BSD shares that counter with
+    /// the retransmission timer, which never runs at the same time: the
+    /// RTO's back-off is kept apart here, in the estimator).
+    persist_shift: u32,
+    /// The persist timer expired: the next transmission may be shorter
+    /// than the silly-window rules allow, one byte into a zero window
+    /// (BSD's t_force).
+    force: bool,
+    /// The largest window the receiver ever offered, bytes (BSD's
+    /// max_sndwnd): the maximum window of RFC 1122's Fs rule.
+    max_sndwnd: u64,
     app_bytes: Option<u64>,
     window_scale: u8,
     /// Bytes transmitted (first copies and retransmissions).
@@ -123,6 +171,13 @@ pub struct TcpSender {
     pub segments_sent: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// Expiries of the persist timer.
+    pub persist_expiries: u64,
+    /// Window probes: one byte sent into a zero window on a persist
+    /// expiry.
+    pub window_probes: u64,
+    /// ACKs that offered a zero window.
+    pub zero_window_acks: u64,
     /// ACKs whose checksum did not verify (must stay 0).
     pub bad_checksums: u64,
     /// When the finite transfer was fully acknowledged.
@@ -161,8 +216,8 @@ impl TcpSender {
             fast_retransmits: 0,
         };
         let timer = match cfg.timer {
-            TimerMode::Coarse { .. } => RexmtTimer::Ticks(0),
-            TimerMode::Fine => RexmtTimer::Deadline(None),
+            TimerMode::Coarse { .. } => SenderTimer::Ticks(0),
+            TimerMode::Fine => SenderTimer::Deadline(None),
         };
         TcpSender {
             s,
@@ -175,6 +230,10 @@ impl TcpSender {
                 cfg.max_rto_ps,
             ),
             timer,
+            persist: timer,
+            persist_shift: 0,
+            force: false,
+            max_sndwnd: max_window,
             app_bytes: cfg.app_bytes,
             window_scale: cfg.window_scale,
             bytes_sent: 0,
@@ -182,6 +241,9 @@ impl TcpSender {
             bytes_retransmitted: 0,
             segments_sent: 0,
             timeouts: 0,
+            persist_expiries: 0,
+            window_probes: 0,
+            zero_window_acks: 0,
             bad_checksums: 0,
             completed_at: None,
         }
@@ -213,44 +275,86 @@ impl TcpSender {
 
     fn arm_timer(&mut self, now: Time) {
         self.timer = match self.timer {
-            RexmtTimer::Ticks(_) => RexmtTimer::Ticks(self.rtt.rto_ticks().max(1)),
-            RexmtTimer::Deadline(_) => RexmtTimer::Deadline(Some(now + self.rtt.rto_ps())),
+            SenderTimer::Ticks(_) => SenderTimer::Ticks(self.rtt.rto_ticks().max(1)),
+            SenderTimer::Deadline(_) => SenderTimer::Deadline(Some(now + self.rtt.rto_ps())),
         };
     }
 
     fn stop_timer(&mut self) {
-        self.timer = match self.timer {
-            RexmtTimer::Ticks(_) => RexmtTimer::Ticks(0),
-            RexmtTimer::Deadline(_) => RexmtTimer::Deadline(None),
-        };
+        self.timer = self.timer.off();
     }
 
     fn timer_running(&self) -> bool {
-        !matches!(
-            self.timer,
-            RexmtTimer::Ticks(0) | RexmtTimer::Deadline(None)
-        )
+        self.timer.running()
+    }
+
+    /// True while the persist timer runs.
+    pub fn persisting(&self) -> bool {
+        self.persist.running()
+    }
+
+    /// Starts (shift 0) or restarts the persist timer with the current
+    /// back-off, and counts one more step of it: 4.4BSD's tcp_setpersist.
+    fn set_persist(&mut self, now: Time) {
+        debug_assert!(
+            !self.timer_running(),
+            "persist with the retransmission timer"
+        );
+        self.persist = match self.persist {
+            SenderTimer::Ticks(_) => {
+                SenderTimer::Ticks((self.rtt.persist_units(self.persist_shift) as u64).max(1))
+            }
+            SenderTimer::Deadline(_) => {
+                SenderTimer::Deadline(Some(now + self.rtt.persist_ps(self.persist_shift)))
+            }
+        };
+        // TCP_MAXRXTSHIFT: BSD counts no further.
+        if self.persist_shift < PERSIST_MAX_SHIFT {
+            self.persist_shift += 1;
+        }
+    }
+
+    /// Stops the persist timer and clears its back-off (BSD, when the
+    /// retransmission timer starts in tcp_output).
+    fn stop_persist(&mut self) {
+        self.persist = self.persist.off();
+        self.persist_shift = 0;
     }
 
     /// Coarse mode: ticks left on the retransmission timer (0 = off).
     pub fn ticks_left(&self) -> Option<u64> {
         match self.timer {
-            RexmtTimer::Ticks(n) => Some(n),
-            RexmtTimer::Deadline(_) => None,
+            SenderTimer::Ticks(n) => Some(n),
+            SenderTimer::Deadline(_) => None,
         }
     }
 
-    /// Fine mode: when the retransmission timer expires.
+    /// Coarse mode: ticks left on the persist timer (0 = off).
+    pub fn persist_ticks_left(&self) -> Option<u64> {
+        match self.persist {
+            SenderTimer::Ticks(n) => Some(n),
+            SenderTimer::Deadline(_) => None,
+        }
+    }
+
+    /// Fine mode: when the retransmission or the persist timer (never both
+    /// at once) expires.
+    #[inline]
     pub fn deadline(&self) -> Option<Time> {
         match self.timer {
-            RexmtTimer::Deadline(d) => d,
-            RexmtTimer::Ticks(_) => None,
+            SenderTimer::Deadline(Some(d)) => Some(d),
+            SenderTimer::Deadline(None) => match self.persist {
+                SenderTimer::Deadline(p) => p,
+                SenderTimer::Ticks(_) => None,
+            },
+            SenderTimer::Ticks(_) => None,
         }
     }
 
     /// The next segment to transmit at `now`, if the window allows one.
     /// Call repeatedly until None.
     pub fn next_segment(&mut self, now: Time) -> Option<Segment> {
+        let force = std::mem::take(&mut self.force);
         if self.done() {
             return None;
         }
@@ -275,7 +379,22 @@ impl TcpSender {
                     // (exact below 2^53) to spare a saturating cast.
                     let beyond = (self.s.snd_nxt + len).saturating_sub(self.s.snd_una);
                     if beyond as f64 > self.window() {
-                        return None;
+                        // The usual end of a window-limited pump, decided
+                        // here as `small_window` would: data in flight under
+                        // the retransmission timer, a window offered, not
+                        // forced, and no partial segment allowed (it would
+                        // be less than a segment, so less than half of a
+                        // largest window above two segments, and it is no
+                        // retransmission of the oldest byte).
+                        if !force
+                            && self.s.snd_nxt != self.s.snd_una
+                            && self.s.rwnd != 0
+                            && 2 * self.s.mss < self.max_sndwnd
+                            && self.timer_running()
+                        {
+                            return None;
+                        }
+                        return self.small_window(now, len, force);
                     }
                     Segment {
                         seq: self.s.snd_nxt,
@@ -288,14 +407,91 @@ impl TcpSender {
         Some(seg)
     }
 
-    fn record_send(&mut self, now: Time, seg: Segment) {
+    /// The `len` bytes at snd_nxt do not fit in the window: what the
+    /// sender's silly-window-syndrome avoidance lets it send instead.
+    /// RFC 1122 section 4.2.3.4 sends when (1) a full segment fits (not
+    /// here), (2) all the data queued fits (the last bytes of a finite
+    /// transfer: not here either, they would fit), (3) at least a fraction
+    /// Fs = 1/2 of the largest window the receiver ever offered fits, (4)
+    /// the override timeout expires: BSD's persist timer, `force`. As
+    /// 4.4BSD's tcp_output the usable window is min(cwnd, offered window)
+    /// less the bytes sent beyond snd_una, and a retransmission goes into
+    /// whatever window there is ("if retransmitting ... must resend"), here
+    /// only that of the oldest unacknowledged byte (BSD resends any, but
+    /// with a window of at least one segment, which the senders of our
+    /// scenarios always have, only a cwnd of a fraction of a segment could
+    /// then be the limit, and the model keeps whole segments there).
+    /// With nothing it may send, [`Self::cannot_send`]; a persist expiry
+    /// into a zero window sends one byte (a window probe).
+    #[cold]
+    #[inline(never)]
+    fn small_window(&mut self, now: Time, len: u64, force: bool) -> Option<Segment> {
+        let win = self.window() as u64;
+        let off = self.s.snd_nxt - self.s.snd_una;
+        let usable = win.saturating_sub(off).min(len);
+        let retransmit = off == 0 && self.s.snd_nxt < self.s.snd_max;
+        if usable > 0 && (force || retransmit || 2 * usable >= self.max_sndwnd) {
+            let seg = Segment {
+                seq: self.s.snd_nxt,
+                len: usable as u32,
+            };
+            self.record_send(now, seg);
+            return Some(seg);
+        }
+        if force && self.s.rwnd == 0 && off == 0 {
+            // RFC 9293 section 3.8.6.1: probe a zero window with one byte
+            // of new data (or the byte at snd_una again). As BSD, snd_nxt
+            // stays (the byte lies beyond the window), the persist timer
+            // stays the sender's timer, nothing is timed.
+            let seg = Segment {
+                seq: self.s.snd_nxt,
+                len: 1,
+            };
+            self.record_probe(seg);
+            return Some(seg);
+        }
+        self.cannot_send(now);
+        None
+    }
+
+    /// Nothing may be sent now: 4.4BSD's tcp_output then pulls snd_nxt
+    /// back to snd_una when the window closed on data in flight (that data
+    /// lies beyond it: the retransmission timer stops, Karn's rule drops
+    /// the RTT timing) and, with data to send, neither timer running,
+    /// starts the persist timer. BSD pulls snd_nxt back only when it was
+    /// beyond the closed window and otherwise lets the retransmission
+    /// timer run, which a zero window would let expire until BSD gives up
+    /// on the connection; we pull back whenever the window is zero with
+    /// data in flight, so that the window is probed.
+    fn cannot_send(&mut self, now: Time) {
+        if self.s.rwnd == 0 && self.s.snd_max > self.s.snd_una && self.timer_running() {
+            self.stop_timer();
+            self.s.snd_nxt = self.s.snd_una;
+            self.rtt.cancel();
+        }
+        if !self.timer_running() && !self.persisting() {
+            self.persist_shift = 0;
+            self.set_persist(now);
+        }
+    }
+
+    /// The payload counters of transmitting `seg`; returns the bytes of it
+    /// sent before.
+    fn count_bytes(&mut self, seg: Segment) -> u64 {
         let end = seg.seq + seg.len as u64;
-        let old_max = self.s.snd_max;
-        let again = old_max.min(end).saturating_sub(seg.seq);
+        let again = self.s.snd_max.min(end).saturating_sub(seg.seq);
         self.bytes_retransmitted += again;
         self.bytes_sent_once += seg.len as u64 - again;
         self.bytes_sent += seg.len as u64;
         self.segments_sent += 1;
+        again
+    }
+
+    #[inline(always)]
+    fn record_send(&mut self, now: Time, seg: Segment) {
+        let end = seg.seq + seg.len as u64;
+        let old_max = self.s.snd_max;
+        let again = self.count_bytes(seg);
         if seg.seq == self.s.snd_nxt {
             self.s.snd_nxt = end;
         }
@@ -308,7 +504,18 @@ impl TcpSender {
         self.cc.on_send(&self.s, seg);
         if !self.timer_running() {
             self.arm_timer(now);
+            // Transmitting, no longer persisting (BSD's tcp_output).
+            if self.persisting() {
+                self.stop_persist();
+            }
         }
+    }
+
+    /// A window probe: counted like any data; only snd_max moves.
+    fn record_probe(&mut self, seg: Segment) {
+        self.count_bytes(seg);
+        self.window_probes += 1;
+        self.s.snd_max = self.s.snd_max.max(seg.seq + seg.len as u64);
     }
 
     fn apply_flags(&mut self, now: Time) {
@@ -323,6 +530,12 @@ impl TcpSender {
     /// Processes an ACK: cumulative `ack`, window field `wnd`, SACK blocks.
     pub fn on_ack(&mut self, now: Time, ack: u64, wnd: u16, sack: &[SackBlock]) {
         self.s.rwnd = (wnd as u64) << self.window_scale;
+        if self.s.rwnd > self.max_sndwnd {
+            self.max_sndwnd = self.s.rwnd;
+        }
+        if wnd == 0 {
+            self.zero_window_acks += 1;
+        }
         if ack > self.s.snd_max {
             // Acknowledges data never sent: ignore (cannot happen in the model).
             return;
@@ -338,27 +551,37 @@ impl TcpSender {
             self.s.dupacks = 0;
             if ack >= self.data_end() {
                 self.completed_at = Some(now);
+                self.stop_persist();
             }
             if self.s.snd_una == self.s.snd_max {
                 self.stop_timer();
-            } else if !std::mem::take(&mut self.s.keep_timer) {
+            } else if !std::mem::take(&mut self.s.keep_timer) && !self.persisting() {
+                // (In persist state an ACK of part of a probe leaves the
+                // persist timer the sender's timer, as in BSD's tcp_input.)
                 self.arm_timer(now);
             }
         } else if ack == self.s.snd_una && self.s.snd_max > self.s.snd_una {
-            self.s.dupacks = self.s.dupacks.saturating_add(1);
-            self.cc.on_dupack(&mut self.s, sack);
+            if self.persisting() {
+                // The answer to a window probe, not a duplicate: BSD counts
+                // duplicate ACKs only while the retransmission timer runs.
+                self.s.dupacks = 0;
+            } else {
+                self.s.dupacks = self.s.dupacks.saturating_add(1);
+                self.cc.on_dupack(&mut self.s, sack);
+            }
         } else {
             self.cc.on_old_ack(&mut self.s, sack);
         }
         self.apply_flags(now);
     }
 
-    /// A coarse global tick at `now`: counts the RTT and the timer down.
-    /// Returns true when the retransmission timer expired (the timeout has
-    /// been handled; transmit what [`Self::next_segment`] gives).
+    /// A coarse global tick at `now`: counts the RTT and the timers down.
+    /// Returns true when the retransmission timer or the persist timer
+    /// expired (the expiry has been handled; transmit what
+    /// [`Self::next_segment`] gives).
     pub fn on_tick(&mut self, now: Time) -> bool {
         self.rtt.tick();
-        if let RexmtTimer::Ticks(n) = &mut self.timer {
+        if let SenderTimer::Ticks(n) = &mut self.timer {
             if *n > 0 {
                 *n -= 1;
                 if *n == 0 {
@@ -367,18 +590,43 @@ impl TcpSender {
                 }
             }
         }
+        if let SenderTimer::Ticks(n) = &mut self.persist {
+            if *n > 0 {
+                *n -= 1;
+                if *n == 0 {
+                    self.persist_expired(now);
+                    return true;
+                }
+            }
+        }
         false
     }
 
-    /// Fine mode: the deadline passed at `now`. Returns true on a timeout.
+    /// Fine mode: the deadline passed at `now`. Returns true on a timeout
+    /// or a persist expiry.
     pub fn on_deadline(&mut self, now: Time) -> bool {
-        match self.timer {
-            RexmtTimer::Deadline(Some(d)) if d <= now => {
+        match (self.timer, self.persist) {
+            (SenderTimer::Deadline(Some(d)), _) if d <= now => {
                 self.timeout(now);
+                true
+            }
+            (_, SenderTimer::Deadline(Some(p))) if p <= now => {
+                self.persist_expired(now);
                 true
             }
             _ => false,
         }
+    }
+
+    /// The persist timer expired (4.4BSD's tcp_timers, TCPT_PERSIST): the
+    /// timer restarts one back-off step on and the next transmission is
+    /// forced: what the window allows, or a one-byte probe of a zero
+    /// window. A forced segment into a window that is not zero starts the
+    /// retransmission timer, which stops the persist timer.
+    fn persist_expired(&mut self, now: Time) {
+        self.persist_expiries += 1;
+        self.set_persist(now);
+        self.force = true;
     }
 
     /// The retransmission timeout (seed 000 section 2): ssthresh = max(2 MSS,
@@ -592,5 +840,285 @@ mod tests {
         assert!(sc.tx.done());
         assert!(sc.send().is_empty());
         assert_eq!(sc.tx.bytes_sent_once, 1300);
+    }
+
+    // --- small and zero windows -------------------------------------------
+
+    /// MSS 1460, 1 MB windows at scale 5 (field 32768), coarse 100 ms ticks,
+    /// initial RTO 3 s (30 ticks).
+    fn wide() -> TcpConfig {
+        let mut cfg = TcpConfig::example(Variant::Reno);
+        cfg.mss_bytes = 1460;
+        cfg.rcv_window_bytes = 1 << 20;
+        cfg.window_scale = 5;
+        cfg
+    }
+
+    /// Ticks until one of the sender's timers fires (at most `limit`).
+    fn ticks_to_fire(sc: &mut Script, limit: u64) -> u64 {
+        for k in 1..=limit {
+            sc.now += 100_000_000_000;
+            if sc.tx.on_tick(sc.now) {
+                return k;
+            }
+        }
+        panic!("no timer fired in {limit} ticks");
+    }
+
+    #[test]
+    fn a_window_below_one_segment_with_nothing_in_flight_starts_the_persist_timer() {
+        // RFC 9293 section 3.8.6.1 and RFC 1122 section 4.2.2.17 (probe a
+        // closed window); 4.4BSD's tcp_output: data to send, neither timer
+        // running, nothing sent: tcp_setpersist. The window is the one the
+        // truncated floor of explicit-rate control wrote: 45 units of 2^5,
+        // 1440 bytes, less than the 1460-byte segment.
+        let mut sc = Script::new(wide());
+        assert_eq!(sc.send(), vec![Segment { seq: 0, len: 1460 }]);
+        assert!(!sc.tx.persisting());
+        sc.wnd = 45;
+        assert!(sc.ack(1460).is_empty());
+        // The flight is acknowledged: no retransmission timer; the persist
+        // timer runs, 5 s (TCPTV_PERSMIN: the initial RTO of 3 s and the
+        // 0-tick sample both give less).
+        assert_eq!(sc.tx.ticks_left(), Some(0));
+        assert!(sc.tx.persisting());
+        assert_eq!(sc.tx.persist_ticks_left(), Some(50));
+        // Nothing goes before it expires (the Fs rule: 1440 bytes are far
+        // below half the 1 MB window offered at first).
+        assert_eq!(ticks_to_fire(&mut sc, 100), 50);
+        assert_eq!(sc.tx.persist_expiries, 1);
+        // RFC 1122 section 4.2.3.4's override timeout, which is BSD's
+        // persist timer: what the window allows goes, and the sender is
+        // transmitting again (retransmission timer on, persist timer off).
+        assert_eq!(
+            sc.send(),
+            vec![Segment {
+                seq: 1460,
+                len: 1440
+            }]
+        );
+        assert!(sc.tx.ticks_left().unwrap() > 0);
+        assert!(!sc.tx.persisting());
+        assert_eq!(sc.tx.window_probes, 0);
+        assert_eq!(sc.tx.s.snd_nxt, 2900);
+    }
+
+    #[test]
+    fn a_zero_window_is_probed_with_one_byte_at_backed_off_intervals() {
+        // RFC 9293 section 3.8.6.1: one octet of new data probes a zero
+        // window; RFC 1122 section 4.2.2.17: the intervals grow
+        // exponentially. 4.4BSD's tcp_setpersist: t = srtt + 2 rttvar,
+        // times 1, 2, 4, ... 64, within [5 s, 60 s].
+        let mut sc = Script::new(wide());
+        sc.send();
+        // An RTT of 10 ticks: srtt 10, rttvar 5, so t = 20 ticks (2 s).
+        for _ in 0..10 {
+            sc.now += 100_000_000_000;
+            assert!(!sc.tx.on_tick(sc.now));
+        }
+        sc.wnd = 0;
+        assert!(sc.ack(1460).is_empty());
+        assert_eq!(sc.tx.zero_window_acks, 1);
+        // Intervals: 20 x 1 -> 50 ticks, 20 x 2 -> 50, 80, 160, 320,
+        // 20 x 32 = 640 -> 600 (60 s), 600.
+        let mut intervals = vec![];
+        for k in 0..7 {
+            intervals.push(ticks_to_fire(&mut sc, 1000));
+            // Each expiry sends the byte at snd_nxt, 1460, and nothing else.
+            assert_eq!(sc.send(), vec![Segment { seq: 1460, len: 1 }]);
+            assert_eq!(sc.tx.window_probes, k + 1);
+            // The receiver drops it (its window is closed) and answers at
+            // once with the same ACK and window: not a duplicate ACK (BSD
+            // counts those only while the retransmission timer runs), so
+            // no fast retransmit however many come.
+            assert!(sc.ack(1460).is_empty());
+            assert_eq!(sc.tx.s.dupacks, 0);
+        }
+        assert_eq!(intervals, [50, 50, 80, 160, 320, 600, 600]);
+        assert_eq!(sc.tx.persist_expiries, 7);
+        assert_eq!(sc.tx.zero_window_acks, 8);
+        assert_eq!(sc.tx.s.fast_retransmits, 0);
+        // A probe moves snd_max only: snd_nxt stays, nothing is timed, no
+        // retransmission timer (BSD: "in persist state, just set snd_max").
+        assert_eq!((sc.tx.s.snd_nxt, sc.tx.s.snd_max), (1460, 1461));
+        assert!(!sc.tx.rtt.is_timing());
+        assert_eq!(sc.tx.ticks_left(), Some(0));
+        // The probe byte is data: sent once, then six times again.
+        assert_eq!(sc.tx.bytes_sent_once, 1461);
+        assert_eq!(sc.tx.bytes_retransmitted, 6);
+        assert_eq!(sc.tx.bytes_sent, 1467);
+        // The window opens (the answer to a probe): full segments go from
+        // snd_nxt (the first carries the probe byte again), the sender is
+        // transmitting: retransmission timer on, persist timer off, its
+        // back-off cleared.
+        sc.wnd = 32_768;
+        let sent = sc.ack(1460);
+        assert_eq!(
+            sent,
+            vec![
+                Segment {
+                    seq: 1460,
+                    len: 1460
+                },
+                Segment {
+                    seq: 2920,
+                    len: 1460
+                }
+            ]
+        );
+        assert!(!sc.tx.persisting() && sc.tx.ticks_left().unwrap() > 0);
+        assert_eq!(sc.tx.bytes_retransmitted, 7);
+        // The next time the persist timer starts, it starts from 5 s.
+        sc.wnd = 0;
+        sc.ack(4380);
+        assert_eq!(sc.tx.persist_ticks_left(), Some(50));
+    }
+
+    #[test]
+    fn a_probe_the_receiver_accepts_is_acknowledged_like_data() {
+        // RFC 9293 section 3.8.6.1: the probe is one octet of new data; a
+        // receiver whose window has reopened keeps it and acknowledges it.
+        let mut sc = Script::new(wide());
+        sc.send();
+        sc.wnd = 0;
+        sc.ack(1460);
+        ticks_to_fire(&mut sc, 100);
+        assert_eq!(sc.send(), vec![Segment { seq: 1460, len: 1 }]);
+        // The receiver's window had opened: it takes the byte.
+        sc.wnd = 32_768;
+        let sent = sc.ack(1461);
+        assert_eq!(
+            sent[0],
+            Segment {
+                seq: 1461,
+                len: 1460
+            }
+        );
+        assert_eq!(sc.tx.bytes_retransmitted, 0);
+        assert!(!sc.tx.persisting());
+    }
+
+    #[test]
+    fn at_least_half_the_largest_window_offered_goes_without_waiting() {
+        // RFC 1122 section 4.2.3.4, rule 3 with Fs = 1/2 (4.4BSD: len >=
+        // max_sndwnd / 2): a receive buffer of 2000 bytes and MSS 1460.
+        let mut cfg = wide();
+        cfg.rcv_window_bytes = 2000;
+        cfg.window_scale = 0;
+        let mut sc = Script::new(cfg);
+        // cwnd 1460, window 2000: one full segment; the 540 bytes left are
+        // less than 1000.
+        assert_eq!(sc.send(), vec![Segment { seq: 0, len: 1460 }]);
+        // Offered 1000 bytes (less than a segment), nothing in flight:
+        // 1000 >= 2000 / 2, so 1000 bytes go at once.
+        sc.wnd = 1000;
+        assert_eq!(
+            sc.ack(1460),
+            vec![Segment {
+                seq: 1460,
+                len: 1000
+            }]
+        );
+        assert!(!sc.tx.persisting());
+        // Offered 999: below half of 2000; nothing goes, the persist timer
+        // starts.
+        sc.wnd = 999;
+        assert!(sc.ack(2460).is_empty());
+        assert!(sc.tx.persisting());
+        // A full segment fits again: it goes, whatever the fraction.
+        sc.wnd = 2000;
+        assert_eq!(
+            sc.ack(2460),
+            vec![Segment {
+                seq: 2460,
+                len: 1460
+            }]
+        );
+        assert!(!sc.tx.persisting());
+        // With 1460 bytes in flight the 540 left of the window stay unsent
+        // (540 < 1000), and the retransmission timer runs: no persist.
+        assert!(sc.send().is_empty());
+        assert!(!sc.tx.persisting());
+    }
+
+    #[test]
+    fn a_retransmission_goes_into_a_window_below_one_segment() {
+        // 4.4BSD's tcp_output: "if retransmitting ... must resend". After a
+        // timeout the oldest unacknowledged byte goes in whatever window is
+        // offered.
+        let mut sc = Script::new(wide());
+        sc.send();
+        // An ACK of nothing new shrinks the window to 1000 bytes.
+        sc.wnd = 1000 / 32;
+        assert!(sc.ack(0).is_empty());
+        assert!(!sc.tx.persisting());
+        // The initial RTO, 30 ticks: go-back-N into 992 bytes (31 x 32).
+        assert_eq!(ticks_to_fire(&mut sc, 100), 30);
+        assert_eq!(sc.tx.timeouts, 1);
+        assert_eq!(sc.send(), vec![Segment { seq: 0, len: 992 }]);
+        assert_eq!(sc.tx.bytes_retransmitted, 992);
+    }
+
+    #[test]
+    fn a_window_closed_on_data_in_flight_stops_the_retransmission_timer() {
+        // 4.4BSD's tcp_output: the window shrank to zero after data was
+        // sent into it: snd_nxt back to snd_una, retransmission timer off;
+        // then the persist timer probes.
+        let mut sc = Script::new(wide());
+        sc.tx.s.cwnd = 4.0 * 1460.0;
+        assert_eq!(sc.send().len(), 4);
+        sc.wnd = 0;
+        assert!(sc.ack(1460).is_empty());
+        assert_eq!((sc.tx.s.snd_una, sc.tx.s.snd_nxt), (1460, 1460));
+        assert_eq!(sc.tx.s.snd_max, 4 * 1460);
+        assert_eq!(sc.tx.ticks_left(), Some(0));
+        assert!(sc.tx.persisting());
+        // Karn: what was timed may be sent again.
+        assert!(!sc.tx.rtt.is_timing());
+        ticks_to_fire(&mut sc, 100);
+        // The probe is the byte at snd_una, sent before.
+        assert_eq!(sc.send(), vec![Segment { seq: 1460, len: 1 }]);
+        assert_eq!(sc.tx.bytes_retransmitted, 1);
+        assert_eq!(sc.tx.timeouts, 0);
+    }
+
+    #[test]
+    fn the_persist_timer_runs_in_exact_time_with_the_fine_timer() {
+        // RFC 1122 section 4.2.2.17 with BSD's values, as the coarse timer
+        // (a_zero_window_is_probed_...), in exact time.
+        let mut cfg = wide();
+        cfg.timer = TimerMode::Fine;
+        let mut sc = Script::new(cfg);
+        sc.send();
+        sc.wnd = 0;
+        sc.ack(1460);
+        // A 1 us RTT: t = 2 us, raised to 5 s.
+        let due = sc.now + 5_000_000_000_000;
+        assert_eq!(sc.tx.deadline(), Some(due));
+        assert!(!sc.tx.on_deadline(due - 1));
+        assert!(sc.tx.on_deadline(due));
+        assert_eq!(sc.tx.persist_expiries, 1);
+        assert_eq!(sc.send(), vec![Segment { seq: 1460, len: 1 }]);
+        // Re-armed one back-off step on, from the expiry: 2 x 2 us -> 5 s.
+        assert_eq!(sc.tx.deadline(), Some(due + 5_000_000_000_000));
+    }
+
+    #[test]
+    fn a_completed_transfer_stops_the_persist_timer() {
+        // RFC 9293 section 3.8.6.1 probes for data to send: with none left
+        // there is nothing to probe for.
+        let mut cfg = wide();
+        cfg.app_bytes = Some(1461);
+        let mut sc = Script::new(cfg);
+        sc.send();
+        sc.wnd = 0;
+        sc.ack(1460);
+        ticks_to_fire(&mut sc, 100);
+        // The probe is the last byte; the receiver takes it.
+        assert_eq!(sc.send(), vec![Segment { seq: 1460, len: 1 }]);
+        sc.ack(1461);
+        assert!(sc.tx.done());
+        assert!(!sc.tx.persisting());
+        assert!((0..10_000).all(|_| !sc.tx.on_tick(0)));
     }
 }

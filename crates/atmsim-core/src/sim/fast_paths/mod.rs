@@ -45,11 +45,15 @@
 //!    changes only with the packets it takes (in order, over one FIFO link),
 //!    its own timer and the probes: the simulator also requires the arrival
 //!    to fall within the current `advance`, no earlier packet to be in
-//!    flight on that link, and a sender's own deadline to come after the
+//!    flight on that link, and a sender's own deadline (its retransmission
+//!    or its persist timer, which never run together) to come after the
 //!    ACK; a probed sender keeps its samples for the ticks it moves past.
+//!    A receiver answers a window probe at once, like any segment it drops
+//!    beyond its window, so an eager receiver needs no timer for it.
 //! 5. **Merged sources.** Under random arbitration (slotted or continuous)
 //!    the open-loop sources (CBR, greedy, Poisson, on/off, frames) wait on
-//!    a timing wheel under the very keys their own `SourceEmit` events would have in the agenda
+//!    a timing wheel under the very keys their own `SourceEmit` events
+//!    would have in the agenda
 //!    (time, then the arrival's hash), and the agenda holds one `Sources`
 //!    event at the earliest. That event fires, in key order, every emission
 //!    whose key comes before the agenda's next event and within the current
