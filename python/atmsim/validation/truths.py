@@ -589,10 +589,15 @@ def _measure_ceiling(params: dict, seed: int) -> dict:
         "links": links,
         "flows": {"tcp": flow},
     }
-    early, late, span, _ = _window(scenario, params["_warmup_s"], seed)
+    return _tcp_goodput(scenario, params["_warmup_s"], seed)
+
+
+def _tcp_goodput(scenario: dict, warmup_s: float, seed: int) -> dict:
+    """Flow ``tcp``'s goodput over [warm-up, end] of ``scenario`` (``_window``)."""
+    early, late, span, _ = _window(scenario, warmup_s, seed)
     delivered = (
         _by_name(late, "flows")["tcp"]["bytes_delivered"]
-        - (_by_name(early, "flows")["tcp"]["bytes_delivered"])
+        - _by_name(early, "flows")["tcp"]["bytes_delivered"]
     )
     return {"goodput_bps": delivered * 8 / span, "span_s": span}
 
@@ -636,12 +641,7 @@ def _measure_window(params: dict, seed: int) -> dict:
         "links": links,
         "flows": {"tcp": flow},
     }
-    early, late, span, _ = _window(scenario, params["_warmup_s"], seed)
-    delivered = (
-        _by_name(late, "flows")["tcp"]["bytes_delivered"]
-        - (_by_name(early, "flows")["tcp"]["bytes_delivered"])
-    )
-    return {"goodput_bps": delivered * 8 / span, "span_s": span}
+    return _tcp_goodput(scenario, params["_warmup_s"], seed)
 
 
 def _window_rtt(params: dict) -> float:
