@@ -10,5 +10,5 @@ pub mod port;
 
 pub use aal5::{cells_per_datagram, Reassembly};
 pub use cell::{Cell, ServiceClass};
-pub use link::{slot_arrival, Lane, Link};
+pub use link::{slot_arrival, Lane, Link, SlotClock};
 pub use port::{Port, PortMode};

@@ -21,7 +21,7 @@ use crate::abr::algorithm::{self, AlgorithmStats, PortState};
 use crate::abr::{is_brm, is_rm, SwitchAlgorithm};
 use crate::atm::link::LAZY_BATCH;
 use crate::atm::port::PriorityArrival;
-use crate::atm::{slot_arrival, Cell, Lane, Link, Port, PortMode, ServiceClass};
+use crate::atm::{Cell, Lane, Link, Port, PortMode, ServiceClass, SlotClock};
 use crate::buffer::{PolicyContext, VcOccupancy};
 use crate::engine::time::cell_time_ps;
 use crate::engine::{Event, EventQueue, RngStream, Time};
@@ -116,7 +116,7 @@ impl AtmFabric {
     /// `seed` seeds the ports' random streams; `vc_probed` lists the links
     /// whose ports' cells per VC are probed; with `slotted`, a cell that
     /// reaches a switch over a link enters its output port at the end of
-    /// that port's slot (see [`slot_arrival`]).
+    /// that port's slot (see [`crate::atm::slot_arrival`]).
     pub(super) fn new(
         specs: Vec<(usize, &LinkSpec, bool)>,
         vcs: &[VcSpec],
@@ -200,7 +200,7 @@ impl AtmFabric {
                         cell_rate_cps: l.cell_rate_cps,
                         delay_ps: l.delay_ps,
                         in_flight: VecDeque::new(),
-                        slot_ps: 0,
+                        slot: SlotClock::default(),
                         lazy,
                         drain_at: LAZY_BATCH,
                     },
@@ -517,22 +517,27 @@ impl AtmFabric {
             return;
         }
         let arrival = tx_end + hop.link.delay_ps;
-        let path = &self.paths[cell.vc as usize];
-        let q = if is_brm(&cell) {
-            path.back_queues[cell.hop as usize]
+        // The cell's queue: the link's own unless it has lanes.
+        let q = if hop.lanes.is_empty() {
+            l
         } else {
-            path.queues[cell.hop as usize]
+            let path = &self.paths[cell.vc as usize];
+            if is_brm(&cell) {
+                path.back_queues[cell.hop as usize]
+            } else {
+                path.queues[cell.hop as usize]
+            }
         };
-        let (in_flight, slot_ps) = if q == l {
-            (&mut hop.link.in_flight, hop.link.slot_ps)
+        let (in_flight, slot) = if q == l {
+            (&mut hop.link.in_flight, &mut hop.link.slot)
         } else {
             let lane = &mut self.lanes[q as usize - n_links];
-            (&mut lane.in_flight, lane.slot_ps)
+            (&mut lane.in_flight, &mut lane.slot)
         };
         let was_empty = in_flight.is_empty();
         in_flight.push_back((arrival, cell));
         if was_empty {
-            agenda.push_arrival(slot_arrival(arrival, slot_ps), Event::CellArrival(q));
+            agenda.push_arrival(slot.end_for(arrival), Event::CellArrival(q));
         }
     }
 
@@ -549,16 +554,16 @@ impl AtmFabric {
         agenda: &mut EventQueue,
     ) -> (u32, Arrived) {
         let n_links = self.hops.len() as u32;
-        let (l, in_flight, slot_ps) = if q < n_links {
+        let (l, in_flight, slot) = if q < n_links {
             let link = &mut self.hops[q as usize].link;
-            (q, &mut link.in_flight, link.slot_ps)
+            (q, &mut link.in_flight, &mut link.slot)
         } else {
             let lane = &mut self.lanes[(q - n_links) as usize];
-            (lane.link, &mut lane.in_flight, lane.slot_ps)
+            (lane.link, &mut lane.in_flight, &mut lane.slot)
         };
         let (_, mut cell) = in_flight.pop_front().expect("arrival on an empty link");
         if let Some(&(t, _)) = in_flight.front() {
-            agenda.push_arrival(slot_arrival(t, slot_ps), Event::CellArrival(q));
+            agenda.push_arrival(slot.end_for(t), Event::CellArrival(q));
         }
         if is_brm(&cell) {
             return (l, Arrived::Brm(cell));
@@ -744,7 +749,7 @@ fn assign_queues(hops: &mut [AtmHop], paths: &mut [VcPath], slotted: bool) -> Ve
         match own[l as usize] {
             None => {
                 own[l as usize] = Some(slot);
-                hop.link.slot_ps = slot;
+                hop.link.slot = SlotClock::new(slot);
                 l
             }
             Some(s) if s == slot => l,
@@ -753,11 +758,11 @@ fn assign_queues(hops: &mut [AtmHop], paths: &mut [VcPath], slotted: bool) -> Ve
                     .lanes
                     .iter()
                     .copied()
-                    .find(|&k| lanes[(k - n_links) as usize].slot_ps == slot);
+                    .find(|&k| lanes[(k - n_links) as usize].slot.slot_ps == slot);
                 found.unwrap_or_else(|| {
                     lanes.push(Lane {
                         link: l,
-                        slot_ps: slot,
+                        slot: SlotClock::new(slot),
                         in_flight: VecDeque::new(),
                     });
                     let k = n_links + lanes.len() as u32 - 1;
@@ -782,7 +787,7 @@ fn assign_queues(hops: &mut [AtmHop], paths: &mut [VcPath], slotted: bool) -> Ve
     // A lazy link's cells all end at its far end: one queue, continuous.
     debug_assert!(hops
         .iter()
-        .all(|h| !h.link.lazy || (h.lanes.is_empty() && h.link.slot_ps == 0)));
+        .all(|h| !h.link.lazy || (h.lanes.is_empty() && h.link.slot.slot_ps == 0)));
     lanes
 }
 
