@@ -164,7 +164,7 @@ impl AtmFabric {
                 }
             }
         }
-        let hops = specs
+        let mut hops = specs
             .into_iter()
             .zip(weights)
             .enumerate()
@@ -210,7 +210,7 @@ impl AtmFabric {
                 }
             })
             .collect::<Vec<_>>();
-        let paths = vcs
+        let mut paths = vcs
             .iter()
             .map(|v| {
                 let to_local = |ls: &[u32]| ls.iter().map(|&l| local[l as usize]).collect();
@@ -237,8 +237,6 @@ impl AtmFabric {
                 }
             })
             .collect::<Vec<VcPath>>();
-        let mut hops = hops;
-        let mut paths = paths;
         let lanes = assign_queues(&mut hops, &mut paths, slotted);
         let policers = vcs
             .iter()
