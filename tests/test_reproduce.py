@@ -33,12 +33,15 @@ from atmsim.reproduce import (
     SCENARIO_DIR,
     SEED_COLUMNS,
     SEEDS,
+    NullModel,
+    NullPrediction,
     Outcome,
     Quantity,
     UnknownExperiment,
     crosses_bound,
     evaluate,
     judge,
+    null_text,
     registry,
     run_experiments,
     seed_ids,
@@ -47,7 +50,13 @@ from atmsim.reproduce import (
 )
 from atmsim.reproduce.measures import cells_per_segment, on_share, vbr_edges
 from atmsim.reproduce.papers import PAPERS
-from atmsim.reproduce.report import combined_name, interval, number, seed_summaries
+from atmsim.reproduce.report import (
+    combined_name,
+    counts_text,
+    interval,
+    number,
+    seed_summaries,
+)
 from atmsim.reproduce.stats import spread, t_cdf, t_quantile
 from atmsim.scenario import to_core
 
@@ -271,6 +280,49 @@ def test_a_quantity_judged_elsewhere_is_not_judged_again():
     assert "judged in seed002-table1-n15" in row["note"]
 
 
+def test_a_match_that_a_null_model_also_gives_is_set_apart():
+    mcr = NullModel("mcr-only", "each VC gets exactly its MCR")
+    equal = NullModel("equal-share", "every VC gets an equal share")
+    quantity = Quantity(
+        "VC1",
+        11.86,
+        "Mbps",
+        relative(0.25),
+        "because",
+        nulls=(NullPrediction(mcr, 11.0), NullPrediction(equal, 25.4)),
+    )
+    row = judge("e", quantity, [12.0, 12.2])
+    # 11.0 is within 25 % of 11.86: the MCR alone would match; the equal share not
+    assert row["verdict"] == "match" and row["beats_nulls"] == "no"
+    assert row["nulls"] == [("mcr-only", 11.0, "match"), ("equal-share", 25.4, "miss")]
+    assert null_text(row["nulls"]) == "mcr-only 11 match; equal-share 25.4 miss"
+    lonely = Quantity(
+        "VC1", 11.86, "Mbps", relative(0.25), "because", nulls=(NullPrediction(equal, 25.4),)
+    )
+    beating = judge("e", lonely, [12.0, 12.2])
+    assert beating["beats_nulls"] == "yes"
+    # a miss is neither; a row without null models neither
+    assert judge("e", lonely, [30.0])["beats_nulls"] == ""
+    assert judge("e", Quantity("q", 1.0, "", relative(0.1), "r"), [1.0])["beats_nulls"] == ""
+    assert counts_text([row, beating, {"verdict": "miss"}]) == (
+        "2 match (1 beat every null model), 1 miss (0 n/a)"
+    )
+
+
+def test_table_csv_carries_the_null_models(tmp_path):
+    from atmsim.reproduce import write_csv
+
+    equal = NullModel("equal-share", "every VC gets an equal share")
+    quantity = Quantity(
+        "VC1", 11.86, "Mbps", relative(0.25), "because", nulls=(NullPrediction(equal, 25.4),)
+    )
+    path = write_csv(tmp_path / "table.csv", [judge("e", quantity, [12.0])])
+    with path.open() as handle:
+        (row,) = list(csv.DictReader(handle))
+    assert list(row) == list(CSV_COLUMNS)
+    assert row["null_models"] == "equal-share 25.4 miss" and row["beats_nulls"] == "yes"
+
+
 def test_seed_summaries_count_per_document():
     def outcome(experiment: str, verdicts: list[str]) -> Outcome:
         return Outcome(experiment=experiment, rows=[{"verdict": v} for v in verdicts])
@@ -283,8 +335,9 @@ def test_seed_summaries_count_per_document():
         ]
     )
     assert lines == [
-        "tcp-over-abr (seed000): 2 match, 1 miss (1 n/a) in 2 experiments",
-        "fmmra (seed003): 0 match, 2 miss (0 n/a) in 1 experiment",
+        "tcp-over-abr (seed000): 2 match (0 beat every null model), 1 miss (1 n/a) in 2 "
+        "experiments",
+        "fmmra (seed003): 0 match (0 beat every null model), 2 miss (0 n/a) in 1 experiment",
     ]
 
 
@@ -524,9 +577,12 @@ def test_cli_end_to_end_one_experiment(tmp_path):
     assert (tmp_path / "selected.csv").is_file()
     assert "[1/1] seed000-sec8" in result.stdout and "10 seeds" in result.stdout
     assert re.search(
-        r"^tcp-over-abr \(seed000\): \d+ match, \d+ miss \(0 n/a\) in 1 experiment$",
+        r"^tcp-over-abr \(seed000\): \d+ match \(\d+ beat every null model\), \d+ miss "
+        r"\(0 n/a\) in 1 experiment$",
         result.stdout,
         re.M,
     )
-    final = r"^\d+ match, \d+ miss \(0 n/a\) in 1 experiment; .* s wall"
+    final = (
+        r"^\d+ match \(\d+ beat every null model\), \d+ miss \(0 n/a\) in 1 experiment; .* s wall"
+    )
     assert re.search(final, result.stdout, re.M)

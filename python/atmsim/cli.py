@@ -219,6 +219,7 @@ def reproduce_command(args: argparse.Namespace) -> int:
             args.list_only,
             debug=_Options.debug,
             report=args.report,
+            coverage=args.coverage,
         )
     except ReproduceInputError as error:
         raise CliError(str(error)) from None
@@ -537,6 +538,13 @@ def build_parser() -> _Parser:
         "--report",
         action="store_true",
         help="At the end, write OUT/report.html (atmsim report).",
+    )
+    reproduce.add_argument(
+        "--coverage",
+        action="store_true",
+        help="Count, per document, the published results of the inventory, those a row "
+        "judges (with their verdicts in OUT, an earlier reproduce --out) and those none "
+        "does; runs nothing.",
     )
 
     report = command(

@@ -229,6 +229,7 @@ def reproduce_page(directory: Path) -> str:
         chosen = sorted(by_seed[seed], key=lambda f: order.get(f.name, 10**6))
         rows_all = [row for folder in chosen for row in _read_table(folder / "table.csv")]
         counts = {v: sum(r["verdict"] == v for r in rows_all) for v in ("match", "miss", "n/a")}
+        beats = sum(r.get("beats_nulls") == "yes" for r in rows_all)
         title = f"{paper.id} ({seed}): {paper.title}" if paper else seed
         anchor = f"doc-{seed}"
         overview_rows.append(
@@ -237,11 +238,14 @@ def reproduce_page(directory: Path) -> str:
                 paper.citation if paper else seed,
                 len(chosen),
                 counts["match"],
+                beats,
                 counts["miss"],
                 counts["n/a"],
             ]
         )
-        overview_classes.append(["", "", "num", "match", "miss" if counts["miss"] else "num", "na"])
+        overview_classes.append(
+            ["", "", "num", "match", "num", "miss" if counts["miss"] else "num", "na"]
+        )
         part = [f'<h2 id="{anchor}">{_e(title)}</h2>']
         if paper:
             part.append(f'<p class="citation">{_e(paper.citation)}</p>')
@@ -249,6 +253,7 @@ def reproduce_page(directory: Path) -> str:
         part.append(
             '<p class="counts">'
             f'<span class="match">{counts["match"]} match</span>'
+            f"({beats} beat every null model) "
             f'<span class="miss">{counts["miss"]} miss</span>'
             f'<span class="na">{counts["n/a"]} n/a</span>'
             f" in {len(chosen)} experiment{'s' if len(chosen) != 1 else ''}</p>"
@@ -269,7 +274,7 @@ def reproduce_page(directory: Path) -> str:
     body.append("<h2>Documents</h2>")
     body.append(
         _table(
-            ["id", "citation", "experiments", "match", "miss", "n/a"],
+            ["id", "citation", "experiments", "match", "beat every null model", "miss", "n/a"],
             overview_rows,
             overview_classes,
         )
@@ -284,6 +289,16 @@ def _docs_link() -> str:
 
     path = data_dir() / "docs" / "reproduction.md"
     return path.resolve().as_uri() if path.is_file() else ""
+
+
+def _nulls_cell(row: dict) -> str:
+    """A table.csv row's null models and whether the match beats them all."""
+    text = row.get("null_models") or ""
+    if row.get("beats_nulls") == "yes":
+        return f"beats every null model: {text}"
+    if row.get("beats_nulls") == "no":
+        return f"a null model also matches: {text}"
+    return text
 
 
 def _experiment_section(folder: Path, experiment: Any, readable) -> list[str]:
@@ -304,6 +319,7 @@ def _experiment_section(folder: Path, experiment: Any, readable) -> list[str]:
         "seeds",
         "tolerance",
         "verdict",
+        "null models (prediction, verdict)",
         "note",
         "tolerance's reason",
     ]
@@ -324,12 +340,25 @@ def _experiment_section(folder: Path, experiment: Any, readable) -> list[str]:
                 row["n_seeds"],
                 row["tolerance"],
                 verdict,
+                _nulls_cell(row),
                 row["note"],
                 row["tolerance_reason"],
             ]
         )
         classes.append(
-            ["", "", "num", "num", "num", "num", "num", verdict.replace("/", ""), "note", "reason"]
+            [
+                "",
+                "",
+                "num",
+                "num",
+                "num",
+                "num",
+                "num",
+                verdict.replace("/", ""),
+                "note",
+                "note",
+                "reason",
+            ]
         )
     out.append(_table(columns, table_rows, classes))
     for png in sorted(folder.glob("*.png")):

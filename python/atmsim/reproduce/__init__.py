@@ -19,6 +19,13 @@ A published value is judged once. Where a seed publishes one configuration's
 value in several tables, the other places get a row that names the experiment
 judging it (``Quantity.see``, verdict n/a) and run nothing.
 
+A match counts only if it discriminates. Each judged quantity carries the
+predictions of one or more null models (``NullModel``: a prediction from the
+seed's inputs alone, with no simulation, such as "each VC gets exactly its MCR"
+or "every source gets an equal share"), judged by the same tolerance; a row
+that a null model also matches tests nothing about the mechanism, and the
+counts set the matches that beat every null model apart (``beats_nulls``).
+
 ``run_experiments`` runs (experiment, seed) tasks on a process pool and returns
 one ``Outcome`` per experiment, its rows: published, simulated (the mean),
 ci95_low, ci95_high, n_seeds, tolerance, verdict.
@@ -81,9 +88,14 @@ CSV_COLUMNS = (
     "verdict",
     "note",
     "tolerance_reason",
+    "null_models",
+    "beats_nulls",
 )
 """table.csv: ``simulated`` is the mean over the run seeds, ``ci95_low`` and
-``ci95_high`` the 95 % interval of that mean, ``n_seeds`` the seeds it counts."""
+``ci95_high`` the 95 % interval of that mean, ``n_seeds`` the seeds it counts;
+``null_models`` each null model's prediction and verdict ("mcr-only 23.04
+match; equal-share 25.4 miss"), ``beats_nulls`` "yes" for a match that no null
+model matches, "no" for a match that one does, empty otherwise."""
 
 SEED_COLUMNS = ("experiment", "quantity", "seed", "simulated", "note")
 """seeds.csv: every seed's value of every quantity."""
@@ -96,6 +108,26 @@ Extracted = Union[float, tuple[float, str]]
 
 def _no_value(results: dict) -> float:
     return math.nan
+
+
+@dataclass(frozen=True)
+class NullModel:
+    """A way to predict a seed's numbers from its inputs alone, with no simulation
+    ("each VC gets exactly its MCR and nothing more"). A row that a null model also
+    matches tests arithmetic, not the mechanism."""
+
+    id: str
+    """Short and stable, e.g. ``mcr-only``."""
+    title: str
+    """What it assumes, in one sentence."""
+
+
+@dataclass(frozen=True)
+class NullPrediction:
+    """A null model's prediction of one quantity."""
+
+    model: NullModel
+    value: float
 
 
 @dataclass(frozen=True)
@@ -116,6 +148,8 @@ class Quantity:
     extract: Callable[[dict], Extracted] = _no_value
     note: str = ""
     see: Optional[str] = None
+    nulls: tuple = ()
+    """NullPrediction's of this quantity, judged by the same tolerance."""
 
 
 @dataclass(frozen=True)
@@ -291,6 +325,15 @@ def judge(
                 f"not computed in {len(failed)} of {len(values)} seeds "
                 f"(seed {failed[0][0]}: {failed[0][1] or 'NaN'})"
             )
+    judged = quantity.see is None and verdict != "n/a"
+    nulls = [
+        (null.model.id, null.value, quantity.tolerance.verdict(quantity.published, null.value))
+        for null in (quantity.nulls if judged else ())
+    ]
+    if verdict == "match" and nulls:
+        beats = "no" if any(v == "match" for _, _, v in nulls) else "yes"
+    else:
+        beats = ""
     return {
         "experiment": experiment_id,
         "quantity": quantity.name,
@@ -309,7 +352,15 @@ def judge(
         "note": "; ".join(parts),
         "reason": quantity.reason,
         "see": quantity.see,
+        "nulls": nulls,
+        "beats_nulls": beats,
     }
+
+
+def null_text(nulls: list) -> str:
+    """The null models' predictions and verdicts as one cell: "mcr-only 23.04 match;
+    equal-share 25.4 miss"."""
+    return "; ".join(f"{model} {value:.6g} {verdict}" for model, value, verdict in nulls)
 
 
 def accepted_range(tolerance: Tolerance, published: float) -> tuple[float, float]:
@@ -568,6 +619,8 @@ def write_csv(path: Path, rows: list[dict]) -> Path:
                     row["verdict"],
                     row["note"],
                     row["reason"],
+                    null_text(row.get("nulls", [])),
+                    row.get("beats_nulls", ""),
                 ]
             )
     return path

@@ -108,9 +108,12 @@ PRINTED_COLUMNS = (
     "seeds",
     "tolerance",
     "verdict",
+    "nulls",
     "note",
 )
-"""The printed table: table.csv's columns less the reason, the interval in one column."""
+"""The printed table: table.csv's columns less the reason, the interval in one column;
+``nulls`` "beats" for a match no null model matches, else the null models that also
+match."""
 
 
 def results_table(outcomes: list[Outcome]) -> Table:
@@ -138,9 +141,23 @@ def results_table(outcomes: list[Outcome]) -> Table:
                 "" if reference else str(row["n_seeds"]),
                 row["tolerance"],
                 f"[{style}]{row['verdict']}[/]",
+                _nulls_cell(row),
                 row["note"],
             )
     return table
+
+
+def _nulls_cell(row: dict) -> str:
+    """ "beats" for a match that no null model matches; the null models that also match
+    (or all of them, with their verdicts, for a miss); "" when there is nothing to
+    judge."""
+    nulls = row.get("nulls") or []
+    if row.get("beats_nulls") == "yes":
+        return "beats"
+    matching = [model for model, _, verdict in nulls if verdict == "match"]
+    if matching:
+        return "also: " + ", ".join(matching)
+    return ""
 
 
 def verdict_counts(rows: list[dict]) -> tuple[int, int, int]:
@@ -152,21 +169,52 @@ def verdict_counts(rows: list[dict]) -> tuple[int, int, int]:
     )
 
 
+def beating_nulls(rows: list[dict]) -> int:
+    """The matches among rows that no null model matches (``beats_nulls``)."""
+    return sum(row.get("beats_nulls") == "yes" for row in rows)
+
+
+def counts_text(rows: list[dict]) -> str:
+    """ "44 match (30 beat every null model), 17 miss (2 n/a)"."""
+    matches, misses, na = verdict_counts(rows)
+    return (
+        f"{matches} match ({beating_nulls(rows)} beat every null model), {misses} miss ({na} n/a)"
+    )
+
+
 def seed_summaries(outcomes: list[Outcome]) -> list[str]:
-    """One line per document among the outcomes: "seed000: 44 match, 17 miss (2 n/a) in
-    11 experiments"."""
+    """One line per document among the outcomes: "tcp-over-abr (seed000): 44 match (30
+    beat every null model), 17 miss (2 n/a) in 11 experiments"."""
     lines = []
     for seed in SEEDS:
         mine = [outcome for outcome in outcomes if registry()[outcome.experiment].seed == seed]
         if not mine:
             continue
-        matches, misses, na = verdict_counts([row for o in mine for row in o.rows])
         paper = BY_SEED[seed]
         lines.append(
-            f"{paper.id} ({seed}): {matches} match, {misses} miss ({na} n/a) in "
+            f"{paper.id} ({seed}): {counts_text([row for o in mine for row in o.rows])} in "
             f"{plural(len(mine), 'experiment')}"
         )
     return lines
+
+
+def print_coverage(out: Path) -> int:
+    """``atmsim reproduce --coverage``: per document, the published results of the
+    inventory (``reproduce.inventory``), those a row covers with that row's verdict in
+    ``out`` (an earlier reproduce output; "not run" without one), and those none
+    covers. 1 when the inventory names a row the experiments do not have."""
+    from . import inventory
+
+    entries = inventory.load()
+    wrong = inventory.problems(entries)
+    for line in wrong:
+        print(f"inventory: {line}")
+    verdicts = inventory.verdicts_in(Path(out))
+    where = f"verdicts from {out}" if verdicts else f"no reproduce output in {out}: not run"
+    print(f"atmsim reproduce --coverage: the seeds' published results ({where})")
+    for line in inventory.coverage_lines(inventory.coverage(entries, verdicts)):
+        print(line)
+    return 1 if wrong else 0
 
 
 def combined_name(requested: list[str]) -> str:
@@ -200,12 +248,17 @@ def main(
     list_only: bool,
     debug: bool = False,
     report: bool = False,
+    coverage: bool = False,
 ) -> int:
     """Run ``atmsim reproduce``; the exit code (0: the report, whatever the verdicts;
     1: an experiment failed to run or a conservation ledger did not balance).
     Raises ReproduceInputError on an unknown id and OutDirError (``atmsim.results``)
     on an ``out`` that may not receive the results. With ``debug``, the traceback of
-    an experiment that failed is printed (stderr) after its one-line error."""
+    an experiment that failed is printed (stderr) after its one-line error. With
+    ``coverage``, print the inventory's coverage (verdicts from ``out``) and run
+    nothing."""
+    if coverage:
+        return print_coverage(out)
     if list_only or not requested:
         list_experiments()
         return 0
@@ -244,7 +297,6 @@ def main(
     combined = write_csv(Path(out) / f"{combined_name(requested)}.csv", rows)
     _console().print(results_table(outcomes))
     wall = time.perf_counter() - started
-    matches, misses, na = verdict_counts(rows)
     code = 0
     for outcome in outcomes:
         if outcome.error:
@@ -262,8 +314,7 @@ def main(
     for line in seed_summaries(outcomes):
         print(line)
     print(
-        f"{matches} match, {misses} miss ({na} n/a) in {plural(len(ids), 'experiment')}; "
-        f"{wall:.1f} s wall, --jobs {jobs}"
+        f"{counts_text(rows)} in {plural(len(ids), 'experiment')}; {wall:.1f} s wall, --jobs {jobs}"
     )
     if report:
         from ..html_report import write_report
