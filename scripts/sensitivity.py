@@ -268,11 +268,12 @@ LEVERS = {
                 Value(f"decay {d}", (f"template.active_decay={d}",))
                 for d in ("0", "0.5", "0.9", "0.99", "1")
             ),
-            chosen="decay 0.9",
+            chosen="decay 0",
             source=(
-                "the seed says 'measure number of active sources'; the ERICA description "
-                "it cites averages the number of sources for bursty traffic, a silent "
-                "source's weight decaying per interval; the factor 0.9 is our choice"
+                "the seed's pseudo-code: 'Measure number of active sources' at each "
+                "interval's end, the flows seen in the interval, as Kalyanaraman's "
+                "dissertation counts VCs without its 'Averaging VCs' option (whose decay "
+                "factor no source we could read gives)"
             ),
             key_values=SEED001_KEYS,
         ),

@@ -788,10 +788,12 @@ class _RateControlled(Table):
     section 4.1; no published figure)."""
     interval: Interval = "5 ms"
     """ERICA+'s averaging interval: seed 001 Table 1."""
-    active_decay: UnitInterval = 0.9
+    active_decay: UnitInterval = 0.0
     """The number of active sources: a silent flow's weight decays by this factor per
-    interval (the ERICA description's averaging of the number of sources; the factor is
-    our choice, docs/model.md, "Explicit-rate control of TCP")."""
+    interval. 0 (the flows seen in the interval): seed 001's pseudo-code ("Measure number
+    of active sources" at each interval's end) and the count of Kalyanaraman's
+    dissertation without its "Averaging VCs" option, whose decay factor no source we
+    could read gives (docs/model.md, "Explicit-rate control of TCP")."""
     variant: Literal["tahoe-nofr", "tahoe", "reno", "newreno", "sack"] = "reno"
     """Our choice (seed 001 names none): Reno, the TCP of 4.4BSD-Lite (1994), the
     reference implementation when the seed was written; nothing is lost in its vanilla

@@ -468,7 +468,7 @@ RATE_CONTROL_DEFAULTS: dict[str, Any] = {
     "qdlf": 0.5,  # seed 001 Table 1: queue drain limit factor
     "delta": 0.1,  # the ERICA description's (seed 001 section 5 names delta, no value)
     "max_increase": 0.1,  # seed 001 section 5: "limit rate increases to 10 %"
-    "active_decay": 0.9,
+    "active_decay": 0.0,  # seed 001 section 5: "Measure number of active sources" (below)
 }
 """The simplified ERICA+ of seed 001 (sections 5 and 6, Table 1)."""
 
@@ -498,7 +498,11 @@ class RateControl(Table):
     active_decay: UnitInterval = RATE_CONTROL_DEFAULTS["active_decay"]
     """The number of active sources: each flow seen in an interval counts 1, and its
     count decays by this factor per interval it is silent (0: the flows seen in the
-    interval alone; 1: every flow ever seen)."""
+    interval alone; 1: every flow ever seen). Default 0: seed 001's pseudo-code measures
+    the number of active sources at each interval's end, as it measures the rates, and
+    Kalyanaraman's dissertation (the seed's reference [3]) counts the VCs seen in the
+    interval unless its "Averaging VCs" option is on, whose decay factor neither it nor
+    the ERICA description gives a value for (docs/model.md)."""
 
     def core_json(self) -> dict:
         return {

@@ -7,12 +7,16 @@
 //! in the interval), and its queue. The target capacity is f(Tq) x the link
 //! rate, with Tq the queueing delay of the queue at the link rate and f the
 //! ERICA+ curve (T0, a, b, floored at QDLF); z = input / target; with N the
-//! number of active sources, FairShare = target / N. N averages the
-//! sources seen over the intervals, as the ERICA description's averaging of
-//! the number of sources does for bursty sources: each session's activity
-//! is 1 in an interval it was seen in and decays by `active_decay` per
-//! interval it was not; N is the sum (0: the sources seen in this interval
-//! alone; 1: every session ever seen).
+//! number of active sources, FairShare = target / N. Each session's
+//! activity is 1 in an interval it was seen in and decays by `active_decay`
+//! per interval it was not; N is the sum, at least 1. With `active_decay`
+//! 0 (the scenarios' default) N is the number of sources seen in the
+//! interval, as the seed's pseudo-code measures it and as Kalyanaraman's
+//! dissertation counts VCs ("Number Active VCs In Last Interval = Max(sum
+//! of Seen VC In This Interval, 1)"); above 0 it is the dissertation's
+//! "Averaging VCs" option (a VC's "Contribution" times a "Decay Factor" per
+//! interval), whose factor neither source gives; 1 counts every session
+//! ever seen.
 //! For each session, every flow the port has seen a packet of, in this
 //! interval or an earlier one (the seed's "FOR each session i"; Rate[i] = 0
 //! for a session silent in the interval, which leaves it the fair share at
