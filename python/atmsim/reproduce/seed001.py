@@ -11,6 +11,16 @@ The seed publishes figures described in its text: levels ("about 8000 packets",
 of seed 003. Scenario files: scenarios/reproduce/seed001-hetero.toml and
 seed001-gfc2.toml.
 
+Null models (``NULL_MODELS``): every judged quantity carries the predictions of
+the ones that apply, computed below from the seed's inputs alone (the link rates,
+the round trips of its lengths, the 600,000-byte windows, T, the numbers of flows,
+GFC-2's max-min rates), never from a run. Most of the seed's claims follow from the
+arithmetic of its own section 4.2.1 (a window r x T sends r x T / RTT): a row that
+we match and a null model matches too is n/a, its reason giving the null model's
+value; a row we miss keeps its verdict, with the null models beside it. Rows
+computed from one number (the largest vanilla queue and the longest round trip;
+a difference of two judged indices) are judged once.
+
 Nothing in these runs draws a random number (IP routers, which serve packets that
 arrive together in a fixed order; no RED, no receiver jitter; every flow starts at
 0; ``atmsim.determinism.seed_dependence`` is empty for each run), so every
@@ -21,23 +31,55 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compare import ABOVE, BELOW, REPORT, absolute, below, relative
-from ..templates import GFC2_LINKS, GFC2_MAX_MIN_MBPS
-from . import Experiment, Quantity, Run
+from ..compare import ABOVE, BELOW, REPORT, absolute, below, jain, relative
+from ..templates import GFC2_GROUPS, GFC2_LINKS, GFC2_MAX_MIN_MBPS, Gfc2Ip, HeteroRtt
+from ..units import PROPAGATION_PS_PER_KM, parse_bit_rate_bps
+from . import Experiment, NullModel, NullPrediction, Quantity, Run
 
 HETERO = "seed001-hetero.toml"
 GFC2 = "seed001-gfc2.toml"
 BOTTLENECK = "r1-r2"
 LINK_BPS = 155.52e6
-PACKET_BYTES = 1024 + 40
+"""Every link of section 6.1 (seed 001 Table 1), and GFC-2's access links."""
+MSS = 1024
+"""Seed 001 Table 1."""
+PACKET_BYTES = MSS + 40
 """A full segment's IP packet: MSS 1024 (seed 001 Table 1) + 40 bytes of headers."""
+ACK_BYTES = 40
+"""A bare ACK's IP packet."""
+WINDOW_BYTES = 600000
+"""The receiver window and ssthresh: seed 001 Table 1 and section 6.1."""
+T_FIXED_S = 0.030
+"""Figure 3's and Figure 6(b)'s single time T (seed 001 section 6.1)."""
+T_BUCKET_S = 0.100
+"""T of seed001-ack-bucket: above the longest round trip, as section 4.2.1 asks."""
+T0_S = 0.0015
+"""ERICA+'s target queueing delay (seed 001 Table 1)."""
 SEEDS = (1,)
 """The run seeds of every experiment: one, as nothing in these runs is random (module
 docstring; a test checks each run's seed dependence)."""
 GROUPS = {1: range(1, 6), 2: range(6, 11), 3: range(11, 16)}
 """The three groups of five flows (seed 001 Figure 1)."""
-BASE_RTT_S = {1: 0.0101, 2: 0.0161, 3: 0.0701}
-"""Each group's round trip: 2 x (access + 1000 + exit km) x 5 us/km (10.06, 16.0,
+ACCESS_KM = dict(zip(GROUPS, HeteroRtt.model_fields["access_km"].default))
+"""Each group's access (and exit) links: seed 001's 3, 300 and 3000 km."""
+BACKBONE_KM = HeteroRtt.model_fields["bottleneck_km"].default
+"""r1 -> r2: seed 001's 1000 km."""
+
+
+def base_rtt_s(hops) -> float:
+    """A segment's and its ACK's round trip without queueing over ``hops``, the (km,
+    bits/s) of each link one way (the ACK comes back over links of the same lengths and
+    rates): propagation at 5 us/km, and at every hop a router stores and forwards the
+    segment's and the ACK's IP packets (as ``atmsim.fairness`` counts it)."""
+    propagation = sum(2 * km for km, _ in hops) * PROPAGATION_PS_PER_KM / 1e12
+    return propagation + sum((PACKET_BYTES + ACK_BYTES) * 8 / bps for _, bps in hops)
+
+
+BASE_RTT_S = {
+    g: base_rtt_s([(km, LINK_BPS), (BACKBONE_KM, LINK_BPS), (km, LINK_BPS)])
+    for g, km in ACCESS_KM.items()
+}
+"""Each group's base round trip: 2 x (access + 1000 + exit km) x 5 us/km (10.06, 16.0,
 70.0 ms as the seed states) plus one segment's and one ACK's transmission per hop."""
 STEADY_S = 1.0
 """Levels and shares are read from 1 s on: by then every window has stopped growing
@@ -56,6 +98,182 @@ HIGH_WHY = (
     "'high' utilization read as above 90 %, the target utilization of ERICA in seeds "
     "000, 002 and 003"
 )
+
+# --- null models: the seed's numbers from its inputs alone ------------------------------
+
+EQUAL_SHARE = NullModel(
+    "equal-share",
+    "every flow gets an equal share of the bottleneck whatever its round trip (155.52 "
+    "Mbps / 15): its ER, and a window of that ER x T",
+)
+MAX_MIN = NullModel(
+    "max-min",
+    "every flow of GFC-2 gets its max-min fair rate (A 10, B 5, C, D, E 35, F 10, G 5, "
+    "H 52.5 Mbps)",
+)
+WINDOW_LIMITED = NullModel(
+    "window-limited",
+    "each flow keeps its whole window in flight: window / (base round trip + the "
+    "queueing delay that keeps the bottleneck no more than full), the queue the windows "
+    "less the pipe; windows of 600,000 bytes (vanilla) or of the equal (max-min) share x "
+    "T, at most that share where the rate control holds it (GFC-2)",
+)
+ERICA_TARGET = NullModel(
+    "erica-target",
+    "the queue sits at ERICA+'s target queueing delay T0 = 1.5 ms at 155.52 Mbps",
+)
+LINK_FULL = NullModel("link-full", "every bottleneck link is busy all the time: utilization 1")
+NO_EFFECT = NullModel(
+    "no-effect",
+    "the translation into windows changes nothing: a ratio of two translations 1, a difference 0",
+)
+NULL_MODELS = (EQUAL_SHARE, MAX_MIN, WINDOW_LIMITED, ERICA_TARGET, LINK_FULL, NO_EFFECT)
+"""The null models of seed 001."""
+
+LINK_BYTES = LINK_BPS / 8
+"""The bottleneck in IP bytes per second (the unit of the ERs, which count IP bytes)."""
+FLOW_GROUPS = [g for g in GROUPS for _ in GROUPS[g]]
+FLOW_RTTS = [BASE_RTT_S[g] for g in FLOW_GROUPS]
+EQUAL_ER = LINK_BYTES / len(FLOW_RTTS)
+"""The equal share of section 6.1's bottleneck, IP bytes/s."""
+
+
+def fill(windows, rtts, capacity_bps: float) -> tuple[float, list[float]]:
+    """The window-limited state: each flow has its whole window (payload bytes) in
+    flight and sends window / (rtt + d) payload bytes/s; d >= 0 is the queueing delay at
+    which the flows' IP bytes no more than fill ``capacity_bps`` (0 when they do not
+    fill it). Returns (d, the rates)."""
+    wire = PACKET_BYTES / MSS
+    capacity = capacity_bps / 8
+
+    def offered(d: float) -> float:
+        return sum(w * wire / (r + d) for w, r in zip(windows, rtts))
+
+    d = 0.0
+    if offered(0.0) > capacity:
+        low, high = 0.0, 1.0
+        while offered(high) > capacity:
+            high *= 2
+        for _ in range(200):
+            mid = (low + high) / 2
+            low, high = (mid, high) if offered(mid) > capacity else (low, mid)
+        d = high
+    return d, [w / (r + d) for w, r in zip(windows, rtts)]
+
+
+def queue_packets(delay_s: float, capacity_bps: float = LINK_BPS) -> float:
+    """A queueing delay as full packets waiting at ``capacity_bps``."""
+    return delay_s * capacity_bps / 8 / PACKET_BYTES
+
+
+def _group_ratio(rates, a: int = 1, b: int = 3) -> float:
+    mean = {g: np.mean([r for r, k in zip(rates, FLOW_GROUPS) if k == g]) for g in (a, b)}
+    return float(mean[a] / mean[b])
+
+
+VANILLA_DELAY, VANILLA_RATES = fill([WINDOW_BYTES] * 15, FLOW_RTTS, LINK_BPS)
+FIXED_WINDOW = EQUAL_ER * T_FIXED_S
+"""The equal share x 30 ms: 38,880 bytes."""
+FIXED_DELAY, FIXED_RATES = fill([FIXED_WINDOW] * 15, FLOW_RTTS, LINK_BPS)
+OWN_DELAY, OWN_RATES = fill([EQUAL_ER * r for r in FLOW_RTTS], FLOW_RTTS, LINK_BPS)
+BUCKET_DELAY, BUCKET_RATES = fill([EQUAL_ER * T_BUCKET_S] * 15, FLOW_RTTS, LINK_BPS)
+TARGET_QUEUE = queue_packets(T0_S)
+"""ERICA+'s target queue: 27 packets."""
+
+
+def _gfc2_members() -> list[tuple[str, str, list[int]]]:
+    """(name, group, the indices of the chain links it crosses) of each GFC-2 flow."""
+    return [
+        (f"{group}{k}", group, list(range(enter - 1, leave - 1)))
+        for group, members in GFC2_GROUPS.items()
+        for k, (enter, leave) in enumerate(members, start=1)
+    ]
+
+
+GFC2_MEMBERS = _gfc2_members()
+GFC2_CAPACITY = [parse_bit_rate_bps(rate) for _, _, rate in GFC2_LINKS]
+GFC2_HOP_KM = Gfc2Ip.model_fields["hop_km"].default
+GFC2_ACCESS_KM = Gfc2Ip.model_fields["access_km"].default
+GFC2_RTTS = {
+    name: base_rtt_s(
+        [(GFC2_ACCESS_KM, LINK_BPS)]
+        + [(GFC2_HOP_KM, GFC2_CAPACITY[j]) for j in links]
+        + [(GFC2_ACCESS_KM, LINK_BPS)]
+    )
+    for name, _, links in GFC2_MEMBERS
+}
+"""Each GFC-2 flow's base round trip over the chain links it crosses."""
+GFC2_FAIR_BPS = {name: GFC2_MAX_MIN_MBPS[group] * 1e6 for name, group, _ in GFC2_MEMBERS}
+
+
+def gfc2_window_limited(t_s=None) -> dict[str, float]:
+    """Each GFC-2 flow's rate (bits/s) when the routers give it its max-min rate r and
+    write windows of r x T (``t_s``; None: vanilla, 600,000 bytes): r, or the window per
+    base round trip if that is less (seed 001 section 4.2.1: 'source i cannot send at a
+    rate r continuously')."""
+    rates = {}
+    for name, _, _ in GFC2_MEMBERS:
+        fair, rtt = GFC2_FAIR_BPS[name], GFC2_RTTS[name]
+        window_bits = WINDOW_BYTES * 8 if t_s is None else fair * t_s
+        rates[name] = min(fair, window_bits / rtt)
+    return rates
+
+
+def gfc2_jain(rates: dict) -> float:
+    """Jain's index of the rates over the max-min rates."""
+    return jain([rates[name] / GFC2_FAIR_BPS[name] for name, _, _ in GFC2_MEMBERS])
+
+
+def gfc2_utilization(rates: dict) -> float:
+    """The mean over the six chain links of the rates crossing each over its capacity."""
+    used = [0.0] * len(GFC2_CAPACITY)
+    for name, _, links in GFC2_MEMBERS:
+        for j in links:
+            used[j] += rates[name]
+    return float(np.mean([min(1.0, u / c) for u, c in zip(used, GFC2_CAPACITY)]))
+
+
+def gfc2_bottlenecks() -> dict[str, int]:
+    """Each flow's max-min bottleneck (D. Bertsekas, R. Gallager, "Data Networks",
+    section 6.5.2): the first chain link it crosses that the max-min rates fill and on
+    which no flow gets more than it."""
+    on = {j: [n for n, _, links in GFC2_MEMBERS if j in links] for j in range(len(GFC2_LINKS))}
+    found = {}
+    for name, _, links in GFC2_MEMBERS:
+        for j in links:
+            load = sum(GFC2_FAIR_BPS[n] for n in on[j])
+            top = max(GFC2_FAIR_BPS[n] for n in on[j])
+            if load >= GFC2_CAPACITY[j] * (1 - 1e-9) and GFC2_FAIR_BPS[name] >= top:
+                found[name] = j
+                break
+    return found
+
+
+def gfc2_largest_queue(t_s=None) -> float:
+    """The largest chain queue (packets) when every flow is at its max-min rate r with a
+    window of r x T (``t_s``; None: 600,000 bytes): what of each window is not in flight
+    over its base round trip waits at its bottleneck."""
+    waiting = [0.0] * len(GFC2_CAPACITY)
+    for name, j in gfc2_bottlenecks().items():
+        fair, rtt = GFC2_FAIR_BPS[name], GFC2_RTTS[name]
+        window = WINDOW_BYTES if t_s is None else fair / 8 * t_s
+        waiting[j] += max(0.0, window * PACKET_BYTES / MSS - fair / 8 * rtt)
+    return max(waiting) / PACKET_BYTES
+
+
+GFC2_VANILLA = gfc2_window_limited()
+GFC2_FIXED = gfc2_window_limited(T_FIXED_S)
+GFC2_OWN = {name: GFC2_FAIR_BPS[name] for name, _, _ in GFC2_MEMBERS}
+
+
+def _nulls(*pairs) -> tuple:
+    return tuple(NullPrediction(model, float(value)) for model, value in pairs)
+
+
+def _na(name: str, unit: str, extract, reason: str, nulls: str) -> Quantity:
+    """A published claim that a null model predicts and our run matches: shown, not
+    judged (``nulls`` names the null model and its value)."""
+    return Quantity(name, None, unit, REPORT, f"{reason}; n/a: {nulls}", extract)
 
 
 def _flows(group: int) -> list[str]:
@@ -166,6 +384,10 @@ def _report(name: str, unit: str, extract, reason: str = "shown, not published")
     return Quantity(name, None, unit, REPORT, reason, extract)
 
 
+_VANILLA_QUEUE = queue_packets(VANILLA_DELAY)
+_FIXED_QUEUE = queue_packets(FIXED_DELAY)
+_OWN_QUEUE = queue_packets(OWN_DELAY)
+
 FIG2 = Experiment(
     id="seed001-fig2",
     title="Vanilla TCP: 15 flows of 10, 16 and 70 ms round trips through one router",
@@ -175,13 +397,15 @@ FIG2 = Experiment(
     port=BOTTLENECK,
     seeds=SEEDS,
     published=(
-        Quantity(
+        _na(
             "largest queue at r1 -> r2",
-            8000.0,
             "packets",
-            LEVEL,
-            "the seed: 'the queue lengths reach a maximum of about 8000 packets'; " + LEVEL_WHY,
             lambda r: _max_queue(r["run"]),
+            "the seed: 'the queue lengths reach a maximum of about 8000 packets' (+-10 %, a "
+            "level read from a figure)",
+            f"the window-limited null model gives {_VANILLA_QUEUE:,.0f} packets (15 windows of "
+            "600,000 bytes less the pipe), within 10 % of 8000; and the round trip below is "
+            "this same number, judged there",
         ),
         Quantity(
             "longest round trip, 70 ms group",
@@ -189,18 +413,21 @@ FIG2 = Experiment(
             "ms",
             LEVEL,
             "the seed: 'round trip times measured at the source ... went up to 600ms'; "
-            + LEVEL_WHY,
+            + LEVEL_WHY
+            + "; ours is the 70 ms group's base round trip plus the largest queue's delay: "
+            "one number with the row above, judged once, here, where the window-limited "
+            "null model does not match",
             lambda r: _largest_rtt_ms(r["run"]),
+            nulls=_nulls((WINDOW_LIMITED, 1e3 * (BASE_RTT_S[3] + VANILLA_DELAY))),
         ),
-        Quantity(
+        _na(
             "smallest final window over 600,000 bytes",
-            1.0,
             "ratio",
-            relative(0.01),
-            "the seed: the windows stop growing at 'the SSTHRESH (and receiver window) "
-            "value of 600000 bytes'; within 1 % (one segment of 1024 bytes in 600,000 is "
-            "0.2 %)",
             lambda r: _final_window_share(r["run"]),
+            "the seed: the windows stop growing at 'the SSTHRESH (and receiver window) value "
+            "of 600000 bytes' (1, within 1 %)",
+            "the window-limited null model (every window at its 600,000 bytes, nothing lost) "
+            "gives 1: the row only checks that nothing is lost",
         ),
         _report("Jain index of the 15 throughputs", "index", lambda r: _all_jain(r["run"])),
         _report(
@@ -219,6 +446,9 @@ FIG2 = Experiment(
     ),
 )
 
+_QUEUE_NULLS = _nulls((WINDOW_LIMITED, _FIXED_QUEUE), (ERICA_TARGET, TARGET_QUEUE))
+_WINDOW_NULLS = _nulls((EQUAL_SHARE, FIXED_WINDOW))
+
 FIG3 = Experiment(
     id="seed001-fig3",
     title="Rate written into the ACKs as ER x 30 ms for every flow",
@@ -236,6 +466,7 @@ FIG3 = Experiment(
             "the seed: 'queue lengths which oscillate between about 100 and 150 packets' "
             "(the low end); " + LEVEL_WHY,
             _quantile_queue(0.1),
+            nulls=_QUEUE_NULLS,
         ),
         Quantity(
             "queue at r1 -> r2 from 1 s, 90th percentile",
@@ -244,6 +475,7 @@ FIG3 = Experiment(
             LEVEL,
             "the seed: 'between about 100 and 150 packets' (the high end); " + LEVEL_WHY,
             _quantile_queue(0.9),
+            nulls=_QUEUE_NULLS,
         ),
         Quantity(
             "actual windows from 1 s, 10th percentile",
@@ -253,6 +485,7 @@ FIG3 = Experiment(
             "the seed: 'the actual window size oscillates between 30000 and 40000 bytes' "
             "(the low end); " + LEVEL_WHY,
             _quantile_window(0.1),
+            nulls=_WINDOW_NULLS,
         ),
         Quantity(
             "actual windows from 1 s, 90th percentile",
@@ -261,33 +494,33 @@ FIG3 = Experiment(
             LEVEL,
             "the seed: 'between 30000 and 40000 bytes' (the high end); " + LEVEL_WHY,
             _quantile_window(0.9),
+            nulls=_WINDOW_NULLS,
         ),
-        Quantity(
+        _na(
             "Jain index of the 15 throughputs",
-            1.0,
             "index",
-            UNFAIR,
-            "the seed: 'the distribution of rate is unfair'; " + UNFAIR_WHY,
             lambda r: _all_jain(r["run"]),
+            "the seed: 'the distribution of rate is unfair' (< 1 by more than 0.01)",
+            f"the window-limited null model (windows of the equal share x 30 ms, "
+            f"{FIXED_WINDOW:,.0f} bytes, each sent once per round trip) gives "
+            f"{jain(FIXED_RATES):.3f}: the seed's own arithmetic (section 4.2.1, 'r*T/RTTj')",
         ),
-        Quantity(
+        _na(
             "throughput, 10 ms group over 70 ms group",
-            1.0,
             "ratio",
-            ABOVE,
-            "the seed: 'the smaller RTT connection grabs the available capacity'; " + CLAIM_WHY,
             lambda r: (
                 _goodput(r["run"], _flows(1)) / _goodput(r["run"], _flows(3)),
                 _group_note(r["run"]),
             ),
+            "the seed: 'the smaller RTT connection grabs the available capacity' (> 1)",
+            f"the window-limited null model gives {_group_ratio(FIXED_RATES):.2f}",
         ),
-        Quantity(
+        _na(
             "utilization of r1 -> r2",
-            0.9,
             "fraction",
-            HIGH,
-            "the seed: 'The overall utilization ... is high'; " + HIGH_WHY,
             lambda r: _utilization(r["run"]),
+            "the seed: 'The overall utilization ... is high' (> 0.9)",
+            "the link-full and window-limited null models give 1 (the windows exceed the pipe)",
         ),
     ),
 )
@@ -308,15 +541,16 @@ FIG4 = Experiment(
             FAIR,
             "the seed: 'As expected the allocations are fair'; " + FAIR_WHY,
             lambda r: (_all_jain(r["run"]), _group_note(r["run"])),
+            nulls=_nulls((EQUAL_SHARE, 1.0), (WINDOW_LIMITED, jain(OWN_RATES))),
         ),
-        Quantity(
+        _na(
             "window per second of round trip, 70 ms group over 10 ms group",
-            1.0,
             "ratio",
-            LEVEL,
-            "the seed: 'the actual window sizes ... are proportional to their RTTs' (median "
-            "windows from 1 s over the base round trips 10.1 and 70.1 ms); " + LEVEL_WHY,
             lambda r: _window_per_rtt(r["run"]),
+            "the seed: 'the actual window sizes ... are proportional to their RTTs' (1 +- 10 "
+            "%; median windows from 1 s over the base round trips 10.2 and 70.2 ms)",
+            "the equal-share null model (a window of the equal share x the flow's round "
+            "trip) gives 1 by construction",
         ),
         Quantity(
             "queue at r1 -> r2 from 1 s, 90th percentile",
@@ -326,14 +560,15 @@ FIG4 = Experiment(
             "the seed: 'Queue sizes are also small': below Figure 3's high end (150 "
             "packets); " + CLAIM_WHY,
             _quantile_queue(0.9),
+            nulls=_nulls((WINDOW_LIMITED, _OWN_QUEUE), (ERICA_TARGET, TARGET_QUEUE)),
         ),
-        Quantity(
+        _na(
             "utilization of r1 -> r2",
-            0.9,
             "fraction",
-            HIGH,
-            "the seed: 'utilization is not compromised much'; " + HIGH_WHY,
             lambda r: _utilization(r["run"]),
+            "the seed: 'utilization is not compromised much' (> 0.9)",
+            "the link-full and window-limited null models give 1 (windows of the equal "
+            "share x the round trip fill the pipe)",
         ),
     ),
 )
@@ -389,6 +624,12 @@ GFC2_RUNS = {
 }
 GFC2_NAMES = {"vanilla": "vanilla", "fixed": "T = 30 ms", "rtt": "own RTT"}
 
+_GFC2_FIXED_JAIN = gfc2_jain(GFC2_FIXED)
+_GFC2_QUEUE_FIXED = gfc2_largest_queue(T_FIXED_S) / gfc2_largest_queue()
+_GFC2_QUEUE_OWN = gfc2_largest_queue(0.0) / gfc2_largest_queue()
+_GFC2_UTIL_FIXED = gfc2_utilization(GFC2_FIXED) / gfc2_utilization(GFC2_VANILLA)
+_GFC2_UTIL_OWN = gfc2_utilization(GFC2_OWN) / gfc2_utilization(GFC2_FIXED)
+
 FIG6 = Experiment(
     id="seed001-fig6",
     title="GFC-2 with TCP: vanilla, T = 30 ms, each flow's own round trip",
@@ -398,32 +639,30 @@ FIG6 = Experiment(
     port="r4-r5",
     seeds=SEEDS,
     published=(
-        Quantity(
+        _na(
             "own RTT: Jain index against the max-min rates",
-            1.0,
             "index",
-            absolute(0.05),
-            "the seed: 'a near-fair distribution' (Fig. 6c): 'near' read as within five "
-            "times the resolution of 'fair', 0.05 of 1",
             lambda r: (_gfc2_jain(r["rtt"]), _gfc2_groups(r["rtt"])),
+            "the seed: 'a near-fair distribution' (Fig. 6c; 1 +- 0.05, five times the "
+            "resolution of 'fair')",
+            "the max-min null model gives 1, and so does the window-limited one (windows "
+            "of the max-min rate x the round trip)",
         ),
-        Quantity(
+        _na(
             "T = 30 ms: Jain index against the max-min rates",
-            1.0,
             "index",
-            UNFAIR,
-            "the seed: 'The distribution is not fair' (Fig. 6b); " + UNFAIR_WHY,
             lambda r: (_gfc2_jain(r["fixed"]), _gfc2_groups(r["fixed"])),
+            "the seed: 'The distribution is not fair' (Fig. 6b; < 1 by more than 0.01)",
+            f"the window-limited null model gives {_GFC2_FIXED_JAIN:.3f} (a1, a2, b1, b2 and "
+            "the 30.4 ms a3, b3 send their max-min rate x 30 ms per round trip)",
         ),
-        Quantity(
+        _na(
             "Jain index, own RTT - T = 30 ms",
-            0.0,
             "difference",
-            ABOVE,
-            "the seed: the own-RTT translation near-fair, the fixed one not; 'fairer' "
-            "read as a Jain index higher by more than 0 (the margin of the 'unfair' "
-            "reading is in the row above)",
             _difference(_gfc2_jain, "rtt", "fixed", GFC2_NAMES),
+            "the seed: the own-RTT translation near-fair, the fixed one not (> 0)",
+            "the difference of the two rows above (one pair of numbers, shown there); the "
+            f"window-limited null model gives {1 - _GFC2_FIXED_JAIN:.3f}",
         ),
         Quantity(
             "Jain index, vanilla - T = 30 ms",
@@ -433,31 +672,34 @@ FIG6 = Experiment(
             "the seed: with vanilla TCP 'not much unfairness is seen', with T = 30 ms "
             "'the distribution is not fair'",
             _difference(_gfc2_jain, "vanilla", "fixed", GFC2_NAMES),
+            nulls=_nulls(
+                (NO_EFFECT, 0.0),
+                (WINDOW_LIMITED, gfc2_jain(GFC2_VANILLA) - _GFC2_FIXED_JAIN),
+            ),
         ),
-        Quantity(
+        _na(
             "largest chain queue, T = 30 ms / vanilla",
-            1.0,
             "ratio",
-            BELOW,
-            "the seed: vanilla 'queues ... grow to large levels', with T = 30 ms 'the queue "
-            "lengths are low'; " + CLAIM_WHY,
             _ratio(_chain_queue, "fixed", "vanilla", GFC2_NAMES),
+            "the seed: vanilla 'queues ... grow to large levels', with T = 30 ms 'the queue "
+            "lengths are low' (< 1)",
+            f"the window-limited null model (what of each window exceeds its pipe waits at "
+            f"its bottleneck) gives {_GFC2_QUEUE_FIXED:.3f}",
         ),
-        Quantity(
+        _na(
             "largest chain queue, own RTT / vanilla",
-            1.0,
             "ratio",
-            BELOW,
-            "the seed: with the own RTT 'Queue lengths are low'; " + CLAIM_WHY,
             _ratio(_chain_queue, "rtt", "vanilla", GFC2_NAMES),
+            "the seed: with the own RTT 'Queue lengths are low' (< 1)",
+            f"the window-limited null model gives {_GFC2_QUEUE_OWN:.3f}",
         ),
-        Quantity(
+        _na(
             "chain utilization, T = 30 ms / vanilla",
-            1.0,
             "ratio",
-            BELOW,
-            "the seed: with T = 30 ms 'Utilizations are also somewhat lower'; " + CLAIM_WHY,
             _ratio(_chain_utilization, "fixed", "vanilla", GFC2_NAMES),
+            "the seed: with T = 30 ms 'Utilizations are also somewhat lower' (< 1)",
+            f"the window-limited null model gives {_GFC2_UTIL_FIXED:.3f} (the flows whose "
+            "round trips exceed 30 ms leave their share unused)",
         ),
         Quantity(
             "chain utilization, own RTT / T = 30 ms",
@@ -467,6 +709,7 @@ FIG6 = Experiment(
             "the seed: with the own RTT 'utilizations are high too', against 'somewhat "
             "lower' with T = 30 ms; " + CLAIM_WHY,
             _ratio(_chain_utilization, "rtt", "fixed", GFC2_NAMES),
+            nulls=_nulls((NO_EFFECT, 1.0), (WINDOW_LIMITED, _GFC2_UTIL_OWN)),
         ),
         _report(
             "vanilla: Jain index against the max-min rates",
@@ -506,6 +749,7 @@ ACK_BUCKET = Experiment(
             "ack bucket scheme can be used in conjunction with the explicit feedback scheme "
             "to achieve fairness' (T = 100 ms, above the 70 ms of the longest); " + FAIR_WHY,
             lambda r: (_all_jain(r["bucket+T"]), _group_note(r["bucket+T"])),
+            nulls=_nulls((EQUAL_SHARE, 1.0), (WINDOW_LIMITED, jain(BUCKET_RATES))),
         ),
         _report(
             "ack bucket with T = 100 ms: Jain index of the rates from 1 s",
