@@ -1,11 +1,14 @@
 """Seed 001's reproduction ("Explicit rate control of TCP applications"): every judged
 row carries a null model, the null models are computed from the configuration alone
-(and agree with ``atmsim.fairness`` on it), one run seed because nothing is random."""
+(and agree with ``atmsim.fairness`` on it), one run seed because nothing is random,
+and the readings of Figure 3's levels."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from atmsim import load_scenario
@@ -108,6 +111,26 @@ def test_window_limited_state():
     # windows that do not fill the link leave no queue
     delay, rates = s.fill([1000.0] * 2, [0.1, 0.1], 1e9)
     assert delay == 0.0 and rates == [10000.0, 10000.0]
+
+
+def test_level_readings_of_a_triangle_wave():
+    """A queue swinging between 100 and 150 over 70 ms periods, with one spike."""
+    step = 0.005
+    times = np.arange(1.0, 5.0, step)
+    phase = ((times - 1.0) / 0.07) % 1.0
+    wave = 100 + 50 * (1 - abs(2 * phase - 1))
+    wave[200] = 300  # one sample far above the oscillation
+    frame = pd.Series(wave, index=times)
+    readings = s.level_readings(frame, 0.07)
+    assert list(readings) == list(s.READINGS)
+    low, high = readings["10th / 90th percentiles"]
+    assert 100 < low < 112 and 138 < high < 150
+    assert readings["least / most"] == (pytest.approx(100, abs=4), 300)
+    troughs, crests = readings["troughs / crests"]
+    assert troughs == pytest.approx(100, abs=8) and crests == pytest.approx(150, abs=8)
+    # one column per curve (the flows' windows) reads the same way
+    both = s.level_readings(pd.DataFrame({"a": wave, "b": wave}, index=times), 0.07)
+    assert both["10th / 90th percentiles"] == pytest.approx(readings["10th / 90th percentiles"])
 
 
 @needs_core

@@ -376,6 +376,44 @@ def _quantile_window(q: float):
     return extract
 
 
+READINGS = ("10th / 90th percentiles", "5th / 95th percentiles", "least / most", "troughs / crests")
+"""The readings of "oscillates between a and b" studied for Figure 3
+(``level_readings``); the first is the one judged."""
+
+
+def level_readings(frame, cycle_s: float) -> dict[str, tuple[float, float]]:
+    """The low and high ends of an oscillating level, read four ways from ``frame`` (one
+    column per curve, one row per sample, from 1 s on): the 10th and 90th percentiles of
+    every sample (judged), the 5th and 95th, the least and the most sample, and the
+    median over consecutive stretches of ``cycle_s`` (and over the curves) of each
+    stretch's least and most sample: the troughs and crests of an oscillation whose
+    period is about ``cycle_s``."""
+    values = frame.to_numpy(dtype=float)
+    if values.ndim == 1:
+        values = values[:, None]
+    step = float(np.median(np.diff(frame.index.to_numpy(dtype=float))))
+    length = max(1, int(round(cycle_s / step)))
+    blocks = [values[k : k + length] for k in range(0, len(values) - length + 1, length)]
+    troughs = np.median([block.min(axis=0) for block in blocks])
+    crests = np.median([block.max(axis=0) for block in blocks])
+    return {
+        READINGS[0]: (float(np.quantile(values, 0.1)), float(np.quantile(values, 0.9))),
+        READINGS[1]: (float(np.quantile(values, 0.05)), float(np.quantile(values, 0.95))),
+        READINGS[2]: (float(values.min()), float(values.max())),
+        READINGS[3]: (float(troughs), float(crests)),
+    }
+
+
+def figure3_readings(result) -> dict[str, dict[str, tuple[float, float]]]:
+    """``level_readings`` of Figure 3's queue (packets) and actual windows (bytes), the
+    stretches one longest base round trip (70.2 ms) long."""
+    cycle = max(BASE_RTT_S.values())
+    return {
+        "queue": level_readings(_queue(result), cycle),
+        "windows": level_readings(_windows(result), cycle),
+    }
+
+
 def _group_note(result) -> str:
     return "mean per group " + ", ".join(f"{_goodput(result, _flows(g)):.2f}" for g in (1, 2, 3))
 
