@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up atmsim (scripts/setup.sh) and runs the main job: reproduce one paper,
 # Satyavolu, Duvedi and Kalyanaraman, "Explicit rate control of TCP applications"
-# (ATM Forum 98-0152, 1998; about 20 s on 2 cores), print the published values
+# (ATM Forum 98-0152, 1998; about 5 s on 2 cores), print the published values
 # against ours, and write its HTML report; the last line is the report's path.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -501,8 +501,8 @@ class RateControl(Table):
     interval alone; 1: every flow ever seen). Default 0: seed 001's pseudo-code measures
     the number of active sources at each interval's end, as it measures the rates, and
     Kalyanaraman's dissertation (the seed's reference [3]) counts the VCs seen in the
-    interval unless its "Averaging VCs" option is on, whose decay factor neither it nor
-    the ERICA description gives a value for (docs/model.md)."""
+    interval unless its "Averaging VCs" option is on, whose decay factor no source we
+    could read gives a value for (docs/model.md)."""
 
     def core_json(self) -> dict:
         return {

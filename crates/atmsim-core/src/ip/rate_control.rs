@@ -15,7 +15,7 @@
 //! dissertation counts VCs ("Number Active VCs In Last Interval = Max(sum
 //! of Seen VC In This Interval, 1)"); above 0 it is the dissertation's
 //! "Averaging VCs" option (a VC's "Contribution" times a "Decay Factor" per
-//! interval), whose factor neither source gives; 1 counts every session
+//! interval), whose factor no source we could read gives; 1 counts every session
 //! ever seen.
 //! For each session, every flow the port has seen a packet of, in this
 //! interval or an earlier one (the seed's "FOR each session i"; Rate[i] = 0
