@@ -309,6 +309,28 @@ def test_a_match_that_a_null_model_also_gives_is_set_apart():
     )
 
 
+def test_a_row_a_null_model_matches_can_be_shown_unjudged():
+    """``Quantity.unjudged``: the published value, the tolerance and the null models'
+    verdicts stay, the verdict is n/a, and the note says why and what it would be."""
+    formula = NullModel("formula", "ERICA's target times the overheads")
+    quantity = Quantity(
+        "throughput",
+        107.13,
+        "Mbps",
+        relative(0.05),
+        "because",
+        nulls=(NullPrediction(formula, 109.16),),
+        unjudged="the formula matches within the tolerance",
+    )
+    row = judge("e", quantity, [104.0, 104.6])
+    assert row["verdict"] == "n/a" and row["beats_nulls"] == ""
+    assert row["published_text"] == "107.13" and row["tolerance"] == "±5 %"
+    assert row["nulls"] == [("formula", 109.16, "match")]
+    assert "not judged: the formula matches within the tolerance" in row["note"]
+    assert "it would be a match" in row["note"]
+    assert "would be a miss" in judge("e", quantity, [90.0])["note"]
+
+
 def test_table_csv_carries_the_null_models(tmp_path):
     from atmsim.reproduce import write_csv
 
