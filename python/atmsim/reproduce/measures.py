@@ -215,3 +215,65 @@ def on_share(start_s: float, on_s: float, off_s: float, end_s: float) -> float:
         total += max(0.0, min(t + on_s, end_s) - t)
         t += on_s + off_s
     return total / end_s
+
+
+# --- instants (seed 000 sections 9 and 11) ----------------------------------------------
+
+
+def episodes(times, gap_s: float) -> list[float]:
+    """The first instant of each run of ``times`` (sorted) whose members lie less than
+    ``gap_s`` apart: the starts of the episodes."""
+    starts: list[float] = []
+    last = -math.inf
+    for t in times:
+        if t - last > gap_s:
+            starts.append(float(t))
+        last = t
+    return starts
+
+
+EPISODE_GAP_S = 0.1
+"""Losses (or merges) less than this apart are one episode: seed 000 gives its instants
+in round hundreds of milliseconds, so two losses it tells apart are 100 ms apart or
+more (and its VBR is on for 100 ms at a time)."""
+
+
+def loss_instants(result, flow: str, gap_s: float = EPISODE_GAP_S) -> list[float]:
+    """When a flow's data VC lost cells: the first probe instant of each episode in
+    which its count of cells dropped at ports grows (``probes.vc_losses``), episodes
+    more than ``gap_s`` apart."""
+    dropped = wide(result, "cells_dropped")[flow]
+    grew = dropped.index[dropped.diff().fillna(dropped) > 0]
+    return episodes(grew, gap_s)
+
+
+def merge_instants(result, flow: str, gap_s: float = EPISODE_GAP_S) -> list[float]:
+    """When a flow's data VC lost frames by AAL5 merging (an EOM cell dropped): the
+    first probe instant of each episode in which its count of merged frames grows."""
+    merged = wide(result, "frames_merged")[flow]
+    grew = merged.index[merged.diff().fillna(merged) > 0]
+    return episodes(grew, gap_s)
+
+
+def timeout_instants(result, flow: str, mss: int) -> list[float]:
+    """The probe instants at which a flow's congestion window falls to one segment from
+    more: its timeouts (TCP Tahoe without fast retransmit sets cwnd to one segment at a
+    timeout and at no other time). A timeout while cwnd is already one segment (a
+    second retransmission at once) does not show."""
+    cwnd = wide(result, "cwnd_bytes")[flow]
+    fell = (cwnd <= mss) & (cwnd.shift(1) > mss)
+    return [float(t) for t in cwnd.index[fell]]
+
+
+def nth(values: list[float], k: int, what: str) -> float:
+    """The k-th (1-based) of ``values``; ValueError naming ``what`` when there are fewer."""
+    if len(values) < k:
+        raise ValueError(f"{len(values)} {what}, not {k}")
+    return values[k - 1]
+
+
+def slow_start_fill_s(rtt_s: float, cells: float, n: int, cells_per_segment: int) -> float:
+    """When n TCP windows that start at one segment and double every round trip first
+    hold ``cells`` cells (the pipe and a buffer): RTT x log2(cells / (n x cells per
+    segment)). A prediction with no simulation: no ABR, no queueing delay."""
+    return rtt_s * math.log2(cells / (n * cells_per_segment))
