@@ -238,8 +238,8 @@ LEVERS = {
             key_values=(
                 ("seed003-queue-10tcp-10ms", "max queue, ERICA"),
                 ("seed003-queue-10tcp-10ms", "max queue, FMMRA"),
-                ("seed003-queue-2tcp-100ms", "max queue, FMMRA / ERICA"),
-                ("seed003-buffer1500-2tcp-100ms", "TCP throughput, FMMRA / the best"),
+                ("seed003-queue", "max queue, FMMRA / the smaller"),
+                ("seed003-buffer1500-2tcp", "TCP throughput per unit of target"),
             ),
         ),
         Lever(
@@ -255,9 +255,8 @@ LEVERS = {
                 "source; kept at 20 % of its 1500-cell buffer, chosen before the runs"
             ),
             key_values=(
-                ("seed003-queue-2tcp-100ms", "max queue, EFCI"),
-                ("seed003-buffer1500-2tcp-100ms", "fairness: Jain index FMMRA - EFCI"),
-                ("seed003-buffer1500-2tcp-10ms", "fairness: Jain index FMMRA - EFCI"),
+                ("seed003-queue", "max queue, FMMRA / EFCI, 2 TCP, VBR 100 ms"),
+                ("seed003-buffer1500-2tcp", "fairness: Jain index FMMRA - EFCI"),
             ),
         ),
         Lever(

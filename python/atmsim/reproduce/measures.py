@@ -149,17 +149,20 @@ def acr_settling_ms(result, start_s: float, half_period_s: float, band: float = 
     return 1e3 * float(np.mean(settle))
 
 
-def acr_error(result, vbr_mbps: float, start_s: float, half_period_s: float) -> float:
+def acr_error(
+    result, vbr_mbps: float, start_s: float, half_period_s: float, target: float = 1.0
+) -> float:
     """Mean |ACR - max-min share| / share from the first VBR edge to the end, over the
-    flows; the share is (link rate - VBR rate while on) / number of flows: the ABR
-    capacity the seed's "accurate response" follows."""
+    flows; the share is (target x link rate - VBR rate while on) / number of flows: the
+    ABR capacity the seed's "accurate response" follows, of the whole link (target 1)
+    or of the part a scheme aims at (ERICA's 0.9)."""
     acr = wide(result, "acr_cps")[flow_names(result)] * CELL_BITS / 1e6
     acr = acr[acr.index >= start_s]
     if acr.empty:
         raise ValueError(f"no ACR samples after {start_s} s")
     times = acr.index.to_numpy()
     on = (np.floor((times - start_s) / half_period_s + 1e-9) % 2) == 0
-    share = (LINK_MBPS - np.where(on, vbr_mbps, 0.0)) / acr.shape[1]
+    share = (target * LINK_MBPS - np.where(on, vbr_mbps, 0.0)) / acr.shape[1]
     errors = np.abs(acr.to_numpy() - share[:, None]) / share[:, None]
     return float(errors.mean())
 
