@@ -29,18 +29,45 @@ import math
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable, Optional
 
-from atmsim.reproduce import registry, run_experiments, select
+import atmsim.reproduce as reproduce
+from atmsim.reproduce import Run, registry, run_experiments, select
 
 
 @dataclass(frozen=True)
 class Value:
-    """One value of a lever: a label for the table and the overrides that set it."""
+    """One value of a lever: a label for the table and the overrides that set it, on
+    every run of the lever's experiments; or, where one value must reach some runs
+    only (one run's policy, each row's own link lengths), ``runs``: (experiment id,
+    run name, Run) -> the Run to simulate instead."""
 
     label: str
-    overrides: tuple
+    overrides: tuple = ()
+    runs: Optional[Callable[[str, str, Run], Run]] = None
+
+
+@contextmanager
+def runs_replaced(ids: list, change: Optional[Callable[[str, str, Run], Run]]):
+    """The registry with the runs of experiments ``ids`` changed by ``change`` while the
+    block runs (the worker processes, forked inside it, inherit it)."""
+    if change is None:
+        yield
+        return
+    experiments = registry()
+    saved = {key: experiments[key] for key in ids}
+    try:
+        for key in ids:
+            experiment = experiments[key]
+            runs = {name: change(key, name, run) for name, run in experiment.runs.items()}
+            experiments[key] = replace(experiment, runs=runs)
+        yield
+    finally:
+        experiments.update(saved)
+        reproduce._REGISTRY = experiments
 
 
 @dataclass(frozen=True)
@@ -100,6 +127,62 @@ def _dfba(low: str, high: str) -> tuple:
     (Table 6 sets its z beside them)."""
     return (f'template.policy.low="{low}"', f'template.policy.high="{high}"')
 
+
+def _itd(threshold: int) -> Callable[[str, str, Run], Run]:
+    """Intelligent tail drop's threshold in seed000-sec11's ITD run only."""
+
+    def change(key: str, name: str, run: Run) -> Run:
+        if name != "itd":
+            return run
+        policy = f'template.policy={{ kind = "intelligent_tail", threshold = {threshold} }}'
+        return Run(run.scenario, (policy,))
+
+    return change
+
+
+def _split(where: str) -> Callable[[str, str, Run], Run]:
+    """Seed 002 Table 4: the RTT beyond the access links put on the bottleneck and the
+    exit links equally ("equal"), or all but 1 km on one of them ("bottleneck",
+    "exit"). Runs of other files (Table 1's n = 15 for RTT 30 ms / 10 ms) are left."""
+
+    def change(key: str, name: str, run: Run) -> Run:
+        if not run.scenario.startswith("seed002-table4"):
+            return run
+        lengths = {o.split("=")[0]: float(o.split("=")[1]) for o in run.overrides if "_km=" in o}
+        rest = lengths["template.bottleneck_km"] + lengths["template.exit_km"]
+        bottleneck = {"equal": rest / 2, "bottleneck": rest - 1, "exit": 1.0}[where]
+        others = tuple(o for o in run.overrides if "_km=" not in o)
+        return Run(
+            run.scenario,
+            (
+                *others,
+                f"template.access_km={lengths['template.access_km']:g}",
+                f"template.bottleneck_km={bottleneck:g}",
+                f"template.exit_km={rest - bottleneck:g}",
+            ),
+        )
+
+    return change
+
+
+SEED002_TABLE4 = tuple(key for key in registry() if key.startswith("seed002-table4"))
+SEED002_SHORT = tuple(key for key in SEED002_ABR if "rtt550" not in key)
+"""Seed 002's ABR experiments without the satellite rows (whose runs last 20 s)."""
+SEED002_QUEUES = (
+    ("seed002-table1-n5", "maximum queue at the bottleneck"),
+    ("seed002-table1-n15", "maximum queue at the bottleneck"),
+    ("seed002-table2-50km", "maximum queue at the bottleneck"),
+    ("seed002-table4-rtt15-fb10ms", "maximum queue at the bottleneck"),
+    ("seed002-formula", "c at RTT 30 ms"),
+)
+SEED003_KEYS = (
+    ("seed003-queue", "max queue, FMMRA / the smaller"),
+    ("seed003-queue", "link utilization, FMMRA / the smaller"),
+    ("seed003-fairness-5tcp-10ms", "worst transient Jain index, FMMRA - the fairer"),
+    ("seed003-buffer1500-2tcp", "TCP throughput per unit of target"),
+    ("seed003-buffer1500-2tcp", "fairness: Jain index FMMRA - EFCI"),
+    ("seed003-queue-10tcp-10ms", "max queue, ERICA / FMMRA"),
+)
 
 LEVERS = {
     lever.name: lever
@@ -238,8 +321,8 @@ LEVERS = {
             key_values=(
                 ("seed003-queue-10tcp-10ms", "max queue, ERICA"),
                 ("seed003-queue-10tcp-10ms", "max queue, FMMRA"),
-                ("seed003-queue-2tcp-100ms", "max queue, FMMRA / ERICA"),
-                ("seed003-buffer1500-2tcp-100ms", "TCP throughput, FMMRA / the best"),
+                ("seed003-queue", "max queue, FMMRA / the smaller"),
+                ("seed003-buffer1500-2tcp", "TCP throughput per unit of target"),
             ),
         ),
         Lever(
@@ -255,10 +338,165 @@ LEVERS = {
                 "source; kept at 20 % of its 1500-cell buffer, chosen before the runs"
             ),
             key_values=(
-                ("seed003-queue-2tcp-100ms", "max queue, EFCI"),
-                ("seed003-buffer1500-2tcp-100ms", "fairness: Jain index FMMRA - EFCI"),
-                ("seed003-buffer1500-2tcp-10ms", "fairness: Jain index FMMRA - EFCI"),
+                ("seed003-queue", "max queue, FMMRA / EFCI, 2 TCP, VBR 100 ms"),
+                ("seed003-buffer1500-2tcp", "fairness: Jain index FMMRA - EFCI"),
             ),
+        ),
+        Lever(
+            name="seed000-erica-count",
+            parameter="seed 000: ERICA counting a VC seen by its backward RM cells as active",
+            experiments=SEED000,
+            values=(
+                Value("not counted", ("links.sw1-sw2.algorithm.bidirectional_count=false",)),
+                Value("counted", ("links.sw1-sw2.algorithm.bidirectional_count=true",)),
+            ),
+            chosen="not counted",
+            source=(
+                "seed 000 ran ERICA 'enhanced ... to reduce spiking effects due to transient "
+                "overloads', the one enhancement it names; the counting of bursty sources "
+                "came with the group's later TCP buffer study (docs/model.md, ABR)"
+            ),
+            key_values=(
+                ("seed000-sec9", "total TCP throughput, % of section 8's peak"),
+                ("seed000-sec9", "mean ACR from 0.5 s"),
+                ("seed000-table1-row4", "total TCP throughput"),
+                ("seed000-sec11", "S2's first timeout"),
+            ),
+        ),
+        Lever(
+            name="seed000-sec8-tbe",
+            parameter="seed 000 section 8's TBE (the text: 512; Figure 5's caption: 1024)",
+            experiments=("seed000-sec8",),
+            values=tuple(Value(str(tbe), (f"template.tbe={tbe}",)) for tbe in (512, 1024)),
+            chosen="512",
+            source="the text of section 8 ('TBE = 512') and section 9 ('TBE (512)')",
+            key_values=(("seed000-sec8", "total TCP throughput"),),
+        ),
+        Lever(
+            name="seed000-itd",
+            parameter="seed 000 section 11: intelligent tail drop's threshold (buffer 1024)",
+            experiments=("seed000-sec11",),
+            values=tuple(
+                Value(f"{1024 - t} ({t} cells below)", runs=_itd(1024 - t)) for t in (6, 12, 24, 48)
+            ),
+            chosen="1012 (12 cells below)",
+            source=(
+                "the seed: 'a threshold a few cells before the buffer limit'; one frame of "
+                "MSS 512 (12 cells), so that a frame's cells after the threshold still fit"
+            ),
+            key_values=(
+                ("seed000-sec11", "AAL5 frames merged, intelligent tail drop"),
+                ("seed000-sec11", "fairness gain"),
+            ),
+        ),
+        Lever(
+            name="seed002-runlength",
+            parameter="seed 002's run length (RTT up to 30 ms)",
+            experiments=SEED002_SHORT,
+            values=tuple(Value(d, (f"template.duration={d}",)) for d in ("2 s", "3 s", "5 s")),
+            chosen="2 s",
+            source=(
+                "none in seed 002: seed 000's 2 s (same group, same configuration); the "
+                "maximum queue is set in the first round trips"
+            ),
+            key_values=(*SEED002_QUEUES, ("seed002-table1-n15", "total TCP throughput")),
+        ),
+        Lever(
+            name="seed002-erica-count",
+            parameter="seed 002: ERICA counting a VC seen by its backward RM cells as active",
+            experiments=SEED002_ABR,
+            values=(
+                Value("counted", ("links.sw1-sw2.algorithm.bidirectional_count=true",)),
+                Value("not counted", ("links.sw1-sw2.algorithm.bidirectional_count=false",)),
+            ),
+            chosen="counted",
+            source=(
+                "'ERICA and its variants'; the 'correct counting of bursty sources' of the "
+                "group's TCP buffer study this seed grew from (docs/model.md, ABR)"
+            ),
+            key_values=SEED002_QUEUES,
+        ),
+        Lever(
+            name="seed002-table4-split",
+            parameter="seed 002 Table 4: the RTT beyond the access links, bottleneck vs exit",
+            experiments=(*SEED002_TABLE4, "seed002-formula"),
+            values=(
+                Value("equal halves", runs=_split("equal")),
+                Value("bottleneck, exit 1 km", runs=_split("bottleneck")),
+                Value("exit, bottleneck 1 km", runs=_split("exit")),
+            ),
+            chosen="equal halves",
+            source=(
+                "none: Table 4 gives the RTT and the feedback delay only; Tables 1-3 have "
+                "links of one length, which equal halves come nearest to"
+            ),
+            key_values=(
+                ("seed002-table4-rtt15-fb1ms", "maximum queue at the bottleneck"),
+                ("seed002-table4-rtt30-fb1ms", "maximum queue at the bottleneck"),
+                ("seed002-table4-rtt550-fb10ms", "maximum queue at the bottleneck"),
+                ("seed002-formula", "c at RTT 15 ms"),
+            ),
+        ),
+        Lever(
+            name="seed003-runlength",
+            parameter="seed 003's run length",
+            experiments=SEED003,
+            values=tuple(Value(d, (f"template.duration={d}",)) for d in ("1 s", "2 s")),
+            chosen="1 s",
+            source=(
+                "none in seed 003 (its figures' time axes are not in the text): 0.3 s "
+                "before the VBR, then 3.5 on/off cycles of 100 ms"
+            ),
+            key_values=SEED003_KEYS,
+        ),
+        Lever(
+            name="seed003-links",
+            parameter="seed 003's access and exit links (km)",
+            experiments=SEED003,
+            values=tuple(
+                Value(f"{km} km", (f"template.access_km={km}", f"template.exit_km={km}"))
+                for km in ("0.1", "1", "10")
+            ),
+            chosen="1 km",
+            source="none: the backbone's 1 km (the seed: 'Backbone link length of 1 km')",
+            key_values=SEED003_KEYS,
+        ),
+        Lever(
+            name="seed003-min-rto",
+            parameter="seed 003's fine TCP timer: minimum RTO",
+            experiments=SEED003,
+            values=tuple(Value(t, (f"{ALL_TCP}.min_rto={t}",)) for t in ("10 ms", "200 ms", "1 s")),
+            chosen="200 ms",
+            source=(
+                "none: the seed avoided coarse timers (double-precision RTT estimation); "
+                "200 ms is atmsim's default"
+            ),
+            key_values=SEED003_KEYS,
+        ),
+        Lever(
+            name="seed003-high-frequency",
+            parameter="seed 003 Figs. 18-19: the 'high frequency' VBR period",
+            experiments=("seed003-queue-10tcp-10ms",),
+            values=tuple(Value(t, (f"template.vbr_period={t}",)) for t in ("10 ms", "100 ms")),
+            chosen="10 ms",
+            source="the seed's two periods are 10 and 100 ms; 'high frequency' is the faster",
+            key_values=(
+                ("seed003-queue-10tcp-10ms", "max queue, ERICA"),
+                ("seed003-queue-10tcp-10ms", "max queue, FMMRA"),
+            ),
+        ),
+        Lever(
+            name="seed003-policy",
+            parameter="seed 003 Figs. 15-17: the drop policy at the 1500-cell buffer",
+            experiments=("seed003-buffer1500-2tcp",),
+            values=(
+                Value("tail drop", ('template.policy="tail"',)),
+                Value("PPD", ('template.policy="ppd"',)),
+                Value("EPD at 1200 cells", ('template.policy={ kind = "epd", threshold = 1200 }',)),
+            ),
+            chosen="tail drop",
+            source="none named by the seed: the plainest, as seeds 000 and 002",
+            key_values=SEED003_KEYS[3:5],
         ),
         Lever(
             name="seed001-active",
@@ -440,14 +678,15 @@ def study(lever: Lever, out: Path, jobs: int, seeds: tuple) -> list[dict]:
     for value in lever.values:
         started = time.perf_counter()
         cpu_before = time.process_time()
-        outcomes = run_experiments(
-            ids,
-            out / lever.name / slug(value.label),
-            jobs=jobs,
-            extra_overrides=value.overrides,
-            figures=False,
-            seeds=seeds,
-        )
+        with runs_replaced(ids, value.runs):
+            outcomes = run_experiments(
+                ids,
+                out / lever.name / slug(value.label),
+                jobs=jobs,
+                extra_overrides=value.overrides,
+                figures=False,
+                seeds=seeds,
+            )
         wall = time.perf_counter() - started
         errors = [o for o in outcomes if o.error]
         for outcome in errors:
@@ -535,7 +774,7 @@ def write_tables(lever: Lever, summaries: list[dict], out: Path, seeds: tuple) -
             [
                 lever.name,
                 value.label,
-                " ".join(value.overrides),
+                " ".join(value.overrides) or ("per run" if value.runs else ""),
                 counts["match"],
                 counts["miss"],
                 counts["n/a"],

@@ -449,3 +449,34 @@ def test_atmsim_run_does_not_load_pandas(tiny: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "loaded: []" in done.stdout, done.stdout[-500:]
     assert (tmp_path / "out" / "series.parquet").is_file()
+
+
+@needs_core
+def test_vc_losses_probes_record_when_cells_drop_and_frames_merge() -> None:
+    """``probes.vc_losses``: each listed VC's data cells dropped and AAL5 frames merged
+    so far, every period; the last sample is the run's total (seed 000 section 11's
+    tail-drop run, to 0.45 s: its first overflow is at about 0.4 s)."""
+    from atmsim.resources import reproduce_dir
+    from atmsim.scenario import to_core
+
+    path = reproduce_dir() / "seed000-sec11.toml"
+    overrides = ["run.duration=0.45 s", 'probes.vc_losses=["tcp1", "tcp2"]']
+    core = to_core(atmsim.load_scenario(path, overrides))
+    assert len(core["probes"]["vc_losses"]) == 2
+    # not asked for, the core's input has no such list (every other run's input unchanged)
+    plain = atmsim.load_scenario(reproduce_dir() / "seed000-table1.toml", [])
+    assert "vc_losses" not in to_core(plain)["probes"]
+    result = atmsim.run(path, overrides=overrides, progress=False)
+    series = result.series
+    losses = series[series["metric"].isin(["cells_dropped", "frames_merged"])]
+    wide = losses.pivot_table(index="time_s", columns=["metric", "entity"], values="value")
+    assert set(wide.columns) == {
+        (metric, flow) for metric in ("cells_dropped", "frames_merged") for flow in ("tcp1", "tcp2")
+    }
+    assert (wide.diff().dropna() >= 0).all().all()  # running totals
+    assert (wide.iloc[0] == 0).all() and (wide.iloc[-1]["cells_dropped"] > 0).all()
+    merged = result.vcs.set_index("name")["frames_merged"]
+    for flow in ("tcp1", "tcp2"):
+        assert wide.iloc[-1][("frames_merged", flow)] == merged[flow]
+    dropped = result.ports.set_index("name").loc["sw1-sw2", "cells_dropped"]
+    assert wide.iloc[-1]["cells_dropped"].sum() <= dropped  # the VBR's and RM cells besides

@@ -69,9 +69,11 @@ def test_every_seed_has_its_experiments():
     counts = {seed: len(seed_ids(seed)) for seed in SEEDS}
     # sections 8, 9, 11, the 8 rows of Table 1 and the claims across them
     assert counts["seed000"] == 12
-    # Tables 1-4, one per row; the sources / RTT claims; UBR's sum of windows
-    assert counts["seed002"] == 3 + 4 + 4 + 9 + 2
-    assert counts["seed003"] >= 6
+    # Tables 1-4, one per row; the sources / RTT claims; the buffer formula; UBR's sum
+    # of windows
+    assert counts["seed002"] == 3 + 4 + 4 + 9 + 3
+    # one per observation of section 4.2 (each claim judged once over its configurations)
+    assert counts["seed003"] == 5
     # Tables 1-6 and the buffer occupancy figure
     assert counts["seed004"] == 7
     assert sum(counts.values()) == len(registry())
@@ -307,6 +309,28 @@ def test_a_match_that_a_null_model_also_gives_is_set_apart():
     assert counts_text([row, beating, {"verdict": "miss"}]) == (
         "2 match (1 beat every null model), 1 miss (0 n/a)"
     )
+
+
+def test_a_row_a_null_model_matches_can_be_shown_unjudged():
+    """``Quantity.unjudged``: the published value, the tolerance and the null models'
+    verdicts stay, the verdict is n/a, and the note says why and what it would be."""
+    formula = NullModel("formula", "ERICA's target times the overheads")
+    quantity = Quantity(
+        "throughput",
+        107.13,
+        "Mbps",
+        relative(0.05),
+        "because",
+        nulls=(NullPrediction(formula, 109.16),),
+        unjudged="the formula matches within the tolerance",
+    )
+    row = judge("e", quantity, [104.0, 104.6])
+    assert row["verdict"] == "n/a" and row["beats_nulls"] == ""
+    assert row["published_text"] == "107.13" and row["tolerance"] == "±5 %"
+    assert row["nulls"] == [("formula", 109.16, "match")]
+    assert "not judged: the formula matches within the tolerance" in row["note"]
+    assert "it would be a match" in row["note"]
+    assert "would be a miss" in judge("e", quantity, [90.0])["note"]
 
 
 def test_table_csv_carries_the_null_models(tmp_path):
@@ -573,9 +597,13 @@ def test_cli_end_to_end_one_experiment(tmp_path):
     assert tuple(rows[0]) == CSV_COLUMNS
     by_name = {row["quantity"]: row for row in rows}
     assert by_name["total TCP throughput"]["published"] == "103.32"
-    assert by_name["CLR"]["simulated"] == "0" and by_name["CLR"]["verdict"] == "match"
+    # section 8's rows are what null models predict: shown with their values and the
+    # null models' verdicts, not judged
+    clr = by_name["CLR"]
+    assert clr["simulated"] == "0" and clr["verdict"] == "n/a"
+    assert clr["null_models"] == "no-loss 0 match" and "it would be a match" in clr["note"]
     for row in rows:
-        assert row["verdict"] in ("match", "miss")
+        assert row["verdict"] == "n/a" and "not judged:" in row["note"]
         assert row["n_seeds"] == str(len(RUN_SEEDS))
         low, mean, high = (float(row[key]) for key in ("ci95_low", "simulated", "ci95_high"))
         assert low <= mean <= high
@@ -584,12 +612,10 @@ def test_cli_end_to_end_one_experiment(tmp_path):
     assert (tmp_path / "selected.csv").is_file()
     assert "[1/1] seed000-sec8" in result.stdout and "10 seeds" in result.stdout
     assert re.search(
-        r"^tcp-over-abr \(seed000\): \d+ match \(\d+ beat every null model\), \d+ miss "
-        r"\(0 n/a\) in 1 experiment$",
+        r"^tcp-over-abr \(seed000\): 0 match \(0 beat every null model\), 0 miss "
+        r"\(4 n/a\) in 1 experiment$",
         result.stdout,
         re.M,
     )
-    final = (
-        r"^\d+ match \(\d+ beat every null model\), \d+ miss \(0 n/a\) in 1 experiment; .* s wall"
-    )
+    final = r"^0 match \(0 beat every null model\), 0 miss \(4 n/a\) in 1 experiment; .* s wall"
     assert re.search(final, result.stdout, re.M)

@@ -87,7 +87,16 @@ EARLIER_RUN_FILES = ("summary.json", "series.parquet")
 run, and would sit next to the new scenario.toml if the new run failed or had no
 probes. (Figures of ``atmsim plot`` stay until it is run again.)"""
 
-PROBE_LISTS = ("queue", "utilization", "vc_rate", "vc_queue", "flows", "abr_vcs", "abr_ports")
+PROBE_LISTS = (
+    "queue",
+    "utilization",
+    "vc_rate",
+    "vc_losses",
+    "vc_queue",
+    "flows",
+    "abr_vcs",
+    "abr_ports",
+)
 """The lists of the core JSON's ``probes``: a run with any of them writes series.parquet."""
 
 

@@ -24,7 +24,10 @@ predictions of one or more null models (``NullModel``: a prediction from the
 seed's inputs alone, with no simulation, such as "each VC gets exactly its MCR"
 or "every source gets an equal share"), judged by the same tolerance; a row
 that a null model also matches tests nothing about the mechanism, and the
-counts set the matches that beat every null model apart (``beats_nulls``).
+counts set the matches that beat every null model apart (``beats_nulls``). A row
+that a null model matches whatever we simulate is shown, not judged
+(``Quantity.unjudged``: the reason), with its tolerance and the null models'
+verdicts kept so that the reason can be checked.
 
 ``run_experiments`` runs (experiment, seed) tasks on a process pool and returns
 one ``Outcome`` per experiment, its rows: published, simulated (the mean),
@@ -150,6 +153,11 @@ class Quantity:
     see: Optional[str] = None
     nulls: tuple = ()
     """NullPrediction's of this quantity, judged by the same tolerance."""
+    unjudged: str = ""
+    """Not empty: the published value is shown with its tolerance, the simulated mean
+    and the null models' verdicts, but not judged (verdict n/a), for this reason
+    (typically: a null model already matches it, so no simulation can add evidence).
+    The note says what the verdict would have been."""
 
 
 @dataclass(frozen=True)
@@ -300,7 +308,9 @@ def judge(
     """One row of table.csv from the quantity's values over the run seeds: the mean,
     its 95 % interval, and the verdict of the mean. A value that could not be computed
     in some seed makes the row a miss (its mean counts the others), as a value that
-    cannot be computed is a miss. A quantity judged elsewhere (``see``) is n/a."""
+    cannot be computed is a miss. A quantity judged elsewhere (``see``) is n/a; so is
+    one shown but not judged (``unjudged``), whose note gives the reason and the
+    verdict it would have had, and whose null models are still judged."""
     seeds = tuple(seeds) if seeds is not None else tuple(range(1, len(values) + 1))
     notes = list(notes) if notes is not None else [""] * len(values)
     parts = [quantity.note] if quantity.note else []
@@ -313,11 +323,16 @@ def judge(
         verdict = quantity.tolerance.verdict(quantity.published, stats.mean)
         if stats.missing and verdict == "match":
             verdict = "miss"
+        if quantity.unjudged and verdict != "n/a":
+            parts.append(f"not judged: {quantity.unjudged} (judged, it would be a {verdict})")
+            verdict = "n/a"
         first = notes[0] if notes else ""
         if first:
             label = f"seed {seeds[0]}: " if len(values) > 1 else ""
             parts.append(label + first)
-        if crosses_bound(quantity.tolerance, quantity.published, stats.low, stats.high):
+        if not quantity.unjudged and crosses_bound(
+            quantity.tolerance, quantity.published, stats.low, stats.high
+        ):
             parts.append("the 95 % interval crosses the tolerance's bound")
         if stats.missing:
             failed = [(s, n) for s, v, n in zip(seeds, values, notes) if not math.isfinite(v)]
@@ -325,7 +340,11 @@ def judge(
                 f"not computed in {len(failed)} of {len(values)} seeds "
                 f"(seed {failed[0][0]}: {failed[0][1] or 'NaN'})"
             )
-    judged = quantity.see is None and verdict != "n/a"
+    judged = (
+        quantity.see is None
+        and quantity.published is not None
+        and quantity.tolerance.kind != "report"
+    )
     nulls = [
         (null.model.id, null.value, quantity.tolerance.verdict(quantity.published, null.value))
         for null in (quantity.nulls if judged else ())

@@ -149,17 +149,20 @@ def acr_settling_ms(result, start_s: float, half_period_s: float, band: float = 
     return 1e3 * float(np.mean(settle))
 
 
-def acr_error(result, vbr_mbps: float, start_s: float, half_period_s: float) -> float:
+def acr_error(
+    result, vbr_mbps: float, start_s: float, half_period_s: float, target: float = 1.0
+) -> float:
     """Mean |ACR - max-min share| / share from the first VBR edge to the end, over the
-    flows; the share is (link rate - VBR rate while on) / number of flows: the ABR
-    capacity the seed's "accurate response" follows."""
+    flows; the share is (target x link rate - VBR rate while on) / number of flows: the
+    ABR capacity the seed's "accurate response" follows, of the whole link (target 1)
+    or of the part a scheme aims at (ERICA's 0.9)."""
     acr = wide(result, "acr_cps")[flow_names(result)] * CELL_BITS / 1e6
     acr = acr[acr.index >= start_s]
     if acr.empty:
         raise ValueError(f"no ACR samples after {start_s} s")
     times = acr.index.to_numpy()
     on = (np.floor((times - start_s) / half_period_s + 1e-9) % 2) == 0
-    share = (LINK_MBPS - np.where(on, vbr_mbps, 0.0)) / acr.shape[1]
+    share = (target * LINK_MBPS - np.where(on, vbr_mbps, 0.0)) / acr.shape[1]
     errors = np.abs(acr.to_numpy() - share[:, None]) / share[:, None]
     return float(errors.mean())
 
@@ -215,3 +218,65 @@ def on_share(start_s: float, on_s: float, off_s: float, end_s: float) -> float:
         total += max(0.0, min(t + on_s, end_s) - t)
         t += on_s + off_s
     return total / end_s
+
+
+# --- instants (seed 000 sections 9 and 11) ----------------------------------------------
+
+
+def episodes(times, gap_s: float) -> list[float]:
+    """The first instant of each run of ``times`` (sorted) whose members lie less than
+    ``gap_s`` apart: the starts of the episodes."""
+    starts: list[float] = []
+    last = -math.inf
+    for t in times:
+        if t - last > gap_s:
+            starts.append(float(t))
+        last = t
+    return starts
+
+
+EPISODE_GAP_S = 0.1
+"""Losses (or merges) less than this apart are one episode: seed 000 gives its instants
+in round hundreds of milliseconds, so two losses it tells apart are 100 ms apart or
+more (and its VBR is on for 100 ms at a time)."""
+
+
+def loss_instants(result, flow: str, gap_s: float = EPISODE_GAP_S) -> list[float]:
+    """When a flow's data VC lost cells: the first probe instant of each episode in
+    which its count of cells dropped at ports grows (``probes.vc_losses``), episodes
+    more than ``gap_s`` apart."""
+    dropped = wide(result, "cells_dropped")[flow]
+    grew = dropped.index[dropped.diff().fillna(dropped) > 0]
+    return episodes(grew, gap_s)
+
+
+def merge_instants(result, flow: str, gap_s: float = EPISODE_GAP_S) -> list[float]:
+    """When a flow's data VC lost frames by AAL5 merging (an EOM cell dropped): the
+    first probe instant of each episode in which its count of merged frames grows."""
+    merged = wide(result, "frames_merged")[flow]
+    grew = merged.index[merged.diff().fillna(merged) > 0]
+    return episodes(grew, gap_s)
+
+
+def timeout_instants(result, flow: str, mss: int) -> list[float]:
+    """The probe instants at which a flow's congestion window falls to one segment from
+    more: its timeouts (TCP Tahoe without fast retransmit sets cwnd to one segment at a
+    timeout and at no other time). A timeout while cwnd is already one segment (a
+    second retransmission at once) does not show."""
+    cwnd = wide(result, "cwnd_bytes")[flow]
+    fell = (cwnd <= mss) & (cwnd.shift(1) > mss)
+    return [float(t) for t in cwnd.index[fell]]
+
+
+def nth(values: list[float], k: int, what: str) -> float:
+    """The k-th (1-based) of ``values``; ValueError naming ``what`` when there are fewer."""
+    if len(values) < k:
+        raise ValueError(f"{len(values)} {what}, not {k}")
+    return values[k - 1]
+
+
+def slow_start_fill_s(rtt_s: float, cells: float, n: int, cells_per_segment: int) -> float:
+    """When n TCP windows that start at one segment and double every round trip first
+    hold ``cells`` cells (the pipe and a buffer): RTT x log2(cells / (n x cells per
+    segment)). A prediction with no simulation: no ABR, no queueing delay."""
+    return rtt_s * math.log2(cells / (n * cells_per_segment))

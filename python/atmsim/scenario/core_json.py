@@ -283,6 +283,9 @@ def to_core(scenario: Scenario) -> dict:
             "vc_rate": indices(probes.vc_rate, vc_index),
         },
     }
+    vc_losses = indices(probes.vc_losses, vc_index)
+    if vc_losses:
+        core["probes"]["vc_losses"] = vc_losses
     vc_queue = indices(probes.vc_queue, {name: link_index[name] for name in network.atm_links()})
     if vc_queue:
         core["probes"]["vc_queue"] = vc_queue

@@ -99,6 +99,7 @@ SERIES_PER = {
     "queue": 1,
     "utilization": 1,
     "vc_rate": 1,
+    "vc_losses": 2,  # cells dropped, frames merged
     "vc_queue": 1,  # per VC crossing each listed port
     "flows": 4,  # cwnd, window, sequence number, srtt
     "abr_vcs": 2,  # ACR, last ER received
@@ -153,6 +154,7 @@ def estimate(scenario: Scenario, network: Network) -> MemoryEstimate:
         "queue": len(network.links),
         "utilization": len(network.links),
         "vc_rate": len(network.vcs),
+        "vc_losses": len(network.vcs),
         "vc_queue": sum(network.vcs_through(name) for name in network.atm_links()),
         "flows": len(network.flows),
         "abr_vcs": len(network.abr_vcs()),

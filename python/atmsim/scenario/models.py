@@ -1427,6 +1427,9 @@ class Probes(Table):
 
     ``queue`` and ``utilization`` list link names, ``vc_rate`` VC names (after
     count expansion, e.g. "s1"; a flow's VCs are "<flow>" and "<flow>-ack"),
+    ``vc_losses`` VC names whose data cells dropped and AAL5 frames lost by merging
+    so far are recorded (metrics ``cells_dropped``, ``frames_merged``: when each
+    loss and merge happened, to a period),
     ``vc_queue`` ATM links whose port's cells of each VC are sampled (entities
     "<link>/<vc>"), ``flows`` flow names (window, sequence number, RTT),
     ``abr_vcs`` ABR VC names (ACR, last ER received), ``abr_ports`` links with a
@@ -1439,6 +1442,7 @@ class Probes(Table):
     queue: NameList = []
     utilization: NameList = []
     vc_rate: NameList = []
+    vc_losses: NameList = []
     vc_queue: NameList = []
     flows: NameList = []
     abr_vcs: NameList = []
@@ -1446,7 +1450,14 @@ class Probes(Table):
 
     @model_validator(mode="after")
     def _period(self) -> "Probes":
-        lists = (self.queue, self.utilization, self.vc_rate, self.vc_queue, self.flows)
+        lists = (
+            self.queue,
+            self.utilization,
+            self.vc_rate,
+            self.vc_losses,
+            self.vc_queue,
+            self.flows,
+        )
         if any(lists) or self.abr_vcs or self.abr_ports:
             if self.period is None:
                 raise _fail("period", "required when a probe list is set")

@@ -629,6 +629,7 @@ class Network:
             ("queue", probes.queue, list(self.links)),
             ("utilization", probes.utilization, list(self.links)),
             ("vc_rate", probes.vc_rate, vcs),
+            ("vc_losses", probes.vc_losses, vcs),
             ("vc_queue", probes.vc_queue, self.atm_links()),
             ("flows", probes.flows, [flow.name for flow in self.flows]),
             ("abr_vcs", probes.abr_vcs, self.abr_vcs()),

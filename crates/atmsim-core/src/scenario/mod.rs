@@ -712,6 +712,10 @@ pub struct ProbeSpec {
     /// VCs whose delivered cell rate over each period is recorded.
     #[serde(default)]
     pub vc_rate: Vec<u32>,
+    /// VCs whose data cells dropped and AAL5 frames lost by merging so far
+    /// are recorded (the instant of each loss and merge, to a probe period).
+    #[serde(default)]
+    pub vc_losses: Vec<u32>,
     /// ATM links whose port's cells of each VC crossing it are sampled (the
     /// series' entities are "<link>/<vc>").
     #[serde(default)]
@@ -734,6 +738,7 @@ impl ProbeSpec {
         !(self.queue.is_empty()
             && self.utilization.is_empty()
             && self.vc_rate.is_empty()
+            && self.vc_losses.is_empty()
             && self.vc_queue.is_empty()
             && self.flows.is_empty()
             && self.abr_vcs.is_empty()
@@ -1221,10 +1226,11 @@ impl Scenario {
         } else if p.any() {
             return Err("probes.period_ps must be > 0 when a series is asked for".into());
         }
-        let lists: [(&str, &[u32], usize); 4] = [
+        let lists: [(&str, &[u32], usize); 5] = [
             ("queue", &p.queue, self.links.len()),
             ("utilization", &p.utilization, self.links.len()),
             ("vc_rate", &p.vc_rate, self.vcs.len()),
+            ("vc_losses", &p.vc_losses, self.vcs.len()),
             ("flows", &p.flows, self.flows.len()),
         ];
         for (key, list, n) in lists {

@@ -228,6 +228,9 @@ pub(super) struct Endpoints {
     bytes_dropped_in_network: u64,
     /// TCP payload bytes of frames AAL5 discarded.
     bytes_dropped_aal5: u64,
+    /// Data cells of each VC dropped at a port so far (read by the
+    /// `vc_losses` probes).
+    cells_dropped: Vec<u64>,
     /// With the sources merged (a fast path): their pending emissions, by
     /// the keys their SourceEmit events would have; the agenda then holds
     /// one [`Event::Sources`] at the earliest of them.
@@ -327,6 +330,7 @@ impl Endpoints {
             rm_delivered: 0,
             bytes_dropped_in_network: 0,
             bytes_dropped_aal5: 0,
+            cells_dropped: vec![0; sc.vcs.len()],
             wheel: wheel.map(|mut w| {
                 if let Some((t, s)) = w.peek() {
                     agenda.push_keyed(w.key(t, s), Event::Sources);
@@ -579,10 +583,11 @@ impl Endpoints {
         }
     }
 
-    /// A port dropped `cell` (not an RM cell): the frame it belongs to
-    /// counts it.
+    /// A port dropped `cell` (not an RM cell): its VC and the frame it
+    /// belongs to count it.
     #[inline]
     pub(super) fn cell_dropped(&mut self, cell: &Cell) {
+        self.cells_dropped[cell.vc as usize] += 1;
         if let Some(store) = &mut self.vcs[cell.vc as usize].store {
             if let Some(e) = store.get_mut(cell.frame) {
                 e.dropped += 1;
@@ -652,6 +657,16 @@ impl Endpoints {
     /// Cells delivered to VC `vc`'s end so far.
     pub(super) fn cells_delivered(&self, vc: u32) -> u64 {
         self.vcs[vc as usize].counts.cells_delivered + self.unposted(vc as usize)
+    }
+
+    /// AAL5 frames VC `vc`'s reassembly has lost by merging so far.
+    pub(super) fn frames_merged(&self, vc: u32) -> u64 {
+        self.vcs[vc as usize].counts.reassembly.frames_merged
+    }
+
+    /// Data cells of VC `vc` dropped at ports so far.
+    pub(super) fn cells_dropped(&self, vc: u32) -> u64 {
+        self.cells_dropped[vc as usize]
     }
 
     /// The ACR and the last ER received of ABR VC `vc`'s source, cells/s.

@@ -1,5 +1,6 @@
-//! The probes: every `period`, the queues, utilizations, VC rates, TCP
-//! windows and ABR rates the scenario asked for, into the run's [`Series`].
+//! The probes: every `period`, the queues, utilizations, VC rates, VC losses
+//! and AAL5 merges, TCP windows and ABR rates the scenario asked for, into the run's
+//! [`Series`].
 //!
 //! A probe reads the other parts through their accessors; it changes
 //! nothing but its own running totals (and the samples a TCP sender kept
@@ -27,6 +28,8 @@ pub(super) struct Probes {
     /// VCs whose delivered cell rate is recorded, with their count at the
     /// last tick.
     rate: Vec<(u32, u64)>,
+    /// VCs whose cells dropped and AAL5 frames merged so far are recorded.
+    losses: Vec<u32>,
     /// Flows whose windows, sequence number and RTT are recorded.
     flows: Vec<u32>,
     /// ABR VCs whose ACR and last ER are recorded.
@@ -80,6 +83,7 @@ impl Probes {
                 .map(|&l| (l, links[l as usize], 0))
                 .collect(),
             rate: p.vc_rate.iter().map(|&v| (v, 0)).collect(),
+            losses: p.vc_losses.clone(),
             flows: p.flows.clone(),
             abr_vcs: p.abr_vcs.clone(),
             abr_ports: p
@@ -144,6 +148,11 @@ impl Probes {
             let r = (d - *last) as f64 / ps_to_s(self.period);
             *last = d;
             series.push(t, n_links + *v, Metric::VcRateCps, r);
+        }
+        for &v in &self.losses {
+            let e = n_links + v;
+            series.push(t, e, Metric::CellsDropped, ends.cells_dropped(v) as f64);
+            series.push(t, e, Metric::FramesMerged, ends.frames_merged(v) as f64);
         }
         for &v in &self.abr_vcs {
             if let Some((acr, er)) = ends.ses_rates(v) {

@@ -36,10 +36,14 @@ pub enum Metric {
     ErBps = 14,
     /// The last window a router wrote into a flow's ACKs, bytes.
     RwndWrittenBytes = 15,
+    /// AAL5 frames a VC's reassembly lost by merging (an EOM cell dropped), so far.
+    FramesMerged = 16,
+    /// A VC's data cells dropped at ports, so far.
+    CellsDropped = 17,
 }
 
 /// Names of the metrics, indexed by [`Metric`].
-pub const METRIC_NAMES: [&str; 16] = [
+pub const METRIC_NAMES: [&str; 18] = [
     "queue_cells",
     "utilization",
     "vc_rate_cps",
@@ -56,6 +60,8 @@ pub const METRIC_NAMES: [&str; 16] = [
     "vc_queue_cells",
     "er_bps",
     "rwnd_written_bytes",
+    "frames_merged",
+    "cells_dropped",
 ];
 
 /// The recorded samples.
