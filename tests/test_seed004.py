@@ -76,7 +76,10 @@ def test_the_template_builds_five_vcs_of_n_flows(tmp_path: Path):
     gfr = [vc for vc in core["vcs"] if "gfr" in vc]
     assert [vc["name"] for vc in gfr] == [f"vc{i}" for i in range(1, 6)]
     assert [vc["gfr"]["mcr_cps"] for vc in gfr] == [float(m) for m in MCR_50]
-    assert all(not vc["gfr"]["tagging"] for vc in gfr)
+    # Tagging on (the seed's DFBA drops CLP = 1 frames): the F-GCRA at the VC's first
+    # switch, MFS 192 and MBS 2 x MFS (the model's defaults).
+    assert all(vc["gfr"]["tagging"] for vc in gfr)
+    assert all((vc["gfr"]["mfs_cells"], vc["gfr"]["mbs_cells"]) == (192, 384) for vc in gfr)
     assert len(core["flows"]) == 15
     names = {i: vc["name"] for i, vc in enumerate(core["vcs"])}
     assert [names[f["data_vc"]] for f in core["flows"][:3]] == ["vc1"] * 3
