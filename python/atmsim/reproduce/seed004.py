@@ -1,7 +1,8 @@
 """Seed 004: Goyal, Jain, Fahmy, Vandalore, "Buffer Management for the GFR Service"
 (ATM Forum 98-0405, July 1998): DFBA at the bottleneck of a GFR backbone, five VCs
-of 10 or 20 SACK TCP connections each (section 4), Tables 1-6 and the buffer
-occupancy figure (section 5).
+of 10 or 20 SACK TCP connections each (section 4), frames above the MCR tagged at
+the VC's first switch; Tables 1-6 and the buffer occupancy figure (section 5; with
+Table 3, whose configuration its text gives).
 
 Each table gives, per VC, its MCR, the "achieved throughput" (the TCP throughput
 of all the VC's connections), the excess over the MCR and excess / MCR, and the
