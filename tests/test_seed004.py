@@ -163,7 +163,7 @@ def test_every_judged_quantity_has_a_null_model_and_none_matches_it():
     judged = [
         (key, q)
         for key, q in _seed004_quantities()
-        if q.see is None and q.tolerance.kind != "report"
+        if q.see is None and q.tolerance.kind != "report" and not q.unjudged
     ]
     assert len(judged) >= 15
     for key, quantity in judged:
@@ -177,13 +177,15 @@ def test_every_judged_quantity_has_a_null_model_and_none_matches_it():
 def test_a_row_a_null_model_matches_is_shown_with_the_model_named():
     table2 = {q.name: q for q in registry()["seed004-table2"].published}
     vc5 = table2["VC5 excess"]
-    assert vc5.tolerance.kind == "report" and vc5.published is None and not vc5.nulls
-    assert vc5.note.startswith("published 0.32; excess / MCR published 0.01")
-    assert vc5.reason.startswith("not judged: the null model mcr-only")
+    # shown unjudged by the rule every seed applies: its published value, tolerance
+    # and null models kept, the model that matches named
+    assert vc5.unjudged.startswith("null model mcr-only") and vc5.published == 0.32
+    assert vc5.nulls and vc5.tolerance.kind != "report"
+    assert vc5.note.startswith("excess / MCR published 0.01")
+    assert "DFBA from arithmetic" in vc5.unjudged
     # every VC above its MCR: what the null models that share the excess assume
     claim = table2["VC5 achieved / MCR"]
-    assert claim.tolerance.kind == "report"
-    assert "mcr-plus-equal-excess" in claim.reason
+    assert claim.unjudged and "mcr-plus-equal-excess" in claim.unjudged
     quantity = Quantity(
         "q", 2.0, "Mbps", absolute(0.5), "r", nulls=(NullPrediction(MCR_ONLY, 0.0),)
     )
@@ -212,7 +214,9 @@ def test_table6_runs_table3s_configuration_with_both_z_rules():
         assert run.overrides[-1] == f'template.policy.z="{name}"'
     table3 = registry()["seed004-table3"]
     assert table3.runs["run"].overrides == TABLE6_CONFIG
-    judged = {q.name: q for q in table6.published if q.tolerance.kind != "report"}
+    judged = {
+        q.name: q for q in table6.published if q.tolerance.kind != "report" and not q.unjudged
+    }
     # the per-VC excesses of both rules lie within the spread of an equal or no excess:
     # judged are the slope of 1 - W_i/W and the claim that the squared rule shares more
     # in proportion to the MCRs
@@ -221,5 +225,5 @@ def test_table6_runs_table3s_configuration_with_both_z_rules():
         "excess / MCR spread, (1 - W_i/W)^2 over 1 - W_i/W",
     }
     shown = {q.name: q for q in table6.published}
-    assert shown["Z_i = 1 - W_i/W: VC5 excess"].note.startswith("published 0.02")
+    assert shown["Z_i = 1 - W_i/W: VC5 excess"].published == 0.02
     assert "inconsistent last row" in shown["Z_i = 1 - W_i/W: VC5 excess / MCR"].note

@@ -41,7 +41,6 @@ as the seed's tables do. Scenario file: scenarios/reproduce/seed004.toml.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -50,6 +49,7 @@ from ..compare import ABOVE, BELOW, REPORT, Tolerance, absolute, relative
 from ..units import PAYLOAD_BITS
 from . import Experiment, NullModel, NullPrediction, Quantity, Run
 from .measures import cells_per_segment
+from .nulls import unless_a_null_matches
 
 SCENARIO = "seed004.toml"
 BOTTLENECK = "bb1-bb2"
@@ -243,28 +243,10 @@ def _nulls(predict) -> tuple:
 
 def judged_unless_null(quantity: Quantity) -> Quantity:
     """The quantity as given when no null model matches its published value at its
-    tolerance; otherwise the same row shown, not judged (tolerance ``report``, the
-    published value in its note), with the null model that matches named in its reason:
-    a match there would test arithmetic."""
-    matching = [
-        null
-        for null in quantity.nulls
-        if quantity.tolerance.verdict(quantity.published, null.value) == "match"
-    ]
-    if not matching:
-        return quantity
-    null = matching[0]
-    shown = quantity.tolerance.published_text(quantity.published)
-    reason = (
-        f"not judged: the null model {null.model.id} ({null.model.title}) predicts "
-        f"{null.value:.3g}, within the tolerance ({quantity.tolerance.text()}) of the "
-        f"published {shown}, so a match would not tell DFBA from arithmetic; "
-        f"{quantity.reason}"
-    )
-    note = f"published {shown}" + (f"; {quantity.note}" if quantity.note else "")
-    return dataclasses.replace(
-        quantity, published=None, tolerance=REPORT, reason=reason, nulls=(), note=note
-    )
+    tolerance; otherwise the same row shown, not judged, with the null model that
+    matches named (the rule of ``atmsim.reproduce.nulls``, shared by every seed): a
+    match there would test arithmetic."""
+    return unless_a_null_matches(quantity, "a match would not tell DFBA from arithmetic")
 
 
 # --- what is measured -------------------------------------------------------------------
