@@ -833,6 +833,7 @@ ACK_BUCKET = Experiment(
     ),
 )
 
+
 def _unless_a_null_matches(experiment: Experiment) -> Experiment:
     """The experiment with every row a null model matches shown unjudged, by the rule
     the other seeds apply (``atmsim.reproduce.nulls``): whether we match or miss it,
