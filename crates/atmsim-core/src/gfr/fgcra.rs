@@ -14,18 +14,20 @@
 
 use crate::atm::cell::{Cell, CLP};
 use crate::engine::{Time, PS_PER_S};
+use crate::traffic::Fine;
 
 /// The F-GCRA of one VC, with its counters.
 #[derive(Clone, Debug)]
 pub struct Fgcra {
-    /// T = 1 / MCR, ps (fractional: exact over long runs).
-    t_ps: f64,
-    /// f = BT, ps.
-    f_ps: f64,
+    /// T = 1 / MCR, in fixed-point ps: sums of it stay exact however late
+    /// in a long run.
+    t: Fine,
+    /// f = BT.
+    f: Fine,
     mfs_cells: u32,
     tagging: bool,
-    /// Theoretical arrival time, ps.
-    tat: f64,
+    /// Theoretical arrival time.
+    tat: Fine,
     /// The frame in progress is eligible (None between frames).
     eligible: Option<bool>,
     /// Frames found not eligible.
@@ -44,11 +46,11 @@ impl Fgcra {
         let t_ps = ps / mcr_cps;
         let bt = (mbs_cells.saturating_sub(1)) as f64 * (t_ps - ps / pcr_cps).max(0.0);
         Fgcra {
-            t_ps,
-            f_ps: bt,
+            t: Fine::of_ps(t_ps),
+            f: Fine::of_ps(bt),
             mfs_cells,
             tagging,
-            tat: 0.0,
+            tat: Fine::default(),
             eligible: None,
             frames_ineligible: 0,
             frames_tested: 0,
@@ -61,14 +63,14 @@ impl Fgcra {
     /// of frames that are not (with tagging on). Returns true when the
     /// cell's frame is eligible.
     pub fn police(&mut self, now: Time, cell: &mut Cell) -> bool {
-        let t = now as f64;
+        let t = Fine::of_time(now);
         let eligible = match self.eligible {
             Some(e) => e,
             None => {
                 self.frames_tested += 1;
                 let e = !cell.is_clp1()
                     && cell.frame_len as u32 <= self.mfs_cells
-                    && t >= self.tat - self.f_ps;
+                    && t.plus(self.f) >= self.tat;
                 if !e {
                     self.frames_ineligible += 1;
                 }
@@ -76,7 +78,7 @@ impl Fgcra {
             }
         };
         if eligible {
-            self.tat = self.tat.max(t) + self.t_ps;
+            self.tat = self.tat.max(t).plus(self.t);
         } else if self.tagging && !cell.is_clp1() {
             cell.flags |= CLP;
             self.cells_tagged += 1;

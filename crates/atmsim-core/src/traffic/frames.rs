@@ -2,7 +2,7 @@
 //! at a given offered cell rate, periodic or Poisson. All cells of a frame
 //! are handed to the first port at once; the port paces them out.
 
-use super::{at, Emission, TrafficSource};
+use super::{Emission, Fine, TrafficSource};
 use crate::engine::time::interval_ps;
 use crate::engine::{RngStream, Time};
 use crate::scenario::{Arrivals, FrameSize};
@@ -12,7 +12,7 @@ pub struct FrameSource {
     size: FrameSize,
     mean_gap_ps: f64,
     arrivals: Arrivals,
-    next_ps: f64,
+    next: Fine,
 }
 
 impl FrameSource {
@@ -22,7 +22,7 @@ impl FrameSource {
             size,
             mean_gap_ps: size.mean() * interval_ps(rate_cps),
             arrivals,
-            next_ps: 0.0,
+            next: Fine::default(),
         }
     }
 
@@ -36,7 +36,7 @@ impl FrameSource {
 
 impl TrafficSource for FrameSource {
     fn first(&mut self, start: Time, _rng: &mut RngStream) -> Time {
-        self.next_ps = start as f64;
+        self.next = Fine::of_time(start);
         start
     }
 
@@ -45,10 +45,10 @@ impl TrafficSource for FrameSource {
             FrameSize::Fixed(n) => n,
             FrameSize::Uniform(lo, hi) => rng.int_between(lo as u64, hi as u64) as u16,
         };
-        self.next_ps += self.gap(rng);
+        self.next = self.next.plus(Fine::of_ps(self.gap(rng)));
         Emission {
             cells,
-            next: Some(at(self.next_ps)),
+            next: Some(self.next.time()),
         }
     }
 }

@@ -4,30 +4,30 @@
 //! `mean_burst_cells * (peak/mean - 1)`, so the long-run rate is `mean`.
 //! The first state is drawn from the stationary on/off probabilities.
 
-use super::{at, Emission, TrafficSource};
+use super::{Emission, Fine, TrafficSource};
 use crate::engine::time::interval_ps;
 use crate::engine::{RngStream, Time};
 
 /// Geometric bursts at the peak rate.
 pub struct GeometricOnOff {
-    slot_ps: f64,
+    slot: Fine,
     mean_burst: f64,
     mean_idle_slots: f64,
     on_probability: f64,
     left_in_burst: u64,
-    next_ps: f64,
+    next: Fine,
 }
 
 impl GeometricOnOff {
     /// A source with the given peak and mean rates (cells/s) and mean burst.
     pub fn new(peak_cps: f64, mean_cps: f64, mean_burst_cells: f64) -> Self {
         Self {
-            slot_ps: interval_ps(peak_cps),
+            slot: Fine::of_ps(interval_ps(peak_cps)),
             mean_burst: mean_burst_cells,
             mean_idle_slots: mean_burst_cells * (peak_cps / mean_cps - 1.0),
             on_probability: mean_cps / peak_cps,
             left_in_burst: 0,
-            next_ps: 0.0,
+            next: Fine::default(),
         }
     }
 }
@@ -40,35 +40,35 @@ impl GeometricOnOff {
         let idle = rng.geometric_from_0(self.mean_idle_slots);
         // A mean silence of up to 10^9 cells x (peak/mean) slots: the
         // draw can saturate u64 (it then lies far past any run's end).
-        self.next_ps += idle.saturating_add(1) as f64 * self.slot_ps;
+        self.next = self.next.plus(self.slot.times(idle.saturating_add(1)));
         self.left_in_burst = rng.geometric_from_1(self.mean_burst);
     }
 }
 
 impl TrafficSource for GeometricOnOff {
     fn first(&mut self, start: Time, rng: &mut RngStream) -> Time {
-        let phase = rng.uniform() * self.slot_ps;
+        let phase = Fine::of_ps(rng.uniform() * self.slot.ps());
         let idle = if rng.uniform() < self.on_probability {
             0
         } else {
             rng.geometric_from_0(self.mean_idle_slots)
         };
         self.left_in_burst = rng.geometric_from_1(self.mean_burst);
-        self.next_ps = start as f64 + phase + idle as f64 * self.slot_ps;
-        at(self.next_ps)
+        self.next = Fine::of_time(start).plus(phase).plus(self.slot.times(idle));
+        self.next.time()
     }
 
     #[inline(always)]
     fn fire(&mut self, _now: Time, rng: &mut RngStream) -> Emission {
         self.left_in_burst -= 1;
         if self.left_in_burst > 0 {
-            self.next_ps += self.slot_ps;
+            self.next = self.next.plus(self.slot);
         } else {
             self.end_burst(rng);
         }
         Emission {
             cells: 1,
-            next: Some(at(self.next_ps)),
+            next: Some(self.next.time()),
         }
     }
 }

@@ -1,13 +1,13 @@
 //! Poisson cell arrivals: exponential gaps with mean 1/rate.
 
-use super::{at, Emission, TrafficSource};
+use super::{Emission, Fine, TrafficSource};
 use crate::engine::time::interval_ps;
 use crate::engine::{RngStream, Time};
 
 /// Cells with exponential gaps.
 pub struct Poisson {
     mean_gap_ps: f64,
-    next_ps: f64,
+    next: Fine,
 }
 
 impl Poisson {
@@ -15,23 +15,25 @@ impl Poisson {
     pub fn new(rate_cps: f64) -> Self {
         Self {
             mean_gap_ps: interval_ps(rate_cps),
-            next_ps: 0.0,
+            next: Fine::default(),
         }
     }
 }
 
 impl TrafficSource for Poisson {
     fn first(&mut self, start: Time, rng: &mut RngStream) -> Time {
-        self.next_ps = start as f64 + rng.exponential(self.mean_gap_ps);
-        at(self.next_ps)
+        self.next = Fine::of_time(start).plus(Fine::of_ps(rng.exponential(self.mean_gap_ps)));
+        self.next.time()
     }
 
     #[inline]
     fn fire(&mut self, _now: Time, rng: &mut RngStream) -> Emission {
-        self.next_ps += rng.exponential(self.mean_gap_ps);
+        self.next = self
+            .next
+            .plus(Fine::of_ps(rng.exponential(self.mean_gap_ps)));
         Emission {
             cells: 1,
-            next: Some(at(self.next_ps)),
+            next: Some(self.next.time()),
         }
     }
 }
