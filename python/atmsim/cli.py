@@ -130,6 +130,14 @@ def run_command(args: argparse.Namespace) -> int:
         note = seed_note(result.core_input, args.seed)
         if note:
             print(note, file=sys.stderr)
+    if not balanced:
+        # A ledger that does not balance is a bug of the simulator, not of the
+        # scenario: said on stderr too, where a script looks for errors.
+        print(
+            f"error: a conservation ledger does not balance (an atmsim bug); "
+            f"the run is in {out_dir}",
+            file=sys.stderr,
+        )
     return 0 if balanced else 1
 
 

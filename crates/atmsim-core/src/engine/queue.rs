@@ -63,7 +63,8 @@ pub enum Event {
     /// A rate-controlled IP port ends an averaging interval (its index is
     /// the IP link's).
     RateInterval(u32),
-    /// A flow's ack bucket releases its next ACK.
+    /// An ack bucket (one per flow and router holding its ACKs) releases
+    /// its next ACK.
     AckRelease(u32),
     /// A rate-controlled ATM port ends an averaging interval (its index is
     /// the ATM link's).

@@ -256,9 +256,9 @@ impl Simulation {
             .end_rate_interval(l, self.clock.now, &mut self.agenda);
     }
 
-    pub(super) fn on_ack_release(&mut self, f: u32) {
+    pub(super) fn on_ack_release(&mut self, b: u32) {
         let now = self.clock.now;
-        if let Some((next, packet)) = self.ip.release_ack(f, now, &mut self.agenda) {
+        if let Some((next, packet)) = self.ip.release_ack(b, now, &mut self.agenda) {
             self.ip_port_arrive(next, packet, now);
         }
     }

@@ -290,15 +290,17 @@ impl IpFabric {
         self.control.on_ack(l, packet, now, queue_delay_ps, agenda)
     }
 
-    /// Flow `f`'s ack bucket releases an ACK at `now`: the ACK and the link
-    /// it goes on to.
+    /// Ack bucket `b` releases an ACK at `now`: the ACK and the link it goes
+    /// on to, the next of its own path (the ACK's hop already counts the
+    /// link it came over).
     pub(super) fn release_ack(
         &mut self,
-        f: u32,
+        b: u32,
         now: Time,
         agenda: &mut EventQueue,
     ) -> Option<(u32, Packet)> {
-        self.control.release(f, now, agenda)
+        let packet = self.control.release(b, now, agenda)?;
+        Some((self.route_at(&packet, packet.hop), packet))
     }
 
     /// Flow `f`'s explicit rate (bits/s) and last written window (bytes).

@@ -29,6 +29,9 @@ struct AckControl {
     /// Per flow: its data leave through `rates_from` and its ACKs come over
     /// this link.
     controls: Vec<bool>,
+    /// Per flow: its bucket at this router (an index of `buckets`), if the
+    /// router holds its ACKs.
+    bucket_of: Vec<u32>,
 }
 
 /// What became of an ACK at a controlling router.
@@ -36,7 +39,7 @@ struct AckControl {
 pub(super) enum AckFate {
     /// It goes on (its window perhaps rewritten).
     Pass(Packet),
-    /// It waits in its flow's ack bucket.
+    /// It waits in its flow's ack bucket at this router.
     Held,
 }
 
@@ -47,9 +50,15 @@ pub(super) struct IpControl {
     rate: Vec<Option<RateControl>>,
     /// Per fabric link: what the router at its far end does to ACKs.
     ack: Vec<Option<AckControl>>,
-    /// Per flow: its ack bucket, and the link after the bucket's router.
+    /// The ack buckets: one per flow and router that holds its ACKs. A
+    /// flow's bucket at the first such router is `buckets[flow]` (unused for
+    /// a flow no router holds); one at a further router is appended. (One
+    /// bucket per flow, as once, mixed the ACKs two routers held and sent
+    /// them on from the wrong router.)
     buckets: Vec<AckBucket>,
-    bucket_next: Vec<u32>,
+    /// Per bucket: its flow, and the port whose rate paces it (u32::MAX:
+    /// unused).
+    bucket_flow: Vec<(u32, u32)>,
     /// Per flow: the port that rates it (fabric index), if any.
     rated_at: Vec<Option<u32>>,
     /// Per flow: its round-trip time without queueing, ps.
@@ -81,7 +90,7 @@ impl IpControl {
             rate: (0..n_local).map(|_| None).collect(),
             ack: (0..n_local).map(|_| None).collect(),
             buckets: vec![AckBucket::default(); n_flows],
-            bucket_next: vec![u32::MAX; n_flows],
+            bucket_flow: (0..n_flows as u32).map(|f| (f, u32::MAX)).collect(),
             rated_at: vec![None; n_flows],
             rtt_ps: vec![0; n_flows],
             scale: sc.flows.iter().map(|f| f.tcp.window_scale).collect(),
@@ -121,19 +130,29 @@ impl IpControl {
                 .iter()
                 .map(|f| f.data_links.contains(&ac.rates_from) && f.ack_links.contains(&(i as u32)))
                 .collect();
-            for (f, fl) in sc.flows.iter().enumerate().filter(|(f, _)| controls[*f]) {
-                c.rated_at[f] = Some(local[ac.rates_from as usize]);
-                let k = fl.ack_links.iter().position(|&x| x == i as u32).unwrap();
-                if let Some(&next) = fl.ack_links.get(k + 1) {
-                    c.bucket_next[f] = local[next as usize];
-                }
+            let rates_from = local[ac.rates_from as usize];
+            let mut bucket_of = vec![u32::MAX; n_flows];
+            for f in (0..n_flows).filter(|&f| controls[f]) {
+                c.rated_at[f] = Some(rates_from);
                 c.rtt_ps[f] = propagation_rtt(sc, f);
+                if ac.ack_bucket {
+                    let b = if c.bucket_flow[f].1 == u32::MAX {
+                        f
+                    } else {
+                        c.buckets.push(AckBucket::default());
+                        c.bucket_flow.push((f as u32, 0));
+                        c.buckets.len() - 1
+                    };
+                    c.bucket_flow[b].1 = rates_from;
+                    bucket_of[f] = b as u32;
+                }
             }
             c.ack[local[i] as usize] = Some(AckControl {
-                rates_from: local[ac.rates_from as usize],
+                rates_from,
                 window: ac.window,
                 bucket: ac.ack_bucket,
                 controls,
+                bucket_of,
             });
         }
         c
@@ -220,30 +239,28 @@ impl IpControl {
         if !ctl.bucket {
             return AckFate::Pass(packet);
         }
-        if self.buckets[f].hold(packet, now) {
-            let t = self.buckets[f].next_release(now, er).unwrap_or(now);
-            agenda.push(t, Event::AckRelease(packet.flow));
+        let b = ctl.bucket_of[f];
+        let bucket = &mut self.buckets[b as usize];
+        if bucket.hold(packet, now) {
+            let t = bucket.next_release(now, er).unwrap_or(now);
+            agenda.push(t, Event::AckRelease(b));
         }
         self.held += 1;
         AckFate::Held
     }
 
-    /// Flow `f`'s bucket releases its oldest ACK at `now` (its next release
-    /// scheduled): the ACK and the link it goes on to.
-    pub(super) fn release(
-        &mut self,
-        f: u32,
-        now: Time,
-        agenda: &mut EventQueue,
-    ) -> Option<(u32, Packet)> {
-        let er = self.er(f).unwrap_or(0.0);
-        let bucket = &mut self.buckets[f as usize];
+    /// Bucket `b` releases its oldest ACK at `now` (its next release
+    /// scheduled, at the rate its router's port gives the flow).
+    pub(super) fn release(&mut self, b: u32, now: Time, agenda: &mut EventQueue) -> Option<Packet> {
+        let (f, port) = self.bucket_flow[b as usize];
+        let er = self.rate[port as usize].as_ref().map_or(0.0, |rc| rc.er(f));
+        let bucket = &mut self.buckets[b as usize];
         let packet = bucket.release(now)?;
         self.held -= 1;
         if let Some(t) = bucket.next_release(now, er) {
-            agenda.push(t, Event::AckRelease(f));
+            agenda.push(t, Event::AckRelease(b));
         }
-        Some((self.bucket_next[f as usize], packet))
+        Some(packet)
     }
 
     /// ACKs held in buckets now (a term of the packet ledger).
@@ -255,16 +272,28 @@ impl IpControl {
     /// not rate-controlled.
     pub(super) fn flow_summary(&self, f: u32) -> Option<FlowRateSummary> {
         let er = self.er(f)?;
-        let b = &self.buckets[f as usize];
+        // The flow's buckets at every router that holds its ACKs.
+        let (mut released, mut held, mut most, mut held_ps) = (0, 0, 0, 0u128);
+        for (bucket, _) in self
+            .buckets
+            .iter()
+            .zip(&self.bucket_flow)
+            .filter(|(_, &(g, port))| g == f && port != u32::MAX)
+        {
+            released += bucket.released;
+            held += bucket.len() as u64;
+            most = most.max(bucket.max_held as u64);
+            held_ps += bucket.held_ps;
+        }
         Some(FlowRateSummary {
             er_bps: er * 8.0,
             window_written_bytes: self.written[f as usize] as f64,
             acks_rewritten: self.rewritten[f as usize],
-            acks_released: b.released,
-            acks_held: b.len() as u64,
-            acks_held_max: b.max_held as u64,
-            ack_hold_mean_s: if b.released > 0 {
-                b.held_ps as f64 / b.released as f64 / PS_PER_S as f64
+            acks_released: released,
+            acks_held: held,
+            acks_held_max: most,
+            ack_hold_mean_s: if released > 0 {
+                held_ps as f64 / released as f64 / PS_PER_S as f64
             } else {
                 0.0
             },

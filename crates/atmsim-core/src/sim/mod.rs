@@ -127,7 +127,7 @@ impl Simulation {
                 Event::RxDone(f) => self.on_rx_done(f),
                 Event::SesSend(v) => self.on_ses_send(v),
                 Event::RateInterval(l) => self.on_rate_interval(l),
-                Event::AckRelease(f) => self.on_ack_release(f),
+                Event::AckRelease(b) => self.on_ack_release(b),
                 Event::AtmRateInterval(l) => self.on_atm_rate_interval(l),
                 Event::Sources => self.on_sources(),
             }
