@@ -95,6 +95,14 @@ seeds = [3, 4]
         ('[sweep]\nbase = "ubr_epd"\n[grid]\nlinks.x = [1]\n', "quote dotted keys"),
         ('[sweep]\nbase = "ubr_epd"\n[grid]\n"run.seed" = [1, 2]\n', "give the seeds"),
         ('[sweep]\nbase = "ubr_epd"\n[metrics]\ncollect = ["speed"]\n', 'unknown metric "speed"'),
+        # a name is one plain path component: it names runs/sweep-<name>
+        ('[sweep]\nbase = "ubr_epd"\nname = "../../../x"\n', "sweep.name: expected a name"),
+        ('[sweep]\nbase = "ubr_epd"\nname = "a/b"\n', "sweep.name: expected a name"),
+        ('[sweep]\nbase = "ubr_epd"\nname = "/tmp/x"\n', "sweep.name: expected a name"),
+        ('[sweep]\nbase = "ubr_epd"\nname = ".."\n', "sweep.name: expected a name"),
+        ('[sweep]\nbase = "ubr_epd"\nname = "a\\\\b"\n', "sweep.name: expected a name"),
+        ('[sweep]\nbase = "ubr_epd"\nname = ""\n', "sweep.name: expected a name"),
+        ('[sweep]\nbase = "ubr_epd"\nname = 3\n', "sweep.name: expected a name"),
     ],
 )
 def test_bad_specs_are_one_line_errors(tmp_path, text, expected):
@@ -102,6 +110,22 @@ def test_bad_specs_are_one_line_errors(tmp_path, text, expected):
         load_spec(write_spec(tmp_path, text))
     assert expected in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_a_grid_too_large_is_refused_before_it_is_built(tmp_path):
+    """10^8 points: refused from the lists' lengths at once, not after filling the memory."""
+    axes = "\n".join(f'"links.k{k}.buffer" = [{", ".join(map(str, range(10)))}]' for k in range(8))
+    text = f'[sweep]\nbase = "ubr_epd"\nseeds = 2\n[grid]\n{axes}\n'
+    started = time.perf_counter()
+    with pytest.raises(SweepError) as info:
+        load_spec(write_spec(tmp_path, text))
+    assert time.perf_counter() - started < 2
+    assert "grid: makes 200,000,000 runs; at most 100,000" in str(info.value)
+
+
+def test_a_safe_name_names_the_default_output(tmp_path):
+    spec = load_spec(write_spec(tmp_path, '[sweep]\nbase = "ubr_epd"\nname = "tbe_1.5"\n'))
+    assert spec.name == "tbe_1.5"
 
 
 def test_toml_values_round_trip_through_set():

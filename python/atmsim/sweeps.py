@@ -45,6 +45,7 @@ import json
 import math
 import multiprocessing
 import os
+import re
 import shutil
 import signal
 import sys
@@ -55,7 +56,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
-from .errors import ScenarioError
+from .errors import ScenarioError, show_value
 from .resources import shipped_example, shipped_sweep
 
 EXECUTORS = ("local", "dask", "ray")
@@ -216,12 +217,35 @@ def load_spec(spec: Union[str, Path, dict], base_dir: Optional[Path] = None) -> 
     series = sweep.get("series", False)
     if not isinstance(series, bool):
         raise _fail(file, "sweep.series", "true or false")
-    name = sweep.get("name") or (Path(file).stem if file != "<sweep spec>" else base.stem)
-    spec_obj = Spec(file, base, seeds, fixed, grid, zipped, metrics, str(name), series, text)
-    count = len(spec_obj.points()) * len(seeds)
+    if "name" in sweep:
+        name = _name(file, sweep["name"])
+    else:
+        name = Path(file).stem if file != "<sweep spec>" else base.stem
+    # The number of runs is the product of the lists' lengths: counted before the
+    # grid is built, which for a spec asking 10^8 points would fill the memory first.
+    count = math.prod(len(values) for values in grid.values())
+    count *= len(next(iter(zipped.values()))) if zipped else 1
+    count *= len(seeds)
     if count > MAX_RUNS:
         raise _fail(file, "grid", f"makes {count:,} runs; at most {MAX_RUNS:,}")
-    return spec_obj
+    return Spec(file, base, seeds, fixed, grid, zipped, metrics, name, series, text)
+
+
+SWEEP_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}\Z")
+"""A sweep's name: one plain path component (it names ``runs/sweep-<name>``), so it can
+hold no separator, no ``..`` and no absolute path."""
+
+
+def _name(file: str, value: Any) -> str:
+    """``[sweep] name``, or a SweepError naming the key."""
+    if not isinstance(value, str) or not SWEEP_NAME.match(value):
+        raise _fail(
+            file,
+            "sweep.name",
+            "expected a name of 1 to 100 letters, digits, '_', '-' and '.', not starting "
+            f"with '.' or '-' (it names the folder runs/sweep-<name>), got {show_value(value)}",
+        )
+    return value
 
 
 def _seeds(file: str, value: Any) -> list[int]:
