@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -187,6 +188,54 @@ def test_toml_syntax_error(tmp_path: Path) -> None:
     path.write_text('[run]\nduration = "1 s"\nseed = = 3\n', encoding="utf-8")
     result = run_cli("validate", str(path))
     assert_one_line_error(result, "broken.toml", "invalid TOML", "line 3")
+
+
+def _nested_tables(depth: int, template: bool = False) -> str:
+    head = '[template]\nkind = "n-source"\n' if template else '[run]\nduration = "1 s"\n'
+    return head + "[nodes." + ".".join(["a"] * depth) + "]\nb = 1\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (_nested_tables(500), ["nodes.a.a", "nested more than 32 deep"]),
+        (_nested_tables(500, template=True), ["nodes.a.a", "nested more than 32 deep"]),
+        ("x = " + "[" * 40 + "]" * 40 + "\n", ["x[0][0]", "nested more than 32 deep"]),
+        ('[run]\nduration = "' + "1" * 5000 + ' s"\n', ["run.duration", "at most 4096"]),
+        ("[run]\n" + "k" * 5000 + " = 1\n", ["run", "a key of 5,000 characters"]),
+    ],
+)
+def test_input_limits_of_a_scenario_file(tmp_path: Path, text: str, words: list[str]) -> None:
+    """Data nested deeper than Python's recursion, or huge strings: one line, exit 2."""
+    path = tmp_path / "deep.toml"
+    path.write_text(text, encoding="utf-8")
+    for command in ("validate", "run"):
+        result = run_cli(command, str(path), cwd=tmp_path)
+        assert_one_line_error(result, f"error: {path}: ", *words)
+
+
+def test_a_file_too_large_or_not_regular_is_refused_before_reading(tmp_path: Path) -> None:
+    big = tmp_path / "big.toml"
+    with big.open("wb") as handle:
+        handle.truncate(16 * 2**20 + 1)  # sparse: no 16 MiB written
+    assert_one_line_error(run_cli("validate", str(big)), f"{big}: larger than 16 MiB")
+    for device in ("/dev/zero", "/dev/urandom"):
+        result = run_cli("validate", device)
+        assert_one_line_error(result, f"{device}: not a regular file")
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    assert_one_line_error(run_cli("validate", str(fifo)), f"{fifo}: not a regular file")
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[sweep]\nbase = "ubr_epd"\n[set]\n"x" = ' + "[" * 40 + "]" * 40 + "\n")
+    result = run_cli("sweep", str(spec), "--out", str(tmp_path / "o"))
+    assert_one_line_error(result, f"{spec}: set.x[0]", "nested more than 32 deep")
+
+
+def test_a_deeply_nested_set_value_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY, encoding="utf-8")
+    result = run_cli("validate", str(path), "--set", "run.x=" + "[" * 100 + "]" * 100)
+    assert_one_line_error(result, "run.x[0]", "nested more than 32 deep")
 
 
 @pytest.mark.parametrize(
