@@ -288,7 +288,7 @@ def test_out_naming_a_directory_with_other_things(tmp_path: Path) -> None:
         result,
         f"--out {home}: not empty and not an atmsim run directory",
         "expected a new or empty directory, or an atmsim run directory "
-        "(holding scenario.toml or summary.json)",
+        "(atmsim marks the directories it writes with a .atmsim file)",
     )
     assert [p.name for p in home.iterdir()] == ["thesis.tex"]
 
@@ -301,7 +301,8 @@ def test_out_may_be_new_empty_or_an_earlier_run(tmp_path: Path, capsys) -> None:
     empty.mkdir()
     for out in (tmp_path / "new" / "run", empty, empty):  # the last: run again into a run dir
         assert cli_main("run", str(path), "--out", str(out)) == 0
-        assert sorted(p.name for p in out.iterdir()) == ["scenario.toml", "summary.json"]
+        names = sorted(p.name for p in out.iterdir())
+        assert names == [".atmsim", "scenario.toml", "summary.json"]
     capsys.readouterr()
 
 
@@ -316,9 +317,47 @@ def test_reproduce_out_rule(tmp_path: Path) -> None:
     (home / "thesis.tex").write_text("", encoding="utf-8")
     result = run_cli("reproduce", "seed000-sec8", "--out", str(home))
     assert_one_line_error(
-        result, f"--out {home}: not empty and not an atmsim reproduce directory", "seed000.csv"
+        result, f"--out {home}: not empty and not an atmsim reproduce directory", ".atmsim"
     )
     assert [p.name for p in home.iterdir()] == ["thesis.tex"]
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        (["run", "{tiny}"], "run"),
+        (["sweep", "{spec}"], "sweep"),
+        (["reproduce", "seed000-sec8"], "reproduce"),
+        (["validate-model", "--only", "md1-wait"], "validate-model"),
+    ],
+)
+def test_out_refuses_a_directory_atmsim_did_not_write(
+    tmp_path: Path, command: list[str], kind: str
+) -> None:
+    """A folder that merely holds a summary.json or scenario.toml is a person's own:
+    only atmsim's .atmsim marker lets a command write into a non-empty directory."""
+    tiny = tmp_path / "tiny.toml"
+    tiny.write_text(TINY, encoding="utf-8")
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[sweep]\nbase = "ubr_epd"\n', encoding="utf-8")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    for name in ("summary.json", "scenario.toml", "sweep.toml", "results.parquet", "seed000.csv"):
+        (mine / name).write_text("my own", encoding="utf-8")
+    args = [arg.replace("{tiny}", str(tiny)).replace("{spec}", str(spec)) for arg in command]
+    result = run_cli(*args, "--out", str(mine), cwd=tmp_path)
+    assert_one_line_error(result, f"--out {mine}: not empty and not an atmsim {kind} directory")
+    assert all(p.read_text() == "my own" for p in mine.iterdir())
+    assert not (mine / ".atmsim").exists()
+
+
+def test_an_out_dir_that_cannot_be_written_is_found_before_running(tmp_path: Path) -> None:
+    """reproduce ran every experiment before failing to write; now the directory is
+    made and marked first. (/proc takes no new directory, even from root.)"""
+    for command in (["reproduce", "seed000"], ["validate-model"]):
+        result = run_cli(*command, "--out", "/proc/atmsim-test/out", cwd=tmp_path)
+        assert_one_line_error(result, "--out /proc/atmsim-test/out: cannot be written: ")
+        assert result.stdout == ""
 
 
 def test_plot_unreadable_files(tmp_path: Path) -> None:

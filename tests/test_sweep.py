@@ -184,7 +184,7 @@ def test_local_sweep_writes_a_tidy_table_and_resumes(tmp_path):
     assert (frame["max_queue:sw1-sw2"] <= frame["links.sw1-sw2.buffer"]).all()
     for run_id in frame["run_id"]:
         files = sorted(path.name for path in (out / RUNS_DIR / run_id).iterdir())
-        assert files == ["scenario.toml", "summary.json"]
+        assert files == [".atmsim", "scenario.toml", "summary.json"]
     assert first.ran == 4 and first.skipped == 0
     second = run_sweep(spec, out, jobs=2, progress=False)
     assert second.ran == 0 and second.skipped == 4

@@ -253,8 +253,13 @@ def bench_command(args: argparse.Namespace) -> int:
         )
     runs, json_out = args.runs, args.json_out
     vcs = parse_scale(args.scale)
-    if json_out is not None and json_out.is_dir():
-        raise CliError(f"--json {json_out}: is a directory; give a file name")
+    if json_out is not None:
+        from .outputs import OutDirError, check_out_file
+
+        try:
+            check_out_file(json_out)
+        except OutDirError as error:
+            raise CliError(f"--json {error}") from None
     report: dict = {"machine": bench.machine(), "runs": runs}
     print(bench.machine_line(report["machine"]))
     try:
@@ -272,8 +277,11 @@ def bench_command(args: argparse.Namespace) -> int:
     except RuntimeError as error:
         raise CliError(f"bench: {error}") from None
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
+        from .outputs import naming, write_file
+
+        with naming(json_out.parent):
+            json_out.parent.mkdir(parents=True, exist_ok=True)
+        write_file(json_out, json.dumps(report, indent=1, default=str) + "\n")
         print(f"figures written to {json_out}")
     return 0
 
@@ -314,8 +322,12 @@ def validate_model_command(args: argparse.Namespace) -> int:
         chosen = truths.select(args.only)
     except truths.TruthInputError as error:
         raise CliError(str(error)) from None
-    if args.out is not None and args.out.exists() and not args.out.is_dir():
-        raise CliError(f"--out {args.out}: is a file, expected a directory")
+    if args.out is not None:
+        from .outputs import prepare_out_dir
+
+        # Created and marked before the suite runs: a directory that cannot be
+        # written, or one that is not atmsim's, is found before minutes of work.
+        prepare_out_dir(args.out, "validate-model")
     jobs = args.jobs or os.cpu_count() or 1
     outcome = truths.run_suite(chosen, full=args.full, jobs=jobs, progress=_Progress())
     for line in truths.table_lines(outcome):
@@ -743,10 +755,13 @@ def main(argv: Optional[list[str]] = None) -> None:
     except UsageError as error:  # bad flag, missing argument, unknown command
         _error(str(error))
         code = 2
-    except _loaded("results", "OutDirError") as error:
+    except _loaded("outputs", "OutDirError") as error:
         _error(f"--out {error}")
         code = 2
     except (ScenarioError, CliError) as error:
+        _error(str(error))
+        code = 2
+    except _loaded("results", "RunDirError") as error:  # report, plot: not a whole run
         _error(str(error))
         code = 2
     except BrokenPipeError:  # stdout's reader left (atmsim examples | head): quietly

@@ -493,37 +493,43 @@ def execute_ray(tasks: list[dict], jobs: int, address: Optional[str]) -> Iterato
 
 
 def _write_json(path: Path, data: Any) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    from .outputs import write_file
+
+    write_file(path, json.dumps(data, indent=2) + "\n")
 
 
 def write_run_dir(runs: Path, item: Planned, summary: Optional[dict], extra: dict) -> Path:
     """``runs/<run id>/`` with scenario.toml and summary.json (or failed.json), written
     into a temporary directory and renamed into place: a run directory is whole or
     absent. A directory of an earlier failed attempt is replaced."""
+    from .outputs import MARKER, marker_text, naming
+
     final = runs / item.run_id
     temporary = runs / f".{item.run_id}.{os.getpid()}.tmp"
     if temporary.exists():
         shutil.rmtree(temporary)
-    temporary.mkdir(parents=True)
+    with naming(temporary):
+        temporary.mkdir(parents=True)
     header = "# atmsim sweep run; overrides: " + ", ".join(item.overrides) + "\n"
-    (temporary / "scenario.toml").write_text(header + item.scenario_toml, encoding="utf-8")
+    files = {MARKER: marker_text("run"), "scenario.toml": header + item.scenario_toml}
     if summary is not None:
-        (temporary / "summary.json").write_text(
-            json.dumps(summary, indent=2) + "\n", encoding="utf-8"
-        )
+        files["summary.json"] = json.dumps(summary, indent=2) + "\n"
     else:
-        (temporary / "failed.json").write_text(json.dumps(extra, indent=2) + "\n")
+        files["failed.json"] = json.dumps(extra, indent=2) + "\n"
+    for name, text in files.items():
+        with naming(final / name):  # a full disk names the file of the run
+            (temporary / name).write_text(text, encoding="utf-8")
     if extra.get("series"):
-        (temporary / "series.parquet").write_bytes(extra["series"])
-    if final.exists():
-        old = runs / f".{item.run_id}.{os.getpid()}.old"
-        os.rename(final, old)
-        os.rename(temporary, final)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.rename(temporary, final)
+        with naming(final / "series.parquet"):
+            (temporary / "series.parquet").write_bytes(extra["series"])
+    with naming(final):
+        if final.exists():
+            old = runs / f".{item.run_id}.{os.getpid()}.old"
+            os.rename(final, old)
+            os.rename(temporary, final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(temporary, final)
     return final
 
 
@@ -673,9 +679,10 @@ def results_frame(spec: Spec, planned: list[Planned], runs: Path, walls: dict):
 
 def write_results(frame, path: Path) -> None:
     """results.parquet, written to a temporary file and renamed."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    frame.to_parquet(temporary, index=False)
-    os.replace(temporary, path)
+    from .outputs import replacing
+
+    with replacing(path) as temporary:
+        frame.to_parquet(temporary, index=False)
 
 
 # --- the sweep ------------------------------------------------------------------------------
@@ -696,16 +703,11 @@ class SweepOutcome:
 
 
 def check_sweep_dir(out: Path) -> Path:
-    """``out`` if it may receive a sweep: new, empty, or an earlier sweep's output."""
-    from .results import check_out_dir
+    """``out`` if it may receive a sweep: new, empty, or an earlier sweep's output (one
+    marked as a sweep's: ``atmsim.outputs``). Raises OutDirError."""
+    from .outputs import check_out_dir
 
-    return check_out_dir(
-        out,
-        (SPEC_COPY, RESULTS_FILE, RUNS_DIR),
-        kind="an atmsim sweep directory",
-        rule="expected a new or empty directory, or an earlier atmsim sweep --out "
-        "(holding sweep.toml, results.parquet or runs/)",
-    )
+    return check_out_dir(out, "sweep")
 
 
 def default_out(spec: Spec) -> Path:
@@ -748,10 +750,14 @@ def run_sweep(
                 f"note: the {len(spec.seeds)} seeds give identical runs: the scenario draws "
                 "no random number"
             )
+    from .outputs import naming, prepare_out_dir, write_file
+
+    prepare_out_dir(out, "sweep")  # before any run: a directory that cannot be written
     runs = out / RUNS_DIR
-    runs.mkdir(parents=True, exist_ok=True)
+    with naming(runs):
+        runs.mkdir(parents=True, exist_ok=True)
     if spec.text:
-        (out / SPEC_COPY).write_text(spec.text, encoding="utf-8")
+        write_file(out / SPEC_COPY, spec.text)
     _write_json(
         out / "sweep.json",
         {
