@@ -212,6 +212,33 @@ def test_invalid_points_and_failures_are_counted_without_stopping(tmp_path):
     assert result.returncode == 2 and "every run is invalid" in result.stderr
 
 
+@pytest.mark.parametrize(("fail_every", "line"), [(True, "every run failed"), (False, None)])
+def test_runs_that_fail_in_the_core_exit_1(faulty, tmp_path, capsys, monkeypatch, fail_every, line):
+    """A sweep whose runs failed exited 0: now 1, with a line on stderr saying how many
+    (as atmsim run and reproduce answer a run that fails); the table keeps their status."""
+    spec = write_spec(tmp_path, SPEC.replace('"0.1 s"', '"0.01 s"'))
+    made = []
+
+    class FailingHalf(faulty.Simulation):
+        def advance(self, until_ps: int) -> None:
+            if fail_every or len(made) % 2:
+                raise RuntimeError("internal error: injected fault")
+            super().advance(until_ps)
+
+        def __init__(self, core_json: str) -> None:
+            made.append(self)
+            super().__init__(core_json)
+
+    monkeypatch.setattr(faulty, "Simulation", FailingHalf)
+    code = cli_main("sweep", str(spec), "--out", str(tmp_path / "o"), "--jobs", "1")
+    err = capsys.readouterr().err
+    frame = pd.read_parquet(tmp_path / "o" / RESULTS_FILE)
+    failed = int((frame["status"] == "failed").sum())
+    assert code == 1 and failed >= 1
+    expected = line or f"{failed} of 4 runs failed"
+    assert err.splitlines()[-1] == f"sweep: {expected} (status in results.parquet)"
+
+
 @needs_core
 def test_api_returns_a_dataframe(tmp_path):
     spec = {

@@ -449,7 +449,25 @@ def sweep_command(args: argparse.Namespace) -> int:
         if len(outcome.failures) > 20:
             print(f"  ... and {len(outcome.failures) - 20} more (status in results.parquet)")
     print(f"wrote {outcome.out / 'results.parquet'} and {outcome.out / 'runs'}/<run id>/")
-    return 0
+    return sweep_exit_code(counts, outcome.total)
+
+
+def sweep_exit_code(counts: dict, total: int) -> int:
+    """1 when a run failed in the core or its ledgers do not balance (as ``atmsim run``
+    and ``reproduce`` answer one such run), with a line on stderr saying how many; 0
+    otherwise. Invalid points alone are part of the grid (docs/sweeps.md): 0."""
+    failed = counts.get("failed", 0)
+    unbalanced = counts.get("unbalanced", 0)
+    if not failed and not unbalanced:
+        return 0
+    parts = []
+    if failed:
+        every = "every run" if failed + counts.get("invalid", 0) == total else None
+        parts.append(f"{every} failed" if every else f"{failed} of {total} runs failed")
+    if unbalanced:
+        parts.append(f"{unbalanced} of {total} runs do not balance their ledgers")
+    print(f"sweep: {'; '.join(parts)} (status in results.parquet)", file=sys.stderr)
+    return 1
 
 
 # --- the parser -----------------------------------------------------------------------------
