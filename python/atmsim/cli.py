@@ -511,7 +511,7 @@ def build_parser() -> _Parser:
         "--out",
         type=Path,
         metavar="DIR",
-        help="Run directory: a new or empty directory, or an earlier run's "
+        help="Run directory: a new or empty directory, or an earlier run's (marked .atmsim) "
         "(default: runs/<scenario>-<YYYYmmdd-HHMMSS>).",
     )
     run.add_argument("--seed", type=int, metavar="N", help="Replace run.seed.")
