@@ -77,12 +77,14 @@ def test_out_dir_and_scenario_written_first(
     class CheckFirst(faulty.Simulation):
         def __init__(self, core_json: str) -> None:
             assert (out / "scenario.toml").is_file(), "scenario.toml must exist before the run"
+            assert (out / "INCOMPLETE").is_file(), "the run is marked unfinished until saved"
             assert not (out / "summary.json").exists()
             super().__init__(core_json)
 
     monkeypatch.setattr(faulty, "Simulation", CheckFirst)
     result = atmsim.run(tiny, out=out, progress=False, overrides=["links.ab.buffer=50"])
     assert sorted(p.name for p in out.iterdir()) == [
+        ".atmsim",
         "scenario.toml",
         "series.parquet",
         "summary.json",
@@ -329,11 +331,11 @@ def test_a_new_run_in_a_run_dir_replaces_the_earlier_files(
     plain = tmp_path / "plain.toml"
     plain.write_text(TINY, encoding="utf-8")
     atmsim.run(plain, out=out, progress=False)
-    assert sorted(p.name for p in out.iterdir()) == ["scenario.toml", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".atmsim", "scenario.toml", "summary.json"]
     faulty.Simulation.fail_at_slice = 2
     with pytest.raises(RuntimeError, match="internal error"):
         atmsim.run(tiny, out=out, progress=False)
-    assert [p.name for p in out.iterdir()] == ["scenario.toml"]
+    assert sorted(p.name for p in out.iterdir()) == [".atmsim", "INCOMPLETE", "scenario.toml"]
     assert "[probes]" in (out / "scenario.toml").read_text()  # the run that failed
 
 

@@ -60,6 +60,7 @@ OUT_OF_RANGE = [
         'must be from 1 kbps to 1 Tbps, got "0.001 bps"',
     ),
     ("atm_rate_huge", TINY, ("links.ab.rate=1001 Gbps",), "links.ab.rate", "1 kbps to 1 Tbps"),
+    ("atm_rate_above_1_tbps", TINY, ("links.ab.rate=1.5 Tbps",), "links.ab.rate", "to 1 Tbps"),
     (
         "delay_huge",
         TINY.replace('length = "10 km"', 'delay = "1e15 s"'),
@@ -229,6 +230,15 @@ def test_out_of_range_is_one_line_naming_key_and_range(
     if key:
         assert f": {key}: " in line, line
     assert words in line, line
+
+
+def test_the_top_rate_is_spelled_in_tbps(tmp_path: Path) -> None:
+    """1 Tbps, the documented top line rate, parses in its own unit."""
+    code, out, err = cli_run(
+        "validate", str(write(tmp_path, TINY)), "--set", "links.ab.rate=1 Tbps"
+    )
+    assert code == 0, err
+    assert out.startswith("ok: ")
 
 
 def test_a_chain_of_255_links_is_allowed(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -189,6 +190,54 @@ def test_toml_syntax_error(tmp_path: Path) -> None:
     assert_one_line_error(result, "broken.toml", "invalid TOML", "line 3")
 
 
+def _nested_tables(depth: int, template: bool = False) -> str:
+    head = '[template]\nkind = "n-source"\n' if template else '[run]\nduration = "1 s"\n'
+    return head + "[nodes." + ".".join(["a"] * depth) + "]\nb = 1\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (_nested_tables(500), ["nodes.a.a", "nested more than 32 deep"]),
+        (_nested_tables(500, template=True), ["nodes.a.a", "nested more than 32 deep"]),
+        ("x = " + "[" * 40 + "]" * 40 + "\n", ["x[0][0]", "nested more than 32 deep"]),
+        ('[run]\nduration = "' + "1" * 5000 + ' s"\n', ["run.duration", "at most 4096"]),
+        ("[run]\n" + "k" * 5000 + " = 1\n", ["run", "a key of 5,000 characters"]),
+    ],
+)
+def test_input_limits_of_a_scenario_file(tmp_path: Path, text: str, words: list[str]) -> None:
+    """Data nested deeper than Python's recursion, or huge strings: one line, exit 2."""
+    path = tmp_path / "deep.toml"
+    path.write_text(text, encoding="utf-8")
+    for command in ("validate", "run"):
+        result = run_cli(command, str(path), cwd=tmp_path)
+        assert_one_line_error(result, f"error: {path}: ", *words)
+
+
+def test_a_file_too_large_or_not_regular_is_refused_before_reading(tmp_path: Path) -> None:
+    big = tmp_path / "big.toml"
+    with big.open("wb") as handle:
+        handle.truncate(16 * 2**20 + 1)  # sparse: no 16 MiB written
+    assert_one_line_error(run_cli("validate", str(big)), f"{big}: larger than 16 MiB")
+    for device in ("/dev/zero", "/dev/urandom"):
+        result = run_cli("validate", device)
+        assert_one_line_error(result, f"{device}: not a regular file")
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    assert_one_line_error(run_cli("validate", str(fifo)), f"{fifo}: not a regular file")
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[sweep]\nbase = "ubr_epd"\n[set]\n"x" = ' + "[" * 40 + "]" * 40 + "\n")
+    result = run_cli("sweep", str(spec), "--out", str(tmp_path / "o"))
+    assert_one_line_error(result, f"{spec}: set.x[0]", "nested more than 32 deep")
+
+
+def test_a_deeply_nested_set_value_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY, encoding="utf-8")
+    result = run_cli("validate", str(path), "--set", "run.x=" + "[" * 100 + "]" * 100)
+    assert_one_line_error(result, "run.x[0]", "nested more than 32 deep")
+
+
 @pytest.mark.parametrize(
     "args",
     [["run", "{file}", "--seed", "abc"], ["run", "{file}", "--bogus"], ["frobnicate"], []],
@@ -239,7 +288,7 @@ def test_out_naming_a_directory_with_other_things(tmp_path: Path) -> None:
         result,
         f"--out {home}: not empty and not an atmsim run directory",
         "expected a new or empty directory, or an atmsim run directory "
-        "(holding scenario.toml or summary.json)",
+        "(atmsim marks the directories it writes with a .atmsim file)",
     )
     assert [p.name for p in home.iterdir()] == ["thesis.tex"]
 
@@ -252,7 +301,8 @@ def test_out_may_be_new_empty_or_an_earlier_run(tmp_path: Path, capsys) -> None:
     empty.mkdir()
     for out in (tmp_path / "new" / "run", empty, empty):  # the last: run again into a run dir
         assert cli_main("run", str(path), "--out", str(out)) == 0
-        assert sorted(p.name for p in out.iterdir()) == ["scenario.toml", "summary.json"]
+        names = sorted(p.name for p in out.iterdir())
+        assert names == [".atmsim", "scenario.toml", "summary.json"]
     capsys.readouterr()
 
 
@@ -267,9 +317,47 @@ def test_reproduce_out_rule(tmp_path: Path) -> None:
     (home / "thesis.tex").write_text("", encoding="utf-8")
     result = run_cli("reproduce", "seed000-sec8", "--out", str(home))
     assert_one_line_error(
-        result, f"--out {home}: not empty and not an atmsim reproduce directory", "seed000.csv"
+        result, f"--out {home}: not empty and not an atmsim reproduce directory", ".atmsim"
     )
     assert [p.name for p in home.iterdir()] == ["thesis.tex"]
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        (["run", "{tiny}"], "run"),
+        (["sweep", "{spec}"], "sweep"),
+        (["reproduce", "seed000-sec8"], "reproduce"),
+        (["validate-model", "--only", "md1-wait"], "validate-model"),
+    ],
+)
+def test_out_refuses_a_directory_atmsim_did_not_write(
+    tmp_path: Path, command: list[str], kind: str
+) -> None:
+    """A folder that merely holds a summary.json or scenario.toml is a person's own:
+    only atmsim's .atmsim marker lets a command write into a non-empty directory."""
+    tiny = tmp_path / "tiny.toml"
+    tiny.write_text(TINY, encoding="utf-8")
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[sweep]\nbase = "ubr_epd"\n', encoding="utf-8")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    for name in ("summary.json", "scenario.toml", "sweep.toml", "results.parquet", "seed000.csv"):
+        (mine / name).write_text("my own", encoding="utf-8")
+    args = [arg.replace("{tiny}", str(tiny)).replace("{spec}", str(spec)) for arg in command]
+    result = run_cli(*args, "--out", str(mine), cwd=tmp_path)
+    assert_one_line_error(result, f"--out {mine}: not empty and not an atmsim {kind} directory")
+    assert all(p.read_text() == "my own" for p in mine.iterdir())
+    assert not (mine / ".atmsim").exists()
+
+
+def test_an_out_dir_that_cannot_be_written_is_found_before_running(tmp_path: Path) -> None:
+    """reproduce ran every experiment before failing to write; now the directory is
+    made and marked first. (/proc takes no new directory, even from root.)"""
+    for command in (["reproduce", "seed000"], ["validate-model"]):
+        result = run_cli(*command, "--out", "/proc/atmsim-test/out", cwd=tmp_path)
+        assert_one_line_error(result, "--out /proc/atmsim-test/out: cannot be written: ")
+        assert result.stdout == ""
 
 
 def test_plot_unreadable_files(tmp_path: Path) -> None:

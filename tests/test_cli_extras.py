@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.metadata
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -86,6 +87,56 @@ def test_a_reader_that_leaves_a_rich_listing_is_no_error(listing):
     process.stdout.close()
     error = process.stderr.read()
     assert (process.wait(timeout=60), error) == (141, b"")
+
+
+@needs_core
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_a_closed_or_full_stdout_is_one_line_and_exit_2(tiny_path, tmp_path, unbuffered):
+    """``atmsim run ... >&-`` ended in AttributeError after the run, and a full stdout
+    lost the tables: each is one line on stderr, exit 2, the run's files written."""
+    env = {**cli_env(), "PYTHONUNBUFFERED": unbuffered}
+    command = [sys.executable, "-m", "atmsim", "run", str(tiny_path), "--no-progress"]
+    closed = tmp_path / "closed"
+    done = subprocess.run(
+        [*command, "--out", str(closed)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert (done.returncode, done.stderr) == (
+        2,
+        "error: stdout is closed: nothing was printed (the command's files are written)\n",
+    )
+    assert (closed / "summary.json").is_file() and not (closed / "INCOMPLETE").exists()
+    full = tmp_path / "full"
+    with open("/dev/full", "w") as device:
+        done = subprocess.run(
+            [*command, "--out", str(full)],
+            stdout=device,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
+            timeout=60,
+        )
+    assert (done.returncode, done.stderr) == (
+        2,
+        "error: stdout: No space left on device: output lost (the command's files are written)\n",
+    )
+    assert (full / "summary.json").is_file() and not (full / "INCOMPLETE").exists()
+    for listing in (["examples"], ["validate", str(tiny_path)]):
+        with open("/dev/full", "w") as device:
+            done = subprocess.run(
+                [sys.executable, "-m", "atmsim", *listing],
+                stdout=device,
+                stderr=subprocess.PIPE,
+                env=env,
+                text=True,
+                timeout=60,
+            )
+        assert done.returncode == 2 and done.stderr.startswith("error: stdout: No space")
 
 
 PLUGINS = """\

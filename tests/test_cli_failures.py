@@ -43,7 +43,8 @@ def test_core_exception_is_one_line_and_keeps_the_scenario(
         "error: internal error: RuntimeError: panicked at "
         f"crates/atmsim-core/src/engine.rs:1:1: injected fault {HINT}\n"
     )
-    assert [path.name for path in out.iterdir()] == ["scenario.toml"]
+    # the mark of atmsim's directories, and of a run that did not finish
+    assert sorted(path.name for path in out.iterdir()) == [".atmsim", "INCOMPLETE", "scenario.toml"]
     atmsim.load_scenario(out / "scenario.toml")  # the case to rerun and report
 
 
@@ -55,7 +56,7 @@ def test_debug_shows_the_traceback(faulty, tiny: Path, tmp_path: Path, capsys) -
     assert err.startswith("Traceback (most recent call last):")
     assert err.rstrip().endswith(f"RuntimeError: {faulty.PANIC}")
     assert "please report" not in err
-    assert [path.name for path in out.iterdir()] == ["scenario.toml"]
+    assert sorted(path.name for path in out.iterdir()) == [".atmsim", "INCOMPLETE", "scenario.toml"]
 
 
 @needs_core
@@ -117,6 +118,51 @@ def test_debug_is_a_global_option(tiny: Path, capsys) -> None:
     assert cli_main("validate", "--debug", str(tiny)) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: unrecognized arguments: --debug") and err.count("\n") == 1
+
+
+# --- a full disk, files that are not atmsim's -----------------------------------------------
+
+PROBES = '[probes]\nperiod = "1 ms"\nqueue = "all"\n'
+
+
+class _FullDisk:
+    """``open`` for atmsim.outputs whose files of one name take no byte: ENOSPC."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, path, mode="r", *args, **kwargs):
+        handle = open(path, mode, *args, **kwargs)
+        if Path(path).name.startswith(f".{self.name}.") and "w" in mode:
+            handle.close()
+            raise OSError(28, "No space left on device")
+        return handle
+
+
+@pytest.mark.parametrize("name", ["summary.json", "scenario.toml"])
+def test_a_full_disk_names_the_file_and_leaves_the_run_incomplete(
+    faulty, tmp_path: Path, monkeypatch, capsys, name: str
+) -> None:
+    """ENOSPC while a run directory is written: one line naming the file, exit 2, and a
+    directory that report, fairness and plot refuse as incomplete (summary.json is
+    written last, the INCOMPLETE mark removed after it)."""
+    from atmsim import outputs
+
+    scenario = write(tmp_path, TINY + PROBES, "tiny.toml")
+    out = tmp_path / "r"
+    monkeypatch.setattr(outputs, "open", _FullDisk(name), raising=False)
+    assert cli_main("run", str(scenario), "--out", str(out)) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {out / name}: No space left on device\n"
+    assert (out / "INCOMPLETE").is_file() and not (out / "summary.json").exists()
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+    monkeypatch.undo()
+    for command in ("report", "fairness", "plot"):
+        assert cli_main(command, str(out)) == 2
+        assert capsys.readouterr().err == (
+            f"error: {out}: an incomplete run directory (it holds INCOMPLETE: the run was "
+            "stopped or failed before all its files were written); run it again\n"
+        )
 
 
 # --- Ctrl-C -------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ headless Chromium (the screenshot is not blank, the tables are in the page)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -117,3 +118,113 @@ def test_sweep_and_run_reports(tmp_path, capsys):
     assert "balanced" in page
     assert cli_main("report", str(tmp_path / "nothing")) == 2
     assert capsys.readouterr().err.startswith("error: ")
+
+
+# --- what report, fairness and plot refuse ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    """A whole run directory with a series (TINY with queue probes)."""
+    from conftest import TINY
+
+    folder = tmp_path_factory.mktemp("run")
+    scenario = folder / "tiny.toml"
+    scenario.write_text(TINY + '[probes]\nperiod = "1 ms"\nqueue = "all"\n', encoding="utf-8")
+    with pytest.raises(SystemExit):
+        from atmsim import cli
+
+        cli.main(["run", str(scenario), "--out", str(folder / "r")])
+    return folder / "r"
+
+
+def _one_line_exit_2(capsys, *args: str) -> str:
+    assert cli_main(*args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    return err
+
+
+SUMMARIES = [
+    (b"{", "not a summary (invalid JSON: "),
+    (b"[]", "not an atmsim summary (expected a JSON object, got list)"),
+    (b"{}", 'not an atmsim summary (no "conservation" object)'),
+    (b'{"conservation": {"cells_generated": 1', "not a summary (invalid JSON: "),
+    (bytes(range(256)), "not a summary (not UTF-8 text)"),
+    (
+        b'{"conservation": {}}',
+        "not an atmsim summary (conservation.cells_generated: expected a whole number)",
+    ),
+]
+
+
+@needs_core
+@pytest.mark.parametrize(("text", "words"), SUMMARIES)
+def test_a_corrupted_summary_is_refused(run_dir, tmp_path, capsys, text, words):
+    """Not an internal error, nor a report of zero rates and no figures: one line naming
+    the file, exit 2."""
+    broken = tmp_path / "r"
+    shutil.copytree(run_dir, broken)
+    (broken / "summary.json").write_bytes(text)
+    for command in ("report", "fairness", "plot"):
+        err = _one_line_exit_2(capsys, command, str(broken))
+        assert err.startswith(f"error: {broken / 'summary.json'}: {words}"), err
+    assert not (broken / "report.html").exists()
+
+
+@needs_core
+def test_a_summary_missing_fields_a_table_needs_is_refused(run_dir, tmp_path, capsys):
+    broken = tmp_path / "r"
+    shutil.copytree(run_dir, broken)
+    summary = json.loads((broken / "summary.json").read_text())
+    del summary["ports"][0]["cells_in"]
+    (broken / "summary.json").write_text(json.dumps(summary))
+    err = _one_line_exit_2(capsys, "report", str(broken))
+    assert f"{broken / 'summary.json'}: not an atmsim summary (no 'cells_in')" in err
+
+
+@needs_core
+@pytest.mark.parametrize("kind", ["garbage", "other columns", "text values"])
+def test_a_series_that_is_not_atmsims_is_refused(run_dir, tmp_path, capsys, kind):
+    import pandas as pd
+
+    broken = tmp_path / "r"
+    shutil.copytree(run_dir, broken)
+    path = broken / "series.parquet"
+    if kind == "garbage":
+        path.write_bytes(b"PAR1 not parquet")
+        words = "not a series file ("
+    elif kind == "other columns":
+        pd.DataFrame({"a": [1.0], "b": ["x"]}).to_parquet(path)
+        words = "not an atmsim series (columns a, b; expected time_s, entity, metric, value)"
+    else:
+        frame = pd.read_parquet(path)
+        frame["value"] = frame["value"].astype(str)
+        frame.to_parquet(path)
+        words = "not an atmsim series (value holds str, expected numbers)"
+    for command in ("report", "plot"):
+        err = _one_line_exit_2(capsys, command, str(broken))
+        assert err.startswith(f"error: {path}: {words}"), err
+
+
+@needs_core
+def test_report_writes_only_regular_files_inside_what_was_named(run_dir, tmp_path, capsys):
+    """--out /dev/null (as root) would have replaced the device node with the page, and
+    a symbolic link would have become a file."""
+    for target, words in (
+        ("/dev/null", "--out /dev/null: is not a regular file"),
+        (str(tmp_path / ".." / "x.html"), "has a '..' component"),
+        (str(tmp_path), "is a directory; give a file name"),
+    ):
+        assert words in _one_line_exit_2(capsys, "report", str(run_dir), "--out", target)
+    assert Path("/dev/null").is_char_device()
+    mine = tmp_path / "mine.html"
+    mine.write_text("my page")
+    link = tmp_path / "link.html"
+    link.symlink_to(mine)
+    err = _one_line_exit_2(capsys, "report", str(run_dir), "--out", str(link))
+    assert f"--out {link}: is a symbolic link" in err
+    assert link.is_symlink() and mine.read_text() == "my page"
+    assert cli_main("report", str(run_dir), "--out", str(tmp_path / "page.html")) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.html", "mine.html", "page.html"]

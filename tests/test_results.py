@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import atmsim
+from atmsim.outputs import MARKER, check_out_file, write_file
 from atmsim.reproduce.report import check_reproduce_dir
 from atmsim.results import (
     MAX_TABLE_ROWS,
@@ -171,16 +172,19 @@ def test_print_result_says_whether_it_balances(summaries, capsys, tmp_path: Path
 # --- run directories ----------------------------------------------------------------------
 
 
+def _marked(directory: Path, kind: str = "run") -> Path:
+    directory.mkdir(parents=True)
+    (directory / MARKER).write_text(f'{{"kind": "{kind}", "version": "0"}}\n')
+    (directory / "queue.png").write_text("")
+    return directory
+
+
 def test_out_dir_allowed(tmp_path: Path) -> None:
     assert check_out_dir(tmp_path / "new" / "deeper") == tmp_path / "new" / "deeper"
     (tmp_path / "empty").mkdir()
     assert check_out_dir(tmp_path / "empty") == tmp_path / "empty"
-    for marker in ("scenario.toml", "summary.json"):
-        run_dir = tmp_path / f"run-{marker}"
-        run_dir.mkdir()
-        (run_dir / marker).write_text("")
-        (run_dir / "queue.png").write_text("")
-        assert check_out_dir(run_dir) == run_dir
+    run_dir = _marked(tmp_path / "run")
+    assert check_out_dir(run_dir) == run_dir
 
 
 def test_out_dir_refused(tmp_path: Path) -> None:
@@ -194,11 +198,51 @@ def test_out_dir_refused(tmp_path: Path) -> None:
         check_out_dir(tmp_path)
     assert str(info.value) == (
         f"{tmp_path}: not empty and not an atmsim run directory; expected a new or empty "
-        "directory, or an atmsim run directory (holding scenario.toml or summary.json)"
+        "directory, or an atmsim run directory (atmsim marks the directories it writes "
+        "with a .atmsim file)"
     )
     os.symlink(tmp_path / "nowhere", tmp_path / "dangling")
     with pytest.raises(OutDirError, match="broken symbolic link"):
         check_out_dir(tmp_path / "dangling")
+
+
+def test_a_directory_is_atmsims_only_with_its_marker(tmp_path: Path) -> None:
+    """A folder holding a scenario.toml or a summary.json may be a person's own: only
+    atmsim's marker lets atmsim write into a non-empty directory, and only for its kind."""
+    for name in ("scenario.toml", "summary.json"):
+        mine = tmp_path / f"mine-{name}"
+        mine.mkdir()
+        (mine / name).write_text("my own")
+        with pytest.raises(OutDirError, match="not empty and not an atmsim run directory"):
+            check_out_dir(mine)
+    forged = tmp_path / "forged"
+    forged.mkdir()
+    (forged / MARKER).write_text("not json")
+    with pytest.raises(OutDirError, match="not empty and not an atmsim run directory"):
+        check_out_dir(forged)
+    sweep = _marked(tmp_path / "sweep", "sweep")
+    with pytest.raises(OutDirError, match="is an atmsim sweep directory, not an atmsim run"):
+        check_out_dir(sweep)
+    assert check_out_dir(sweep, "sweep") == sweep
+    link = tmp_path / "link"
+    os.symlink(_marked(tmp_path / "real"), link)
+    with pytest.raises(OutDirError, match="is a symbolic link"):
+        check_out_dir(link)
+
+
+@pytest.mark.parametrize(
+    ("path", "words"),
+    [
+        ("a/../b", "has a '..' component"),
+        ("/".join(["a"] * 1000), "components; at most 64"),
+        ("x" * 5000, "characters; at most 4096"),
+    ],
+)
+def test_out_paths_are_limited(tmp_path: Path, path: str, words: str) -> None:
+    with pytest.raises(OutDirError) as info:
+        check_out_dir(tmp_path / path)
+    assert words in str(info.value) and "\n" not in str(info.value)
+    assert len(str(info.value)) < 300  # a long path is cut in the message
 
 
 def test_out_dir_root_is_refused() -> None:
@@ -208,15 +252,36 @@ def test_out_dir_root_is_refused() -> None:
 
 def test_reproduce_dir(tmp_path: Path) -> None:
     assert check_reproduce_dir(tmp_path / "new") == tmp_path / "new"
-    earlier = tmp_path / "earlier"
-    (earlier / "seed000-sec8").mkdir(parents=True)
+    earlier = _marked(tmp_path / "earlier", "reproduce")
     assert check_reproduce_dir(earlier) == earlier
-    combined = tmp_path / "combined"
-    combined.mkdir()
-    (combined / "seed002.csv").write_text("")
-    assert check_reproduce_dir(combined) == combined
     other = tmp_path / "other"
     other.mkdir()
-    (other / "thesis.tex").write_text("")
+    (other / "seed000.csv").write_text("")  # looks like an earlier output, is not marked
     with pytest.raises(OutDirError, match="not empty and not an atmsim reproduce directory"):
         check_reproduce_dir(other)
+
+
+def test_output_files_are_regular_files(tmp_path: Path) -> None:
+    """A report or a --json file replaces only a regular file: renaming a temporary file
+    over /dev/null (as root) would replace the device node, over a link the link."""
+    assert check_out_file(tmp_path / "new" / "report.html") == tmp_path / "new" / "report.html"
+    with pytest.raises(OutDirError, match="is not a regular file"):
+        check_out_file("/dev/null")
+    os.symlink(tmp_path / "elsewhere.html", tmp_path / "link.html")
+    with pytest.raises(OutDirError, match="is a symbolic link"):
+        check_out_file(tmp_path / "link.html")
+    with pytest.raises(OutDirError, match="is a directory"):
+        check_out_file(tmp_path)
+    with pytest.raises(OutDirError, match="'..' component"):
+        check_out_file(tmp_path / ".." / "x.html")
+    target = write_file(tmp_path / "page.html", "<p>old</p>")
+    write_file(target, "<p>new</p>")
+    assert target.read_text() == "<p>new</p>"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+    assert (target.stat().st_mode & 0o777) == (0o666 & ~_umask())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

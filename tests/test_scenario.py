@@ -352,7 +352,7 @@ def test_error_format(tmp_path: Path) -> None:
     error = error_of(tmp_path, TINY.replace('"155.52 Mbps"', '"fast"'))
     assert str(error) == (
         f'{tmp_path / "s.toml"}: links.ab.rate: expected a rate like "155.52 Mbps" '
-        '(units: bps, kbps, Mbps, Gbps, cells/s), got "fast"'
+        '(units: bps, kbps, Mbps, Gbps, Tbps, cells/s), got "fast"'
     )
     unknown = error_of(tmp_path, TINY.replace('length = "10 km"', "colour = 1"))
     assert unknown.key == "links.ab.colour"

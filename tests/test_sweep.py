@@ -95,6 +95,14 @@ seeds = [3, 4]
         ('[sweep]\nbase = "ubr_epd"\n[grid]\nlinks.x = [1]\n', "quote dotted keys"),
         ('[sweep]\nbase = "ubr_epd"\n[grid]\n"run.seed" = [1, 2]\n', "give the seeds"),
         ('[sweep]\nbase = "ubr_epd"\n[metrics]\ncollect = ["speed"]\n', 'unknown metric "speed"'),
+        # a name is one plain path component: it names runs/sweep-<name>
+        ('[sweep]\nbase = "ubr_epd"\nname = "../../../x"\n', "sweep.name: expected a name"),
+        ('[sweep]\nbase = "ubr_epd"\nname = "a/b"\n', "sweep.name: expected a name"),
+        ('[sweep]\nbase = "ubr_epd"\nname = "/tmp/x"\n', "sweep.name: expected a name"),
+        ('[sweep]\nbase = "ubr_epd"\nname = ".."\n', "sweep.name: expected a name"),
+        ('[sweep]\nbase = "ubr_epd"\nname = "a\\\\b"\n', "sweep.name: expected a name"),
+        ('[sweep]\nbase = "ubr_epd"\nname = ""\n', "sweep.name: expected a name"),
+        ('[sweep]\nbase = "ubr_epd"\nname = 3\n', "sweep.name: expected a name"),
     ],
 )
 def test_bad_specs_are_one_line_errors(tmp_path, text, expected):
@@ -102,6 +110,22 @@ def test_bad_specs_are_one_line_errors(tmp_path, text, expected):
         load_spec(write_spec(tmp_path, text))
     assert expected in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_a_grid_too_large_is_refused_before_it_is_built(tmp_path):
+    """10^8 points: refused from the lists' lengths at once, not after filling the memory."""
+    axes = "\n".join(f'"links.k{k}.buffer" = [{", ".join(map(str, range(10)))}]' for k in range(8))
+    text = f'[sweep]\nbase = "ubr_epd"\nseeds = 2\n[grid]\n{axes}\n'
+    started = time.perf_counter()
+    with pytest.raises(SweepError) as info:
+        load_spec(write_spec(tmp_path, text))
+    assert time.perf_counter() - started < 2
+    assert "grid: makes 200,000,000 runs; at most 100,000" in str(info.value)
+
+
+def test_a_safe_name_names_the_default_output(tmp_path):
+    spec = load_spec(write_spec(tmp_path, '[sweep]\nbase = "ubr_epd"\nname = "tbe_1.5"\n'))
+    assert spec.name == "tbe_1.5"
 
 
 def test_toml_values_round_trip_through_set():
@@ -160,7 +184,7 @@ def test_local_sweep_writes_a_tidy_table_and_resumes(tmp_path):
     assert (frame["max_queue:sw1-sw2"] <= frame["links.sw1-sw2.buffer"]).all()
     for run_id in frame["run_id"]:
         files = sorted(path.name for path in (out / RUNS_DIR / run_id).iterdir())
-        assert files == ["scenario.toml", "summary.json"]
+        assert files == [".atmsim", "scenario.toml", "summary.json"]
     assert first.ran == 4 and first.skipped == 0
     second = run_sweep(spec, out, jobs=2, progress=False)
     assert second.ran == 0 and second.skipped == 4
@@ -186,6 +210,33 @@ def test_invalid_points_and_failures_are_counted_without_stopping(tmp_path):
         "sweep", str(write_spec(tmp_path, every, "all.toml")), "--out", str(tmp_path / "p")
     )
     assert result.returncode == 2 and "every run is invalid" in result.stderr
+
+
+@pytest.mark.parametrize(("fail_every", "line"), [(True, "every run failed"), (False, None)])
+def test_runs_that_fail_in_the_core_exit_1(faulty, tmp_path, capsys, monkeypatch, fail_every, line):
+    """A sweep whose runs failed exited 0: now 1, with a line on stderr saying how many
+    (as atmsim run and reproduce answer a run that fails); the table keeps their status."""
+    spec = write_spec(tmp_path, SPEC.replace('"0.1 s"', '"0.01 s"'))
+    made = []
+
+    class FailingHalf(faulty.Simulation):
+        def advance(self, until_ps: int) -> None:
+            if fail_every or len(made) % 2:
+                raise RuntimeError("internal error: injected fault")
+            super().advance(until_ps)
+
+        def __init__(self, core_json: str) -> None:
+            made.append(self)
+            super().__init__(core_json)
+
+    monkeypatch.setattr(faulty, "Simulation", FailingHalf)
+    code = cli_main("sweep", str(spec), "--out", str(tmp_path / "o"), "--jobs", "1")
+    err = capsys.readouterr().err
+    frame = pd.read_parquet(tmp_path / "o" / RESULTS_FILE)
+    failed = int((frame["status"] == "failed").sum())
+    assert code == 1 and failed >= 1
+    expected = line or f"{failed} of 4 runs failed"
+    assert err.splitlines()[-1] == f"sweep: {expected} (status in results.parquet)"
 
 
 @needs_core

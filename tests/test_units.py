@@ -60,6 +60,8 @@ def test_time_rejects_negative_fractional_ps_and_non_strings() -> None:
         ("155.52 Mbps", 155_520_000.0),
         ("10 kbps", 10_000.0),
         ("1 Gbps", 1e9),
+        ("1 Tbps", 1e12),
+        ("0.5 Tbps", 5e11),
         ("64000 bps", 64_000.0),
         ("366792 cells/s", 366_792 * 424.0),
     ],
@@ -79,7 +81,7 @@ def test_cell_rate_is_bit_rate_over_424() -> None:
 def test_bad_rate(text: str) -> None:
     with pytest.raises(ValueError) as info:
         parse_bit_rate_bps(text)
-    assert "(units: bps, kbps, Mbps, Gbps, cells/s)" in str(info.value)
+    assert "(units: bps, kbps, Mbps, Gbps, Tbps, cells/s)" in str(info.value)
 
 
 def test_length_and_propagation() -> None:

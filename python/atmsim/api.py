@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import ScenarioError
-from .results import PERSIST_KEYS, check_out_dir, vc_tcp_totals
+from .outputs import naming, prepare_out_dir, replacing, write_file
+from .results import INCOMPLETE, INCOMPLETE_TEXT, PERSIST_KEYS, vc_tcp_totals
 from .scenario import (
     Scenario,
     apply_overrides,
@@ -344,20 +345,29 @@ class Result:
         return bool(self.summary.get("completed", False))
 
     def save(self, directory: str | Path) -> Path:
-        """Write scenario.toml, summary.json and (with probes) series.parquet into
+        """Write scenario.toml, series.parquet (with probes) and summary.json into
         ``directory``: a new or empty directory, or a run directory
-        (``atmsim.results.check_out_dir``; OutDirError otherwise)."""
-        directory = check_out_dir(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        (directory / "scenario.toml").write_text(self.scenario_toml, encoding="utf-8")
-        (directory / "summary.json").write_text(
-            json.dumps(self.summary, indent=2) + "\n", encoding="utf-8"
-        )
+        (``atmsim.outputs.check_out_dir``; OutDirError otherwise).
+
+        The directory is marked INCOMPLETE first and summary.json is written last, each
+        file through a temporary file renamed into place, and the mark is removed at the
+        end: a save stopped half way (a kill, a full disk) leaves a directory that
+        ``atmsim report``, ``fairness`` and ``plot`` refuse, never one that looks whole.
+        """
+        directory = prepare_out_dir(directory, "run")
+        incomplete = directory / INCOMPLETE
+        if not incomplete.exists():
+            write_file(incomplete, INCOMPLETE_TEXT)
+        write_file(directory / "scenario.toml", self.scenario_toml)
         if self.has_probes:
-            if self._series is not None:
-                self._series.to_parquet(directory / "series.parquet", index=False)
-            else:
-                write_series_parquet(self._series_columns, directory / "series.parquet")
+            with replacing(directory / "series.parquet") as temporary:
+                if self._series is not None:
+                    self._series.to_parquet(temporary, index=False)
+                else:
+                    write_series_parquet(self._series_columns, temporary)
+        write_file(directory / "summary.json", json.dumps(self.summary, indent=2) + "\n")
+        with naming(incomplete):
+            incomplete.unlink()
         return directory
 
     def __repr__(self) -> str:
@@ -417,9 +427,10 @@ def run(
       as for ``atmsim run --set``.
     - ``out``: a directory to write scenario.toml (before the run starts),
       summary.json and series.parquet into: a new or empty directory, or a run
-      directory (one holding scenario.toml or summary.json; the earlier run's
+      directory (one atmsim marked with its ``.atmsim`` file; the earlier run's
       files are replaced, EARLIER_RUN_FILES removed first); anything else
-      raises OutDirError (``atmsim.results``).
+      raises OutDirError (``atmsim.outputs``). The directory holds an INCOMPLETE
+      file until every file of the run is written (summary.json last).
     - ``progress``: True / False, or None to show a bar when stderr is a
       terminal. The bar appears only after the run has taken 1 s.
     - ``fast_paths``: replaces ``run.fast_paths``; False sends every cell and
@@ -428,7 +439,7 @@ def run(
     Raises ScenarioError for a bad scenario. On Ctrl-C the results so far are
     finished and written, and RunInterrupted (a KeyboardInterrupt) is raised
     with them in ``.result``. An exception from the core leaves ``out`` with
-    scenario.toml alone, to rerun the case.
+    scenario.toml and the INCOMPLETE mark, to rerun the case.
     """
     started = time.perf_counter()
     scenario = prepare(scenario_or_path, seed, overrides, fast_paths)
@@ -436,11 +447,14 @@ def run(
     scenario_toml = resolved_toml(scenario)
     core = import_core()
     if out is not None:
-        out = check_out_dir(out)
-        out.mkdir(parents=True, exist_ok=True)
+        # Marked as atmsim's and as incomplete before anything else is written: until
+        # Result.save removes the mark, no command takes the directory for a finished run.
+        out = prepare_out_dir(out, "run")
+        write_file(out / INCOMPLETE, INCOMPLETE_TEXT)
         for stale in EARLIER_RUN_FILES:
-            (out / stale).unlink(missing_ok=True)
-        (out / "scenario.toml").write_text(scenario_toml, encoding="utf-8")
+            with naming(out / stale):
+                (out / stale).unlink(missing_ok=True)
+        write_file(out / "scenario.toml", scenario_toml)
 
     try:
         sim = core.Simulation(json.dumps(core_input))

@@ -9,7 +9,9 @@ Exit codes: 0 success; 1 a conservation ledger does not balance, the core is
 missing, or an internal error (one line ``error: internal error: <type>:
 <message> (please report it; ...)``; ``atmsim --debug ...`` shows the traceback
 instead); 2 bad input (scenario, flag, file), always one line ``error: <file>:
-<key>: <what is allowed>`` on stderr, never a traceback; 130 interrupted by
+<key>: <what is allowed>`` on stderr, never a traceback, and also a file or
+stdout that cannot be written (a full disk, stdout closed: one line, the
+command's files written); 130 interrupted by
 Ctrl-C (a run writes its partial results); 141 stdout's reader left early
 (``atmsim run ... | head``), quietly, the run's files written.
 
@@ -22,6 +24,7 @@ docs/performance.md, "CLI start-up").
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 import time
@@ -261,8 +264,13 @@ def bench_command(args: argparse.Namespace) -> int:
         )
     runs, json_out = args.runs, args.json_out
     vcs = parse_scale(args.scale)
-    if json_out is not None and json_out.is_dir():
-        raise CliError(f"--json {json_out}: is a directory; give a file name")
+    if json_out is not None:
+        from .outputs import OutDirError, check_out_file
+
+        try:
+            check_out_file(json_out)
+        except OutDirError as error:
+            raise CliError(f"--json {error}") from None
     report: dict = {"machine": bench.machine(), "runs": runs}
     print(bench.machine_line(report["machine"]))
     try:
@@ -280,8 +288,11 @@ def bench_command(args: argparse.Namespace) -> int:
     except RuntimeError as error:
         raise CliError(f"bench: {error}") from None
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
+        from .outputs import naming, write_file
+
+        with naming(json_out.parent):
+            json_out.parent.mkdir(parents=True, exist_ok=True)
+        write_file(json_out, json.dumps(report, indent=1, default=str) + "\n")
         print(f"figures written to {json_out}")
     return 0
 
@@ -322,8 +333,12 @@ def validate_model_command(args: argparse.Namespace) -> int:
         chosen = truths.select(args.only)
     except truths.TruthInputError as error:
         raise CliError(str(error)) from None
-    if args.out is not None and args.out.exists() and not args.out.is_dir():
-        raise CliError(f"--out {args.out}: is a file, expected a directory")
+    if args.out is not None:
+        from .outputs import prepare_out_dir
+
+        # Created and marked before the suite runs: a directory that cannot be
+        # written, or one that is not atmsim's, is found before minutes of work.
+        prepare_out_dir(args.out, "validate-model")
     jobs = args.jobs or os.cpu_count() or 1
     outcome = truths.run_suite(chosen, full=args.full, jobs=jobs, progress=_Progress())
     for line in truths.table_lines(outcome):
@@ -442,7 +457,25 @@ def sweep_command(args: argparse.Namespace) -> int:
         if len(outcome.failures) > 20:
             print(f"  ... and {len(outcome.failures) - 20} more (status in results.parquet)")
     print(f"wrote {outcome.out / 'results.parquet'} and {outcome.out / 'runs'}/<run id>/")
-    return 0
+    return sweep_exit_code(counts, outcome.total)
+
+
+def sweep_exit_code(counts: dict, total: int) -> int:
+    """1 when a run failed in the core or its ledgers do not balance (as ``atmsim run``
+    and ``reproduce`` answer one such run), with a line on stderr saying how many; 0
+    otherwise. Invalid points alone are part of the grid (docs/sweeps.md): 0."""
+    failed = counts.get("failed", 0)
+    unbalanced = counts.get("unbalanced", 0)
+    if not failed and not unbalanced:
+        return 0
+    parts = []
+    if failed:
+        every = "every run" if failed + counts.get("invalid", 0) == total else None
+        parts.append(f"{every} failed" if every else f"{failed} of {total} runs failed")
+    if unbalanced:
+        parts.append(f"{unbalanced} of {total} runs do not balance their ledgers")
+    print(f"sweep: {'; '.join(parts)} (status in results.parquet)", file=sys.stderr)
+    return 1
 
 
 # --- the parser -----------------------------------------------------------------------------
@@ -486,7 +519,7 @@ def build_parser() -> _Parser:
         "--out",
         type=Path,
         metavar="DIR",
-        help="Run directory: a new or empty directory, or an earlier run's "
+        help="Run directory: a new or empty directory, or an earlier run's (marked .atmsim) "
         "(default: runs/<scenario>-<YYYYmmdd-HHMMSS>).",
     )
     run.add_argument("--seed", type=int, metavar="N", help="Replace run.seed.")
@@ -730,6 +763,79 @@ def _stdout_gone() -> int:
     return BROKEN_PIPE
 
 
+STDOUT_CLOSED = "stdout is closed: nothing was printed (the command's files are written)"
+
+
+def _open_stdout() -> bool:
+    """True if stdout is open. Started with it closed (``atmsim run ... >&-``), Python
+    has no ``sys.stdout``: it is pointed at /dev/null so that the command runs and
+    writes its files, and ``main`` then says that its output was lost."""
+    if sys.stdout is not None:
+        return True
+    sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (lives to exit)
+    return False
+
+
+class StdoutError(OSError):
+    """stdout could not be written (a full disk, an I/O error): see ``_NamedStdout``."""
+
+
+class _NamedStdout(io.BufferedWriter):
+    """stdout's buffer, whose failed writes raise StdoutError: told apart from a file's
+    OSError, the CLI says that the output, not a file, was lost. A broken pipe stays a
+    BrokenPipeError (exit 141)."""
+
+    unbuffered = False
+    """True under ``python -u`` or PYTHONUNBUFFERED: every write is flushed at once."""
+
+    def write(self, data) -> int:  # type: ignore[override]
+        try:
+            written = super().write(data)
+            if self.unbuffered:
+                super().flush()
+            return written
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise StdoutError(error.errno, error.strerror or str(error)) from None
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise StdoutError(error.errno, error.strerror or str(error)) from None
+
+
+def _name_stdout() -> None:
+    """Put ``_NamedStdout`` under the process's own stdout (not under a stream a caller
+    put in its place, such as pytest's capture)."""
+    stream = sys.stdout
+    if stream is not sys.__stdout__ or not isinstance(stream, io.TextIOWrapper):
+        return
+    buffer = stream.buffer
+    if isinstance(buffer, _NamedStdout):
+        return
+    unbuffered = isinstance(buffer, io.FileIO)  # python -u: no buffer over the file
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):
+        return
+    stream.flush()
+    # A file object of its own on descriptor 1 (never closing it): the old stream's
+    # would be closed with that stream when it is collected.
+    named = _NamedStdout(io.FileIO(fd, "w", closefd=False))
+    named.unbuffered = unbuffered
+    sys.stdout = sys.__stdout__ = io.TextIOWrapper(
+        named,
+        encoding=stream.encoding,
+        errors=stream.errors,
+        line_buffering=stream.line_buffering,
+        write_through=unbuffered,
+    )
+
+
 def _error(message: str) -> None:
     print(f"error: {message}".replace("\n", " "), file=sys.stderr)
 
@@ -740,10 +846,15 @@ def main(argv: Optional[list[str]] = None) -> None:
     at most one line on stderr."""
     _Options.debug = False
     argv = _optional_values(list(sys.argv[1:] if argv is None else argv))
+    stdout_open = _open_stdout()
+    _name_stdout()
     try:
         args = build_parser().parse_args(argv)
         _Options.debug = args.debug
         code = args.handler(args)
+        # Written out here, not at exit: a stdout that cannot take the tables (a full
+        # disk) is then answered below like any other failure, in one line.
+        sys.stdout.flush()
     except _Done as done:
         code = done.code
     except SystemExit as done:  # --help
@@ -751,16 +862,25 @@ def main(argv: Optional[list[str]] = None) -> None:
     except UsageError as error:  # bad flag, missing argument, unknown command
         _error(str(error))
         code = 2
-    except _loaded("results", "OutDirError") as error:
+    except _loaded("outputs", "OutDirError") as error:
         _error(f"--out {error}")
         code = 2
     except (ScenarioError, CliError) as error:
         _error(str(error))
         code = 2
+    except _loaded("results", "RunDirError") as error:  # report, plot: not a whole run
+        _error(str(error))
+        code = 2
     except BrokenPipeError:  # stdout's reader left (atmsim examples | head): quietly
         code = _stdout_gone()
     except OSError as error:  # e.g. an --out directory that cannot be written
-        _error(os_error_message(error))
+        if isinstance(error, StdoutError):
+            # stdout cannot take the output (a full disk): said on stderr; the command's
+            # files are written, as when stdout's reader leaves.
+            _stdout_gone()
+            _error(f"stdout: {error.strerror}: output lost (the command's files are written)")
+        else:
+            _error(os_error_message(error))
         code = 2
     except _loaded("api", "CoreUnavailable") as error:
         _error(str(error))
@@ -775,4 +895,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         else:
             _error(internal_error_message(error))
         code = 1
+    if not stdout_open:  # the command ran; its output had nowhere to go
+        _error(STDOUT_CLOSED)
+        code = code or 2
     sys.exit(code or 0)

@@ -3,7 +3,7 @@
 ``str(ScenarioError)`` is always one line, e.g.::
 
     scenarios/x.toml: links.bottleneck.rate: expected a rate like "155.52 Mbps" (units: bps,
-    kbps, Mbps, Gbps, cells/s), got "fast"
+    kbps, Mbps, Gbps, Tbps, cells/s), got "fast"
 
 (shown wrapped here). The CLI prints it after ``error: `` and exits with code 2.
 """

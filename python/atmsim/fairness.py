@@ -435,43 +435,45 @@ class FairnessInputError(ValueError):
 
 def fairness_of_run_dir(run_dir, gfr_rule: str = "proportional") -> dict:
     """The fairness of a run directory from its scenario.toml and summary.json."""
-    import json
     from pathlib import Path
 
     from .errors import ScenarioError
+    from .results import RunDirError, bad_summary, read_summary
     from .scenario import load_scenario, to_core
 
     run_dir = Path(run_dir)
     scenario_path, summary_path = run_dir / "scenario.toml", run_dir / "summary.json"
-    for path in (scenario_path, summary_path):
-        if not path.is_file():
-            raise FairnessInputError(f"{run_dir}: no {path.name} (not a finished run directory)")
     try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    except ValueError as error:
-        raise FairnessInputError(f"{summary_path}: not a summary ({error})") from None
+        summary = read_summary(run_dir)  # complete, and atmsim's
+    except RunDirError as error:
+        raise FairnessInputError(str(error)) from None
+    if not scenario_path.is_file():
+        raise FairnessInputError(f"{run_dir}: no scenario.toml (not a finished run directory)")
     try:
         core = to_core(load_scenario(scenario_path))
     except ScenarioError as error:
         raise FairnessInputError(str(error)) from None
-    return fairness(core, summary, gfr_rule)
+    try:
+        return fairness(core, summary, gfr_rule)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+        # a summary shaped like the core's whose rows lack what the rates need
+        raise FairnessInputError(str(bad_summary(summary_path, error))) from None
 
 
 def write_fairness(run_dir, report: dict) -> None:
     """Add ``report`` to the run directory's summary.json as "fairness" (written to a
     temporary file and renamed, so the summary is never left half written)."""
     import json
-    import os
     from pathlib import Path
+
+    from .outputs import write_file
 
     path = Path(run_dir) / "summary.json"
     if not path.is_file():
         return
     summary = json.loads(path.read_text(encoding="utf-8"))
     summary["fairness"] = report
-    temporary = path.with_name(f".summary.json.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    write_file(path, json.dumps(summary, indent=2) + "\n")
 
 
 def fairness_table(report: dict):

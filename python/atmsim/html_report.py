@@ -123,7 +123,9 @@ def kind_of(directory: Path) -> str:
         return "sweep"
     if any((child / "table.csv").is_file() for child in directory.iterdir() if child.is_dir()):
         return "reproduce"
-    if (directory / "summary.json").is_file():
+    # A run directory still marked INCOMPLETE is a run's too: run_page says it is
+    # incomplete rather than "not an atmsim output".
+    if (directory / "summary.json").exists() or (directory / "INCOMPLETE").exists():
         return "run"
     raise ReportInputError(
         f"{directory}: not an atmsim output; expected a reproduce --out (experiment folders "
@@ -134,21 +136,25 @@ def kind_of(directory: Path) -> str:
 
 def write_report(directory: Path, out: Optional[Path] = None) -> Path:
     """Write the report of ``directory`` to ``out`` (default ``directory/report.html``),
-    through a temporary file renamed into place; its path."""
+    through a temporary file renamed into place; its path. Raises ReportInputError for
+    a directory that is no atmsim output, OutDirError for a target that may not be
+    written (``atmsim.outputs.check_out_file``)."""
+    from .outputs import check_out_file, naming, write_file
+
     directory = Path(directory)
     kind = kind_of(directory)
+    # The target is checked before the page is made: a new path or a regular file,
+    # never a device, a directory or a symbolic link (OutDirError, atmsim.outputs).
+    target = check_out_file(Path(out) if out is not None else directory / REPORT_FILE)
     if kind == "reproduce":
         text = reproduce_page(directory)
     elif kind == "sweep":
         text = sweep_page(directory)
     else:
         text = run_page(directory)
-    target = Path(out) if out is not None else directory / REPORT_FILE
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(target)
-    return target
+    with naming(target.parent):
+        target.parent.mkdir(parents=True, exist_ok=True)
+    return write_file(target, text)
 
 
 # --- reproduce ------------------------------------------------------------------------------
@@ -510,10 +516,22 @@ def _table_html(table) -> str:
 
 
 def run_page(directory: Path) -> str:
-    from .fairness import FairnessInputError, fairness_of_run_dir, fairness_table
-    from .results import ledger_lines, result_tables
+    from .results import RunDirError, bad_summary, read_summary
 
-    summary = json.loads((directory / "summary.json").read_text(encoding="utf-8"))
+    summary = read_summary(directory)  # RunDirError: incomplete, or not atmsim's
+    try:
+        return _run_page(directory, summary)
+    except RunDirError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+        # a summary shaped like the core's whose rows lack what the tables need
+        raise bad_summary(directory / "summary.json", error) from None
+
+
+def _run_page(directory: Path, summary: dict) -> str:
+    from .fairness import FairnessInputError, fairness_of_run_dir, fairness_table
+    from .results import ledger_lines, read_series, result_tables
+
     body = [
         f"<p>Scenario <code>{_e(summary.get('scenario'))}</code>, seed {_e(summary.get('seed'))}, "
         f"{_e(summary.get('sim_time_s'))} s simulated"
@@ -536,6 +554,8 @@ def run_page(directory: Path) -> str:
     except FairnessInputError:
         pass
     figures = sorted(directory.glob("*.png"))
+    if (directory / "series.parquet").exists():
+        read_series(directory / "series.parquet")  # a file that is not atmsim's: refused
     if not figures and (directory / "series.parquet").is_file():
         from .plots import PlotInputError, plot_run_dir
 

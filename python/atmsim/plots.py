@@ -11,7 +11,6 @@ module stays cheap.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -21,7 +20,8 @@ from .units import CELL_BITS
 
 
 class PlotInputError(Exception):
-    """A run directory that cannot be plotted (missing, no series, no samples)."""
+    """A run directory that cannot be plotted (missing, no series, no samples); one that
+    is incomplete or holds files that are not atmsim's is a ``results.RunDirError``."""
 
 
 PLOTS = {
@@ -81,24 +81,18 @@ def _agg() -> None:
 
 def plot_run_dir(run_dir: Path) -> list[Path]:
     """Every figure of a run directory's series.parquet, written into it."""
+    from .results import check_complete, read_series, read_summary
+
     series_path = run_dir / "series.parquet"
     if not run_dir.is_dir():
         raise PlotInputError(f"{run_dir}: no such run directory")
+    check_complete(run_dir)  # RunDirError, as a series or summary that is not atmsim's
     if not series_path.is_file():
         raise PlotInputError(f"{run_dir}: no series.parquet (the run had no [probes])")
-    try:
-        series = pd.read_parquet(series_path)
-    except (OSError, ValueError) as error:  # pyarrow's errors derive from these
-        raise PlotInputError(f"{series_path}: not a series file ({_one_line(error)})") from None
+    series = read_series(series_path)
     if series.empty:
         raise PlotInputError(f"{series_path}: no samples")
-    summary: dict = {}
-    summary_path = run_dir / "summary.json"
-    if summary_path.is_file():
-        try:
-            summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            raise PlotInputError(f"{summary_path}: not a summary ({_one_line(error)})") from None
+    summary = read_summary(run_dir) if (run_dir / "summary.json").exists() else {}
     return plot_series(series, summary, run_dir)
 
 

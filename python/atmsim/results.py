@@ -3,8 +3,8 @@ conservation ledgers and their verdict, and the rule for run directories.
 
 ``print_result`` prints a ``Result`` as ``atmsim run`` does and says whether its
 ledgers balance; ``ledger_lines`` is the verdict alone (``atmsim reproduce`` uses
-it for every run); ``check_out_dir`` decides whether a directory may receive a
-run's files.
+it for every run); ``check_out_dir`` (``atmsim.outputs``) decides whether a
+directory may receive a run's files.
 """
 
 from __future__ import annotations
@@ -490,53 +490,121 @@ def _ledger_line(
 
 
 # --- run directories ----------------------------------------------------------------------
+# The rule for output directories is atmsim.outputs'; these names stay importable here.
+from .outputs import OutDirError, check_out_dir  # noqa: E402, F401
 
-RUN_DIR_FILES = ("scenario.toml", "summary.json")
-"""A directory holding one of these is an atmsim run directory (scenario.toml is
-written before a run starts, summary.json when it ends)."""
+INCOMPLETE = "INCOMPLETE"
+"""In a run directory while its files are being written (``Result.save`` removes it
+last): a run killed, failed or out of disk space before the end keeps it, and
+``atmsim report``, ``fairness`` and ``plot`` refuse the directory."""
 
-RUN_DIR_RULE = (
-    "expected a new or empty directory, or an atmsim run directory "
-    "(holding scenario.toml or summary.json)"
+INCOMPLETE_TEXT = (
+    "atmsim has not finished writing this run directory (it is running, or it was "
+    "stopped or failed while writing): run it again.\n"
+)
+
+SERIES_COLUMNS = ("time_s", "entity", "metric", "value")
+"""The columns of series.parquet (docs/core-interface.md): tidy, one sample a row."""
+
+LEDGER_COUNTS = (
+    "cells_generated",
+    "cells_delivered",
+    "cells_dropped",
+    "cells_queued",
+    "cells_on_links",
 )
 
 
-class OutDirError(ValueError):
-    """A path that may not receive a run's files. ``str()`` is one line, ``PATH: why``;
-    the CLI puts the flag in front (``--out PATH: why``)."""
-
-    def __init__(self, path: Path, reason: str) -> None:
-        self.path = path
-        self.reason = reason
-        super().__init__(f"{path}: {reason}")
+class RunDirError(ValueError):
+    """A run directory that ``atmsim report``, ``fairness`` or ``plot`` cannot read:
+    incomplete, or a summary.json or series.parquet that is not atmsim's. One line
+    naming the directory or the file and what is wrong; the CLI exits 2."""
 
 
-def check_out_dir(
-    path: Path | str,
-    markers: tuple[str, ...] = RUN_DIR_FILES,
-    kind: str = "an atmsim run directory",
-    rule: str = RUN_DIR_RULE,
-) -> Path:
-    """``path`` if files may be written into it, else OutDirError.
+def check_complete(run_dir: Path) -> None:
+    """RunDirError when ``run_dir`` holds the INCOMPLETE mark (``Result.save``)."""
+    if (Path(run_dir) / INCOMPLETE).exists():
+        raise RunDirError(
+            f"{run_dir}: an incomplete run directory (it holds {INCOMPLETE}: the run was "
+            "stopped or failed before all its files were written); run it again"
+        )
 
-    Allowed: a path that does not exist yet (it is created, with its parents), an
-    empty directory, or a directory holding one of ``markers`` (a run directory, to
-    run again into). Anything else is refused: a file, or a directory with other
-    things in it (``--out /`` or ``--out ~`` would scatter run files among them).
-    ``kind`` and ``rule`` word the refusal.
-    """
-    path = Path(path)
-    if path.is_symlink() and not path.exists():
-        raise OutDirError(path, f"is a broken symbolic link; {rule}")
-    if not path.exists():
-        for parent in path.parents:
-            if parent.exists() or parent.is_symlink():
-                if not parent.is_dir():
-                    raise OutDirError(path, f"{parent} is a file, expected a directory")
-                break
-        return path
-    if not path.is_dir():
-        raise OutDirError(path, "is a file, expected a directory")
-    if not any(path.iterdir()) or any((path / name).exists() for name in markers):
-        return path
-    raise OutDirError(path, f"not empty and not {kind}; {rule}")
+
+def read_summary(run_dir: Path) -> dict:
+    """The summary.json of a complete run directory, checked to be atmsim's: a JSON
+    object with the conservation ledger's counts, and lists of named ports, VCs and
+    flows. RunDirError (one line naming the file) otherwise."""
+    check_complete(run_dir)
+    path = Path(run_dir) / "summary.json"
+    if not path.is_file():
+        raise RunDirError(f"{run_dir}: no summary.json (not a finished run directory)")
+    import json
+
+    try:
+        summary = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise RunDirError(f"{path}: not a summary (not UTF-8 text)") from None
+    except (ValueError, RecursionError) as error:
+        detail = " ".join(str(error).split()) or "nested too deeply"
+        raise RunDirError(f"{path}: not a summary (invalid JSON: {detail})") from None
+    problem = summary_problem(summary)
+    if problem:
+        raise RunDirError(f"{path}: not an atmsim summary ({problem})")
+    return summary
+
+
+def summary_problem(summary: object) -> str:
+    """What makes ``summary`` unlike the core's (empty when nothing does)."""
+    if not isinstance(summary, dict):
+        return f"expected a JSON object, got {type(summary).__name__}"
+    ledger = summary.get("conservation")
+    if not isinstance(ledger, dict):
+        return 'no "conservation" object'
+    for key in LEDGER_COUNTS:
+        if not isinstance(ledger.get(key), int) or isinstance(ledger.get(key), bool):
+            return f"conservation.{key}: expected a whole number"
+    if not isinstance(ledger.get("ok"), bool):
+        return "conservation.ok: expected true or false"
+    sim_time = summary.get("sim_time_s")
+    if not isinstance(sim_time, (int, float)) or isinstance(sim_time, bool):
+        return "sim_time_s: expected a number"
+    for section in ("ports", "vcs", "flows"):
+        rows = summary.get(section, [])
+        if not isinstance(rows, list):
+            return f"{section}: expected a list"
+        for n, row in enumerate(rows):
+            if not isinstance(row, dict) or not isinstance(row.get("name"), str):
+                return f"{section}[{n}]: expected an object with a name"
+    return ""
+
+
+def read_series(path: Path):
+    """series.parquet as a DataFrame, checked to be atmsim's (SERIES_COLUMNS, numeric
+    time_s and value); RunDirError (one line naming the file) otherwise."""
+    import pandas as pd
+
+    try:
+        series = pd.read_parquet(path)
+    except (OSError, ValueError) as error:  # pyarrow's errors derive from these
+        detail = " ".join(str(error).split())
+        raise RunDirError(f"{path}: not a series file ({detail})") from None
+    missing = [column for column in SERIES_COLUMNS if column not in series.columns]
+    if missing:
+        found = ", ".join(map(str, series.columns[:10])) or "none"
+        raise RunDirError(
+            f"{path}: not an atmsim series (columns {found}; expected {', '.join(SERIES_COLUMNS)})"
+        )
+    for column in ("time_s", "value"):
+        if not pd.api.types.is_numeric_dtype(series[column]):
+            raise RunDirError(
+                f"{path}: not an atmsim series ({column} holds {series[column].dtype}, "
+                "expected numbers)"
+            )
+    return series
+
+
+def bad_summary(path: Path, error: Exception) -> RunDirError:
+    """The RunDirError for a summary that passed ``summary_problem`` but lacks a field a
+    table or the fairness needs (``error``: the KeyError or TypeError it raised)."""
+    what = f"no {error}" if isinstance(error, KeyError) else " ".join(str(error).split())
+    return RunDirError(f"{path}: not an atmsim summary ({what})")

@@ -45,6 +45,7 @@ import json
 import math
 import multiprocessing
 import os
+import re
 import shutil
 import signal
 import sys
@@ -55,7 +56,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
-from .errors import ScenarioError
+from .errors import ScenarioError, show_value
 from .resources import shipped_example, shipped_sweep
 
 EXECUTORS = ("local", "dask", "ray")
@@ -216,12 +217,35 @@ def load_spec(spec: Union[str, Path, dict], base_dir: Optional[Path] = None) -> 
     series = sweep.get("series", False)
     if not isinstance(series, bool):
         raise _fail(file, "sweep.series", "true or false")
-    name = sweep.get("name") or (Path(file).stem if file != "<sweep spec>" else base.stem)
-    spec_obj = Spec(file, base, seeds, fixed, grid, zipped, metrics, str(name), series, text)
-    count = len(spec_obj.points()) * len(seeds)
+    if "name" in sweep:
+        name = _name(file, sweep["name"])
+    else:
+        name = Path(file).stem if file != "<sweep spec>" else base.stem
+    # The number of runs is the product of the lists' lengths: counted before the
+    # grid is built, which for a spec asking 10^8 points would fill the memory first.
+    count = math.prod(len(values) for values in grid.values())
+    count *= len(next(iter(zipped.values()))) if zipped else 1
+    count *= len(seeds)
     if count > MAX_RUNS:
         raise _fail(file, "grid", f"makes {count:,} runs; at most {MAX_RUNS:,}")
-    return spec_obj
+    return Spec(file, base, seeds, fixed, grid, zipped, metrics, name, series, text)
+
+
+SWEEP_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}\Z")
+"""A sweep's name: one plain path component (it names ``runs/sweep-<name>``), so it can
+hold no separator, no ``..`` and no absolute path."""
+
+
+def _name(file: str, value: Any) -> str:
+    """``[sweep] name``, or a SweepError naming the key."""
+    if not isinstance(value, str) or not SWEEP_NAME.match(value):
+        raise _fail(
+            file,
+            "sweep.name",
+            "expected a name of 1 to 100 letters, digits, '_', '-' and '.', not starting "
+            f"with '.' or '-' (it names the folder runs/sweep-<name>), got {show_value(value)}",
+        )
+    return value
 
 
 def _seeds(file: str, value: Any) -> list[int]:
@@ -469,37 +493,43 @@ def execute_ray(tasks: list[dict], jobs: int, address: Optional[str]) -> Iterato
 
 
 def _write_json(path: Path, data: Any) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    from .outputs import write_file
+
+    write_file(path, json.dumps(data, indent=2) + "\n")
 
 
 def write_run_dir(runs: Path, item: Planned, summary: Optional[dict], extra: dict) -> Path:
     """``runs/<run id>/`` with scenario.toml and summary.json (or failed.json), written
     into a temporary directory and renamed into place: a run directory is whole or
     absent. A directory of an earlier failed attempt is replaced."""
+    from .outputs import MARKER, marker_text, naming
+
     final = runs / item.run_id
     temporary = runs / f".{item.run_id}.{os.getpid()}.tmp"
     if temporary.exists():
         shutil.rmtree(temporary)
-    temporary.mkdir(parents=True)
+    with naming(temporary):
+        temporary.mkdir(parents=True)
     header = "# atmsim sweep run; overrides: " + ", ".join(item.overrides) + "\n"
-    (temporary / "scenario.toml").write_text(header + item.scenario_toml, encoding="utf-8")
+    files = {MARKER: marker_text("run"), "scenario.toml": header + item.scenario_toml}
     if summary is not None:
-        (temporary / "summary.json").write_text(
-            json.dumps(summary, indent=2) + "\n", encoding="utf-8"
-        )
+        files["summary.json"] = json.dumps(summary, indent=2) + "\n"
     else:
-        (temporary / "failed.json").write_text(json.dumps(extra, indent=2) + "\n")
+        files["failed.json"] = json.dumps(extra, indent=2) + "\n"
+    for name, text in files.items():
+        with naming(final / name):  # a full disk names the file of the run
+            (temporary / name).write_text(text, encoding="utf-8")
     if extra.get("series"):
-        (temporary / "series.parquet").write_bytes(extra["series"])
-    if final.exists():
-        old = runs / f".{item.run_id}.{os.getpid()}.old"
-        os.rename(final, old)
-        os.rename(temporary, final)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.rename(temporary, final)
+        with naming(final / "series.parquet"):
+            (temporary / "series.parquet").write_bytes(extra["series"])
+    with naming(final):
+        if final.exists():
+            old = runs / f".{item.run_id}.{os.getpid()}.old"
+            os.rename(final, old)
+            os.rename(temporary, final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(temporary, final)
     return final
 
 
@@ -649,9 +679,10 @@ def results_frame(spec: Spec, planned: list[Planned], runs: Path, walls: dict):
 
 def write_results(frame, path: Path) -> None:
     """results.parquet, written to a temporary file and renamed."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    frame.to_parquet(temporary, index=False)
-    os.replace(temporary, path)
+    from .outputs import replacing
+
+    with replacing(path) as temporary:
+        frame.to_parquet(temporary, index=False)
 
 
 # --- the sweep ------------------------------------------------------------------------------
@@ -672,16 +703,11 @@ class SweepOutcome:
 
 
 def check_sweep_dir(out: Path) -> Path:
-    """``out`` if it may receive a sweep: new, empty, or an earlier sweep's output."""
-    from .results import check_out_dir
+    """``out`` if it may receive a sweep: new, empty, or an earlier sweep's output (one
+    marked as a sweep's: ``atmsim.outputs``). Raises OutDirError."""
+    from .outputs import check_out_dir
 
-    return check_out_dir(
-        out,
-        (SPEC_COPY, RESULTS_FILE, RUNS_DIR),
-        kind="an atmsim sweep directory",
-        rule="expected a new or empty directory, or an earlier atmsim sweep --out "
-        "(holding sweep.toml, results.parquet or runs/)",
-    )
+    return check_out_dir(out, "sweep")
 
 
 def default_out(spec: Spec) -> Path:
@@ -724,10 +750,14 @@ def run_sweep(
                 f"note: the {len(spec.seeds)} seeds give identical runs: the scenario draws "
                 "no random number"
             )
+    from .outputs import naming, prepare_out_dir, write_file
+
+    prepare_out_dir(out, "sweep")  # before any run: a directory that cannot be written
     runs = out / RUNS_DIR
-    runs.mkdir(parents=True, exist_ok=True)
+    with naming(runs):
+        runs.mkdir(parents=True, exist_ok=True)
     if spec.text:
-        (out / SPEC_COPY).write_text(spec.text, encoding="utf-8")
+        write_file(out / SPEC_COPY, spec.text)
     _write_json(
         out / "sweep.json",
         {

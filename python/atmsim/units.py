@@ -62,7 +62,8 @@ TIME_UNITS_PS = {
     "ms": 10**9,
     "s": 10**12,
 }
-BIT_RATE_UNITS_BPS = {"bps": 1, "kbps": 10**3, "Mbps": 10**6, "Gbps": 10**9}
+BIT_RATE_UNITS_BPS = {"bps": 1, "kbps": 10**3, "Mbps": 10**6, "Gbps": 10**9, "Tbps": 10**12}
+"""Up to Tbps: a line rate may be as high as 1 Tbps (``scenario.limits.LINK_RATE_BPS``)."""
 LENGTH_UNITS_KM = {"m": Decimal("0.001"), "km": Decimal(1)}
 SIZE_UNITS_BYTES = {
     "B": 1,
@@ -78,7 +79,7 @@ SIZE_UNITS_BYTES = {
 """Sizes are binary: KB = KiB = 1024 bytes, MB = MiB = 2^20, GB = GiB = 2^30."""
 
 TIME_HELP = 'a time like "30 s" (units: ps, ns, us, ms, s)'
-RATE_HELP = 'a rate like "155.52 Mbps" (units: bps, kbps, Mbps, Gbps, cells/s)'
+RATE_HELP = 'a rate like "155.52 Mbps" (units: bps, kbps, Mbps, Gbps, Tbps, cells/s)'
 LENGTH_HELP = 'a length like "1000 km" (units: m, km)'
 SIZE_HELP = (
     'a size like "64 KB" or a whole number of bytes (units: B, bytes, KB = KiB = 1024 B, '

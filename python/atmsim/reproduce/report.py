@@ -12,7 +12,7 @@ from typing import Optional
 from rich.console import Console
 from rich.table import Table
 
-from ..results import check_out_dir
+from ..outputs import check_out_dir, prepare_out_dir
 from ..tables import rich_console
 from . import (
     SCENARIO_DIR,
@@ -228,17 +228,10 @@ def combined_name(requested: list[str]) -> str:
 
 
 def check_reproduce_dir(out: Path) -> Path:
-    """``out`` if it may receive the experiments' folders (``atmsim.results.check_out_dir``):
-    a new or empty directory, or one an earlier ``atmsim reproduce`` wrote (holding an
-    experiment folder or a combined CSV). Raises OutDirError."""
-    markers = (*registry(), *(f"{seed}.csv" for seed in SEEDS), "selected.csv")
-    return check_out_dir(
-        out,
-        markers,
-        kind="an atmsim reproduce directory",
-        rule="expected a new or empty directory, or an earlier atmsim reproduce --out "
-        "(holding experiment folders such as seed000-sec8/ or seed000.csv)",
-    )
+    """``out`` if it may receive the experiments' folders (``atmsim.outputs``): a new or
+    empty directory, or one an earlier ``atmsim reproduce`` wrote (marked as such).
+    Raises OutDirError."""
+    return check_out_dir(out, "reproduce")
 
 
 def main(
@@ -274,7 +267,9 @@ def main(
         raise ReproduceInputError(
             f"{SCENARIO_DIR}: no such directory (the package data is missing: reinstall atmsim)"
         )
-    check_reproduce_dir(out)
+    # Created and marked before any experiment runs: a directory that cannot be
+    # written is found now, not after the runs.
+    prepare_out_dir(out, "reproduce")
     jobs = jobs or os.cpu_count() or 1
     started = time.perf_counter()
     print(f"atmsim reproduce: {plural(len(ids), 'experiment')}, --jobs {jobs}, into {out}")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import ScenarioError, from_validation_error, show_value
+from ..errors import ScenarioError, from_validation_error, key_part, show_value
 from .common import SECTIONS, _quoted
 from .models import Scenario
 
@@ -18,11 +20,40 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
+MAX_FILE_BYTES = 16 * 2**20
+"""A scenario or sweep file is at most 16 MiB (the largest shipped one is 5 KB): checked
+before it is read, so that a huge file or a device is refused at once."""
+
+MAX_NESTING = 32
+"""Tables and lists nest at most 32 deep (a scenario needs 4): deeper data would
+exhaust Python's recursion in validation."""
+
+MAX_STRING_CHARS = 4096
+"""Keys and string values are at most 4096 characters (names and quantities need a few)."""
+
+
 def read_toml(path: str | Path) -> dict:
-    """The TOML file as a dict; a missing file or a syntax error is a ScenarioError."""
+    """The TOML file as a dict; a missing file, one that is not a regular file or is
+    larger than MAX_FILE_BYTES, a syntax error, or data nested deeper than MAX_NESTING
+    is a ScenarioError."""
     file = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        # Regular files only, sized first: /dev/zero would be read until the memory is
+        # full, and opening a FIFO waits for a writer.
+        mode = os.stat(path).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(mode):
+            raise ScenarioError(file, None, "not a regular file, expected a .toml file")
+        with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size > MAX_FILE_BYTES:
+                raise ScenarioError(file, None, f"larger than {_mib(MAX_FILE_BYTES)}")
+            data = handle.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:  # it grew while being read
+            raise ScenarioError(file, None, f"larger than {_mib(MAX_FILE_BYTES)}")
+        text = data.decode("utf-8")
+    except ScenarioError:
+        raise
     except FileNotFoundError:
         raise ScenarioError(file, None, "no such file") from None
     except IsADirectoryError:
@@ -34,7 +65,11 @@ def read_toml(path: str | Path) -> dict:
     except ValueError as error:  # a path with a NUL character
         raise ScenarioError(file, None, f"cannot read: {error}") from None
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
+        check_nesting(data, file)
+        return data
+    except ScenarioError:
+        raise
     except tomllib.TOMLDecodeError as error:
         raise ScenarioError(file, None, f"invalid TOML: {error}") from None
     except ValueError:  # Python reads integers of at most 4300 digits
@@ -45,6 +80,46 @@ def read_toml(path: str | Path) -> dict:
         raise ScenarioError(
             file, None, "invalid TOML: arrays or tables nested too deeply"
         ) from None
+
+
+def _mib(size: int) -> str:
+    return f"{size // 2**20} MiB"
+
+
+def check_nesting(data: Any, file: str | None, key: str | None = None) -> None:
+    """ScenarioError unless ``data`` nests at most MAX_NESTING tables and lists deep and
+    every key and string is at most MAX_STRING_CHARS long. Walked with a stack, not by
+    recursion, so that any depth is measured."""
+    stack: list[tuple[Any, int, str | None]] = [(data, 0, key)]
+    while stack:
+        value, depth, where = stack.pop()
+        if isinstance(value, str):
+            if len(value) > MAX_STRING_CHARS:
+                raise ScenarioError(
+                    file,
+                    where,
+                    f"a string of {len(value):,} characters; at most {MAX_STRING_CHARS}",
+                )
+            continue
+        if not isinstance(value, (dict, list)):
+            continue
+        if depth >= MAX_NESTING:
+            raise ScenarioError(
+                file, where, f"tables and lists nested more than {MAX_NESTING} deep"
+            )
+        if isinstance(value, dict):
+            for name, item in value.items():
+                name = str(name)
+                if len(name) > MAX_STRING_CHARS:
+                    raise ScenarioError(
+                        file,
+                        where,
+                        f"a key of {len(name):,} characters; at most {MAX_STRING_CHARS}",
+                    )
+                inner = key_part(name)
+                stack.append((item, depth + 1, f"{where}.{inner}" if where else inner))
+        else:
+            stack.extend((item, depth + 1, f"{where}[{n}]") for n, item in enumerate(value))
 
 
 def parse_override_value(text: str) -> Any:
@@ -98,6 +173,7 @@ def validate_scenario(
     and the other tables merged on top; the Scenario keeps that source form for
     ``resolved_toml``.
     """
+    check_nesting(data, file)
     source = None
     try:
         if "template" in data:

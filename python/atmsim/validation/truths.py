@@ -1733,18 +1733,17 @@ def write_outputs(outcome: Outcome, out: Any, command: str) -> list[Any]:
     import json
     from pathlib import Path
 
+    from ..outputs import prepare_out_dir, replacing, write_file
     from .bench import machine
 
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise TruthInputError(f"--out {out}: is a file, expected a directory")
-    out.mkdir(parents=True, exist_ok=True)
+    out = prepare_out_dir(Path(out), "validate-model")
     rows = [check.row() for checks in outcome.checks.values() for check in checks]
     csv_path = out / "truths.csv"
-    with csv_path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["truth"])
-        writer.writeheader()
-        writer.writerows(rows)
+    with replacing(csv_path) as temporary:
+        with temporary.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["truth"])
+            writer.writeheader()
+            writer.writerows(rows)
 
     def finite(value: Any) -> Any:
         if isinstance(value, float) and not math.isfinite(value):
@@ -1775,5 +1774,5 @@ def write_outputs(outcome: Outcome, out: Any, command: str) -> list[Any]:
         ],
     }
     json_path = out / "truths.json"
-    json_path.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    write_file(json_path, json.dumps(report, indent=1) + "\n")
     return [csv_path, json_path]
