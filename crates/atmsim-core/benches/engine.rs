@@ -63,6 +63,33 @@ fn onoff_mux(n: usize, link_bps: f64, peak: f64, mean: f64, buffer: u32, secs: f
     serde_json::from_str(&json).unwrap()
 }
 
+/// N CBR sources, each on its own VC into one port of a link of
+/// `link_bps`, together at the link's rate, all started at 0 with random
+/// arbitration of simultaneous cells.
+fn together(n: usize, link_bps: f64, secs: f64) -> Scenario {
+    let link_cps = link_bps / 424.0;
+    let rate = link_cps / n as f64;
+    let vcs: Vec<String> = (0..n)
+        .map(|i| format!(r#"{{"name":"s{i}","class":"ubr","links":[0]}}"#))
+        .collect();
+    let sources: Vec<String> = (0..n)
+        .map(|i| {
+            format!(r#"{{"name":"s{i}","vc":{i},"model":{{"kind":"cbr","rate_cps":{rate}}}}}"#)
+        })
+        .collect();
+    let json = format!(
+        r#"{{"duration_ps":{duration},"seed":1,"arbitration":"random",
+        "nodes":[{{"name":"mux","kind":"host"}},{{"name":"sink","kind":"host"}}],
+        "links":[{{"name":"mux->sink","from":0,"to":1,"bit_rate_bps":{link_bps},"cell_rate_cps":{link_cps},
+                   "delay_ps":0,"buffer_cells":1000000,"policy":{{"kind":"tail"}}}}],
+        "vcs":[{}],"sources":[{}]}}"#,
+        vcs.join(","),
+        sources.join(","),
+        duration = (secs * 1e12) as u64,
+    );
+    serde_json::from_str(&json).unwrap()
+}
+
 /// Cells in a burst on average, every on/off source of these benchmarks.
 const MEAN_BURST: f64 = 100.0;
 
@@ -166,6 +193,17 @@ fn main() {
     }
     if o.only.iter().any(|w| w == "floor") {
         floor(&o);
+    }
+    if o.only.iter().any(|w| w == "together") {
+        // N CBR sources on one port, started at one instant at the same
+        // rate: every cell time all N fire together, in the random order
+        // of their arrival keys (a run sorted by key, not by insertion).
+        for n in [1_000, 10_000, 100_000] {
+            let sc = together(n, 2488.32e6, o.secs);
+            bench(&format!("together N={n}"), "cells", sc, &o, |s| {
+                s.conservation.cells_generated
+            });
+        }
     }
     if o.only.iter().any(|w| w == "scale") {
         let ns = match o.vcs {
