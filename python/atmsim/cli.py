@@ -10,7 +10,8 @@ missing, or an internal error (one line ``error: internal error: <type>:
 <message> (please report it; ...)``; ``atmsim --debug ...`` shows the traceback
 instead); 2 bad input (scenario, flag, file), always one line ``error: <file>:
 <key>: <what is allowed>`` on stderr, never a traceback; 130 interrupted by
-Ctrl-C (a run writes its partial results); 141 stdout's reader left early
+Ctrl-C (SIGINT), 143 by SIGTERM (a run writes its partial results, a sweep its
+results table; ``atmsim.workers``); 141 stdout's reader left early
 (``atmsim run ... | head``), quietly, the run's files written.
 
 The parser is the standard library's argparse rather than typer: typer, its
@@ -123,7 +124,9 @@ def run_command(args: argparse.Namespace) -> int:
             f"interrupted at {summary.get('sim_time_s')} s simulated; partial results in {out_dir}",
             file=sys.stderr,
         )
-        return 130
+        from .workers import exit_code
+
+        return exit_code()
     balanced = print_result(result, out_dir)
     add_fairness(result, out_dir, show=True)
     if args.seed is not None and result.core_input is not None:
@@ -757,8 +760,10 @@ def main(argv: Optional[list[str]] = None) -> None:
     except _loaded("api", "CoreUnavailable") as error:
         _error(str(error))
         code = 1
-    except KeyboardInterrupt:
-        code = 130
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (atmsim.workers): 130 or 143
+        from .workers import exit_code
+
+        code = exit_code()
     except Exception as error:
         if _Options.debug:
             import traceback
