@@ -437,6 +437,10 @@ def sweep_command(args: argparse.Namespace) -> int:
         if len(outcome.failures) > 20:
             print(f"  ... and {len(outcome.failures) - 20} more (status in results.parquet)")
     print(f"wrote {outcome.out / 'results.parquet'} and {outcome.out / 'runs'}/<run id>/")
+    if counts and set(counts) <= {"failed", "invalid"}:  # nothing ran: say so, exit 1
+        run_id, error = outcome.failures[0] if outcome.failures else ("", "")
+        _error(f"every run of sweep {loaded.name} failed; the first ({run_id}): {error}")
+        return 1
     return 0
 
 
