@@ -148,6 +148,21 @@ def test_the_first_signal_raises_a_repeat_is_ignored(monkeypatch) -> None:
 # --- signals to the commands ------------------------------------------------------------------
 
 
+def _answering_signals(pid: int) -> bool:
+    """Whether process ``pid`` runs atmsim and catches SIGTERM: the command's handlers are
+    in place (Python catches SIGINT from its start, SIGTERM only when atmsim asks).
+    Before that, a signal meets the interpreter's own start-up, which atmsim cannot
+    answer (Python dies of SIGINT, or prints a KeyboardInterrupt traceback)."""
+    try:
+        if b"atmsim" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+            return False
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    caught = next(line for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(int(caught.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
+
+
 def _command(kind: str, out: Path, jobs: int, spec: Path) -> list[str]:
     if kind == "sweep":
         return ["sweep", str(spec), "--jobs", str(jobs), "--no-progress", "--out", str(out)]
@@ -157,9 +172,10 @@ def _command(kind: str, out: Path, jobs: int, spec: Path) -> list[str]:
 def _signal_and_check(
     command: list[str], delay: float, number: int, to: str, wrapper: tuple = ()
 ) -> None:
-    """Start ``atmsim COMMAND`` in a session of its own, send ``number`` after ``delay``
-    to it alone, to its process group, or to both (coreutils timeout's way), and check
-    the exit code, stderr and that no process it started is left."""
+    """Start ``atmsim COMMAND`` in a session of its own, send ``number`` ``delay`` seconds
+    after it answers signals to it alone, to its process group, or to both (coreutils
+    timeout's way), and check the exit code, stderr and that no process it started is
+    left."""
     process = subprocess.Popen(
         [*wrapper, sys.executable, "-m", "atmsim", *command],
         stdout=subprocess.PIPE,
@@ -168,6 +184,9 @@ def _signal_and_check(
         env=cli_env(),
         start_new_session=True,
     )
+    deadline = time.monotonic() + STOPPED_S
+    while not _answering_signals(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.002)
     time.sleep(delay)
     started = _children(process.pid) | {
         grandchild for child in _children(process.pid) for grandchild in _children(child)
@@ -195,13 +214,14 @@ def _signal_and_check(
 @linux_only
 @pytest.mark.parametrize("kind", ["sweep", "reproduce"])
 def test_sigint_at_any_moment_with_workers(tmp_path: Path, kind: str) -> None:
-    """Ctrl-C early (loading), while the workers start, while they simulate, and
-    while the first runs are written; to the command alone (as when it runs under
-    coreutils timeout, out of the terminal's foreground group), to the group (a
-    terminal's Ctrl-C) and to both (timeout's own way)."""
+    """Ctrl-C as soon as the command answers signals (it is still loading), while
+    the workers start, while they simulate, and while the first runs are written;
+    to the command alone (as when it runs under coreutils timeout, out of the
+    terminal's foreground group), to the group (a terminal's Ctrl-C) and to both
+    (timeout's own way)."""
     spec = tmp_path / "spec.toml"
     spec.write_text(SLOW_SPEC, encoding="utf-8")
-    trials = [(0.25, "group"), (0.6, "parent"), (1.0, "both"), (1.6, "parent"), (2.3, "group")]
+    trials = [(0.0, "group"), (0.3, "parent"), (0.8, "both"), (1.4, "parent"), (2.1, "group")]
     for k, (delay, to) in enumerate(trials):
         out = tmp_path / f"out{k}"
         _signal_and_check(_command(kind, out, 2, spec), delay, signal.SIGINT, to)
