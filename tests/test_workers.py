@@ -145,6 +145,27 @@ def test_the_first_signal_raises_a_repeat_is_ignored(monkeypatch) -> None:
     assert exits == [130]
 
 
+@linux_only
+def test_a_forked_child_gets_pythons_own_handlers_back() -> None:
+    """Other commands' pools (multiprocessing.Pool) fork workers that must die of the
+    SIGTERM their terminate() sends, quietly, as before the command's handlers."""
+    code = (
+        "import os, signal\n"
+        "from atmsim import workers\n"
+        "workers.install()\n"
+        "assert signal.getsignal(signal.SIGTERM) is workers.on_signal\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    ok = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL\n"
+        "    ok = ok and signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
+        "    os._exit(0 if ok else 1)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "raise SystemExit(os.waitstatus_to_exitcode(status))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=cli_env(), capture_output=True)
+    assert done.returncode == 0, done.stderr
+
+
 # --- signals to the commands ------------------------------------------------------------------
 
 

@@ -45,12 +45,30 @@ _first: Optional[tuple[int, float]] = None
 """The first signal received (its number, when), or None."""
 
 
+_forks_reset = False
+"""Whether forked children are set to put Python's own handlers back (``install``)."""
+
+
 def install() -> None:
-    """Answer SIGINT and SIGTERM with ``on_signal`` (from the main thread only)."""
-    global _first
+    """Answer SIGINT and SIGTERM with ``on_signal`` (from the main thread only). A child
+    forked from then on gets Python's handlers back (``_python_handlers``)."""
+    global _first, _forks_reset
     _first = None
     for number in SIGNALS:
         signal.signal(number, on_signal)
+    if not _forks_reset and hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_python_handlers)
+        _forks_reset = True
+
+
+def _python_handlers() -> None:
+    """In a forked child: SIGINT raises KeyboardInterrupt and SIGTERM kills, as in any
+    Python process. The pools of other commands (multiprocessing.Pool, whose terminate()
+    sends SIGTERM) count on a worker dying of SIGTERM quietly, not raising in it."""
+    if signal.getsignal(signal.SIGINT) is on_signal:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGTERM) is on_signal:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def on_signal(number: int, frame: Any) -> None:
