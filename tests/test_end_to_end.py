@@ -74,10 +74,41 @@ def test_series_from_the_core() -> None:
     assert series["time_s"].max() <= 0.1 + 1e-12
 
 
-def test_resolved_scenario_reruns_identically(tmp_path: Path) -> None:
-    path = SCENARIOS / "ubr_epd.toml"
-    first = atmsim.run(path, out=tmp_path / "a", overrides=["run.duration=100 ms"])
-    again = atmsim.run(tmp_path / "a" / "scenario.toml", out=tmp_path / "b")
+RERUN = [
+    *(f"example:{p.stem}" for p in sorted(SCENARIOS.glob("*.toml"))),
+    "tcp-over-vcs",
+    "reproduce:seed004-table1",
+    "reproduce:seed000-sec8",
+]
+
+
+@pytest.mark.parametrize("case", RERUN)
+def test_resolved_scenario_reruns_identically(tmp_path: Path, case: str) -> None:
+    """The scenario.toml a run writes, run again, gives the same summary (all but its
+    wall time and the scenario's name, the file's): every example, flows over VCs of
+    [vcs], and runs of the reproduced experiments, each 50 ms long."""
+    overrides = ["run.duration=50 ms"]
+    kind, _, name = case.partition(":")
+    if kind == "example":
+        path = SCENARIOS / f"{name}.toml"
+    elif kind == "tcp-over-vcs":
+        from test_gfr import BACKBONE
+
+        path = tmp_path / "backbone.toml"
+        path.write_text(BACKBONE, encoding="utf-8")
+    else:
+        from atmsim.reproduce import registry, seed_override
+
+        experiment_id, _, run_name = name.partition("/")
+        experiment = registry()[experiment_id]
+        run = experiment.runs[run_name or next(iter(experiment.runs))]
+        path = run.path
+        overrides = [*run.overrides, seed_override(1), *overrides]
+    first = atmsim.run(path, out=tmp_path / "a", overrides=overrides, progress=False)
+    again = atmsim.run(tmp_path / "a" / "scenario.toml", out=tmp_path / "b", progress=False)
+    assert (tmp_path / "b" / "scenario.toml").read_text() == (
+        tmp_path / "a" / "scenario.toml"
+    ).read_text()
     for result in (first, again):
         result.summary.pop("wall_s")
         result.summary.pop("scenario")

@@ -45,6 +45,7 @@ from atmsim.reproduce import (
     registry,
     run_experiments,
     seed_ids,
+    seed_override,
     select,
     valid_ids,
 )
@@ -58,9 +59,9 @@ from atmsim.reproduce.report import (
     seed_summaries,
 )
 from atmsim.reproduce.stats import spread, t_cdf, t_quantile
-from atmsim.scenario import to_core
+from atmsim.scenario import resolved_toml, to_core
 
-from conftest import needs_core, run_cli
+from conftest import needs_core, run_cli, write
 
 # --- the registry -----------------------------------------------------------------------
 
@@ -129,6 +130,21 @@ def test_every_run_loads_its_scenario_file_and_figures_are_known():
     for name in on_disk:
         text = (SCENARIO_DIR / name).read_text()
         assert "Chosen here" in text and "CHOSEN" in text, name
+
+
+def test_every_runs_resolved_scenario_reloads_to_the_same_run(tmp_path):
+    """The scenario.toml a run writes (resolved_toml: what atmsim.run writes, without
+    simulating) of every run of every experiment, at its first run seed: it loads back
+    to the same core input, and writing it again gives the same file."""
+    for experiment in registry().values():
+        for name, run in experiment.runs.items():
+            overrides = [*run.overrides, seed_override(experiment.seeds[0])]
+            scenario = load_scenario(run.path, overrides)
+            text = resolved_toml(scenario)
+            label = f"{experiment.id}/{name}"
+            again = load_scenario(write(tmp_path, text, "scenario.toml"))
+            assert to_core(again) == to_core(scenario), label
+            assert resolved_toml(again) == text, label
 
 
 def test_select_expands_seeds_keeps_order_and_rejects_unknown_ids():
@@ -555,6 +571,8 @@ def test_conservation_in_every_reproduced_experiment(tmp_path):
             assert (directory / "summary.json").is_file()
             header = (directory / "scenario.toml").read_text()
             assert header.startswith("# atmsim reproduce") and "run.seed=1" in header
+            # the file as written reloads, and writes back as itself under its label
+            assert header.endswith(resolved_toml(load_scenario(directory / "scenario.toml")))
 
 
 @needs_core

@@ -6,9 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+import tomli_w
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from atmsim import ScenarioError, load_scenario
-from atmsim.scenario import flatten, resolved_toml, to_core
+from atmsim.scenario import flatten, resolved_toml, to_core, tomllib
 
 from conftest import FLOW_TINY, SCENARIOS, TINY, error_of, load_text, write
 
@@ -185,12 +188,99 @@ def test_override_without_equals(tmp_path: Path) -> None:
     assert "expected key=value" in str(error)
 
 
+def assert_round_trip(tmp_path: Path, scenario, name: str) -> str:
+    """The resolved TOML of ``scenario`` loads back to the same core input, and writing
+    the reloaded scenario gives the same file (a fixed point). Returns the file."""
+    text = resolved_toml(scenario)
+    again = load_scenario(write(tmp_path, text, f"resolved-{name}.toml"))
+    assert to_core(again) == to_core(scenario), name
+    assert resolved_toml(again) == text, name
+    return text
+
+
 def test_resolved_toml_round_trip(tmp_path: Path) -> None:
     for path in sorted(SCENARIOS.glob("*.toml")):
-        scenario = load_scenario(path)
-        again = load_scenario(write(tmp_path, resolved_toml(scenario), f"resolved-{path.name}"))
-        assert to_core(again) == to_core(scenario), path.name
-        assert resolved_toml(again) == resolved_toml(scenario)
+        assert_round_trip(tmp_path, load_scenario(path), path.stem)
+
+
+VC_CLASSES = ["ubr", "gfr", "abr", "cbr", "vbr"]
+
+
+@st.composite
+def vc_table(draw, path: list[str]) -> dict:
+    """A [vcs] table of any class, with the class's own parameters when it has any."""
+    vc_class = draw(st.sampled_from(VC_CLASSES))
+    table: dict = {"path": path, "class": vc_class}
+    if vc_class == "gfr":
+        gfr: dict = {"mcr": f"{draw(st.integers(1000, 300000))} cells/s"}
+        if draw(st.booleans()):
+            gfr["mfs"] = draw(st.integers(1, 400))
+            gfr["tagging"] = draw(st.booleans())
+        table["gfr"] = gfr
+    elif vc_class == "abr" and draw(st.booleans()):
+        table["abr"] = {"tbe": draw(st.integers(1, 4096)), "nrm": draw(st.sampled_from([8, 32]))}
+    return table
+
+
+@st.composite
+def tcp_over_vcs(draw) -> dict:
+    """TCP flows over explicit VCs of any class (data and ACK VCs of their own classes,
+    the ACK VC named or the default "<vc>-ack"), some flows sharing a VC, and now and
+    then a flow over a path beside them."""
+    link = {"rate": "155.52 Mbps", "length": "10 km", "duplex": True}
+    scenario: dict = {
+        "run": {"duration": "10 ms"},
+        "nodes": {"a": {"kind": "host"}, "sw": {}, "b": {"kind": "host"}},
+        "links": {
+            "a-sw": {"from": "a", "to": "sw", **link},
+            "sw-b": {"from": "sw", "to": "b", **link},
+        },
+        "vcs": {},
+        "flows": {},
+    }
+    for k in range(draw(st.integers(1, 3))):
+        data = f"v{k}"
+        scenario["vcs"][data] = draw(vc_table(["a", "sw", "b"]))
+        flow: dict = {"vc": data, "variant": draw(st.sampled_from(["tahoe", "reno", "sack"]))}
+        ack = f"{data}-ack"
+        if draw(st.booleans()):
+            ack = f"back{k}"
+            flow["ack_vc"] = ack
+        scenario["vcs"][ack] = draw(vc_table(["b", "sw", "a"]))
+        count = draw(st.integers(1, 3))
+        name = f"f{k}" if count == 1 else f"f{k}-{{i}}"
+        if count > 1:
+            flow["count"] = count
+        scenario["flows"][name] = flow
+    if draw(st.booleans()):
+        path_flow: dict = {"path": ["a", "sw", "b"]}
+        vc_class = draw(st.sampled_from([None, "ubr", "abr", "cbr"]))
+        if vc_class is not None:
+            path_flow["class"] = vc_class
+        scenario["flows"]["p"] = path_flow
+    return scenario
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(data=tcp_over_vcs())
+def test_tcp_over_explicit_vcs_round_trips(tmp_path: Path, data: dict) -> None:
+    """A flow over VCs of [vcs] takes its class from them: the resolved file writes no
+    class into the flow's table (the loader refuses one there), whatever the VCs'
+    classes; a flow over a path gets its class, "ubr" by default."""
+    scenario = load_text(tmp_path, tomli_w.dumps(data))
+    text = assert_round_trip(tmp_path, scenario, "tcp-over-vcs")
+    flows = tomllib.loads(text)["flows"]
+    for name, flow in data["flows"].items():
+        if "vc" in flow:
+            assert "class" not in flows[name], name
+        else:
+            assert flows[name]["class"] == flow.get("class", "ubr")
 
 
 def test_count_expansion(tmp_path: Path) -> None:

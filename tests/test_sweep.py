@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import atmsim
-from atmsim.scenario import load_scenario, to_core, tomllib, validate_scenario
+from atmsim.scenario import load_scenario, resolved_toml, to_core, tomllib, validate_scenario
 from atmsim.sweeps import (
     RESULTS_FILE,
     RUNS_DIR,
@@ -237,6 +237,53 @@ def test_runs_that_fail_in_the_core_exit_1(faulty, tmp_path, capsys, monkeypatch
     assert code == 1 and failed >= 1
     expected = line or f"{failed} of 4 runs failed"
     assert err.splitlines()[-1] == f"sweep: {expected} (status in results.parquet)"
+
+
+@needs_core
+def test_a_sweep_over_flows_on_shared_vcs_runs_and_its_records_reload(tmp_path):
+    """Flows over VCs of [vcs] (the class is the VCs'): every run is ok, and each run's
+    scenario.toml reloads as the same run, for `atmsim fairness` too."""
+    from test_gfr import BACKBONE
+
+    (tmp_path / "backbone.toml").write_text(BACKBONE, encoding="utf-8")
+    text = """\
+[sweep]
+base = "backbone.toml"
+seeds = 1
+[set]
+"run.duration" = "50 ms"
+[grid]
+"links.b1-b2.buffer" = [2000, 3000]
+"""
+    out = tmp_path / "out"
+    result = run_cli("sweep", str(write_spec(tmp_path, text)), "--jobs", "1", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    frame = pd.read_parquet(out / RESULTS_FILE)
+    assert list(frame["status"]) == ["ok", "ok"]
+    for run_id in frame["run_id"]:
+        written = out / RUNS_DIR / run_id / "scenario.toml"
+        scenario = load_scenario(written)
+        assert written.read_text().endswith(resolved_toml(scenario))
+        assert run_id_of(to_core(scenario)) == run_id
+        fairness = run_cli("fairness", str(written.parent))
+        assert fairness.returncode == 0, fairness.stderr
+
+
+@needs_core
+def test_a_sweep_whose_every_run_fails_exits_1(tmp_path, monkeypatch, capsys):
+    from atmsim import sweeps
+
+    def fails(task: dict) -> dict:
+        return {"run_id": task["run_id"], "summary": None, "error": "boom", "wall_s": 0.0}
+
+    monkeypatch.setattr(sweeps, "run_task", fails)
+    spec = write_spec(tmp_path, SPEC.replace("seeds = 2", "seeds = 1"))
+    assert cli_main("sweep", str(spec), "--jobs", "1", "--out", str(tmp_path / "o")) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: every run of sweep spec failed; the first")
+    assert err[0].endswith(": boom")
+    frame = pd.read_parquet(tmp_path / "o" / RESULTS_FILE)
+    assert set(frame["status"]) == {"failed"}
 
 
 @needs_core

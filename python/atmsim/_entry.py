@@ -7,6 +7,11 @@ commands that use them). A Ctrl-C in that time would stop some import half way
 and print its traceback. This module and ``import atmsim`` load nothing heavy,
 so the interrupt is caught here: exit 130, quietly, as for a Ctrl-C later on
 (``atmsim.cli.main`` answers those).
+
+SIGINT and SIGTERM are answered from the start (``atmsim.workers.install``): the
+first raises KeyboardInterrupt, a repeat soon after is ignored, and the exit code
+is 130 or 143. Once the command is done they are ignored, so that neither can
+interrupt the interpreter's exit.
 """
 
 from __future__ import annotations
@@ -16,8 +21,7 @@ import os
 import sys
 import types
 
-INTERRUPTED = 130
-"""The exit code of a command stopped by Ctrl-C (128 + SIGINT)."""
+from . import workers
 
 PLUGIN_LOADER = "pydantic.plugin._loader"
 """pydantic's module that finds its plugins (see ``skip_pydantic_plugins``)."""
@@ -59,6 +63,14 @@ def skip_pydantic_plugins() -> bool:
 
 def main() -> None:
     """Load the CLI and run it (``atmsim.cli.main`` exits with the command's code)."""
+    workers.install()
+    try:
+        _main()
+    finally:
+        workers.quiet()
+
+
+def _main() -> None:
     skip_pydantic_plugins()
     # Loading the CLI builds pydantic's schemas and the scenario models: tens of
     # thousands of objects that live as long as the process, which the cyclic
@@ -70,7 +82,7 @@ def main() -> None:
     try:
         from .cli import main as cli_main
     except KeyboardInterrupt:
-        sys.exit(INTERRUPTED)
+        sys.exit(workers.exit_code())
     finally:
         gc.freeze()
         if collecting:

@@ -12,7 +12,8 @@ instead); 2 bad input (scenario, flag, file), always one line ``error: <file>:
 <key>: <what is allowed>`` on stderr, never a traceback, and also a file or
 stdout that cannot be written (a full disk, stdout closed: one line, the
 command's files written); 130 interrupted by
-Ctrl-C (a run writes its partial results); 141 stdout's reader left early
+Ctrl-C (SIGINT), 143 by SIGTERM (a run writes its partial results, a sweep its
+results table; ``atmsim.workers``); 141 stdout's reader left early
 (``atmsim run ... | head``), quietly, the run's files written.
 
 The parser is the standard library's argparse rather than typer: typer, its
@@ -126,7 +127,9 @@ def run_command(args: argparse.Namespace) -> int:
             f"interrupted at {summary.get('sim_time_s')} s simulated; partial results in {out_dir}",
             file=sys.stderr,
         )
-        return 130
+        from .workers import exit_code
+
+        return exit_code()
     balanced = print_result(result, out_dir)
     add_fairness(result, out_dir, show=True)
     if args.seed is not None and result.core_input is not None:
@@ -457,13 +460,18 @@ def sweep_command(args: argparse.Namespace) -> int:
         if len(outcome.failures) > 20:
             print(f"  ... and {len(outcome.failures) - 20} more (status in results.parquet)")
     print(f"wrote {outcome.out / 'results.parquet'} and {outcome.out / 'runs'}/<run id>/")
+    if counts and set(counts) <= {"invalid"}:  # nothing ran: say so, exit 1
+        run_id, error = outcome.failures[0] if outcome.failures else ("", "")
+        _error(f"every point of sweep {loaded.name} is invalid; the first ({run_id}): {error}")
+        return 1
     return sweep_exit_code(counts, outcome.total)
 
 
 def sweep_exit_code(counts: dict, total: int) -> int:
     """1 when a run failed in the core or its ledgers do not balance (as ``atmsim run``
     and ``reproduce`` answer one such run), with a line on stderr saying how many; 0
-    otherwise. Invalid points alone are part of the grid (docs/sweeps.md): 0."""
+    otherwise. Invalid points alone are part of the grid (docs/sweeps.md): 0, unless
+    every point is invalid (above)."""
     failed = counts.get("failed", 0)
     unbalanced = counts.get("unbalanced", 0)
     if not failed and not unbalanced:
@@ -885,8 +893,10 @@ def main(argv: Optional[list[str]] = None) -> None:
     except _loaded("api", "CoreUnavailable") as error:
         _error(str(error))
         code = 1
-    except KeyboardInterrupt:
-        code = 130
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (atmsim.workers): 130 or 143
+        from .workers import exit_code
+
+        code = exit_code()
     except Exception as error:
         if _Options.debug:
             import traceback

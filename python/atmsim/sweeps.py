@@ -43,11 +43,9 @@ import copy
 import hashlib
 import json
 import math
-import multiprocessing
 import os
 import re
 import shutil
-import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -58,6 +56,7 @@ from typing import Any, Callable, Optional, Union
 
 from .errors import ScenarioError, show_value
 from .resources import shipped_example, shipped_sweep
+from .workers import imap_unordered
 
 EXECUTORS = ("local", "dask", "ray")
 
@@ -403,26 +402,16 @@ def run_task(task: dict) -> dict:
     return out
 
 
-def _ignore_sigint() -> None:
-    """Pool workers leave Ctrl-C to the sweep's process."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _worker_died(task: dict, description: str) -> dict:
+    """The answer for a run whose worker process died under it: a failed run."""
+    return {"run_id": task["run_id"], "summary": None, "error": description, "wall_s": math.nan}
 
 
 def execute_local(tasks: list[dict], jobs: int) -> Iterator[dict]:
-    """Run the tasks on ``jobs`` processes (in this process when 1), as they finish."""
-    if jobs <= 1 or len(tasks) <= 1:
-        for task in tasks:
-            yield run_task(task)
-        return
-    pool = multiprocessing.get_context().Pool(min(jobs, len(tasks)), initializer=_ignore_sigint)
-    try:
-        yield from pool.imap_unordered(run_task, tasks)
-        pool.close()
-    except BaseException:
-        pool.terminate()
-        raise
-    finally:
-        pool.join()
+    """Run the tasks on ``jobs`` processes (in this process when 1), as they finish
+    (``atmsim.workers``: Ctrl-C and SIGTERM are the sweep process's, which ends the
+    workers; a worker ends with it)."""
+    return imap_unordered(run_task, tasks, jobs, died=_worker_died)
 
 
 def execute_dask(tasks: list[dict], jobs: int, address: Optional[str]) -> Iterator[dict]:
@@ -793,6 +782,7 @@ def run_sweep(
     bar = _Progress(spec.name, len(by_id), skipped) if _want_bar(progress) else None
     last_write = time.perf_counter()
     finished = 0
+    stream: Optional[Iterator[dict]] = None
     try:
         if executor == "dask":
             stream = execute_dask(tasks, jobs, address)
@@ -821,6 +811,8 @@ def run_sweep(
                 write_results(results_frame(spec, planned, runs, walls), results_path)
                 last_write = time.perf_counter()
     finally:
+        if stream is not None and hasattr(stream, "close"):
+            stream.close()  # the workers end now, before the results are written
         if bar is not None:
             bar.stop()
         frame = results_frame(spec, planned, runs, walls)

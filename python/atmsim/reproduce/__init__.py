@@ -42,8 +42,6 @@ from __future__ import annotations
 
 import csv
 import math
-import multiprocessing
-import signal
 import textwrap
 import time
 import traceback
@@ -53,6 +51,7 @@ from typing import Callable, Optional, Union
 
 from ..compare import Tolerance
 from ..resources import reproduce_dir
+from ..workers import imap_unordered
 from .stats import spread
 
 SCENARIO_DIR = reproduce_dir()
@@ -682,9 +681,11 @@ def run_experiments(
     ``on_done(outcome, k, total)`` is called as each experiment's last seed finishes.
     Returns the outcomes in the order of ``ids``.
 
-    Ctrl-C reaches the whole process group from a terminal: the worker processes
-    ignore it, and this process stops them and raises KeyboardInterrupt, so that one
-    process answers it, without a traceback from each worker."""
+    Ctrl-C and SIGTERM are this process's to answer (``atmsim.workers``): the worker
+    processes ignore both, and this process kills them and raises KeyboardInterrupt,
+    so that one process answers, without a traceback from each worker. The seeds
+    finished before keep their files; a run cut short keeps its scenario.toml alone
+    (a run in this process, with ``jobs`` 1, writes its partial summary)."""
     experiments = registry()
     order = sorted(ids, key=lambda key: -experiments[key].weight * len(experiments[key].runs))
     total = len(ids)
@@ -714,26 +715,18 @@ def run_experiments(
         if len(pending[part.experiment]) == expected[part.experiment]:
             finish(part.experiment)
 
-    if jobs <= 1 or len(tasks) <= 1:
-        for task in tasks:
-            collect(run_seed(*task))
-        return [outcomes[key] for key in ids]
-    pool = multiprocessing.get_context().Pool(min(jobs, len(tasks)), initializer=_ignore_sigint)
+    stream = imap_unordered(_run_task, tasks, jobs, died=_worker_died)
     try:
-        for part in pool.imap_unordered(_run_task, tasks):
+        for part in stream:
             collect(part)
-        pool.close()
-    except BaseException:
-        pool.terminate()
-        raise
     finally:
-        pool.join()
+        stream.close()  # the workers end now, before the exception goes on
     return [outcomes[key] for key in ids]
 
 
-def _ignore_sigint() -> None:
-    """Worker processes leave Ctrl-C to the parent (run_experiments)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _worker_died(task: tuple, description: str) -> SeedOutcome:
+    """The outcome of a seed whose worker process died under it: an error."""
+    return SeedOutcome(experiment=task[0], seed=task[1], error=description)
 
 
 def _run_task(task: tuple) -> SeedOutcome:

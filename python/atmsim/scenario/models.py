@@ -1498,11 +1498,13 @@ class Scenario(Table):
     @model_validator(mode="after")
     def _check_references(self) -> "Scenario":
         """Build the expanded network (which checks every cross reference); resolve
-        the class of ATM flows."""
+        the class of ATM flows over a path. A flow over VCs of [vcs] keeps none: its
+        VCs' tables hold it, and a class written into the flow's table would make the
+        resolved scenario.toml refuse to load."""
         network = Network(self)
         for flat in network.flows:
             template = self.flows[flat.key.split(".", 1)[1]]
-            if flat.layer == "atm" and template.class_ is None:
+            if flat.layer == "atm" and template.class_ is None and template.vc is None:
                 template.class_ = "ubr"
         problem = memory_problem(self, network)
         if problem is not None:
