@@ -331,10 +331,46 @@ OPTIONAL_KEYS: dict[str, tuple[tuple[str, tuple, tuple], ...]] = {
         ("length", ("0 km", "1 m", "200000000 km"), ("200000001 km",)),
         ("policy", *ENUMS["policy"]),
         ("algorithm", *ENUMS["algorithm"]),
-        ("rate", ("1 kbps", "1000 Gbps", "3 cells/s", "10 Mbps"), ("999 bps", "2000 Gbps")),
+        (
+            "rate",
+            ("1 kbps", "1000 Gbps", "1 Tbps", "3 cells/s", "10 Mbps"),
+            ("999 bps", "2000 Gbps", "1.5 Tbps"),
+        ),
+        # The explicit-rate controller and the ACK control at the edges of their ranges.
+        (
+            "rate_control",
+            (
+                "erica_plus",
+                {},
+                {
+                    "interval": "1 us",
+                    "t0": "1 us",
+                    "a": 1,
+                    "b": 1,
+                    "qdlf": 1,
+                    "delta": 0,
+                    "max_increase": 1,
+                    "active_decay": 1,
+                },
+                {"active_decay": 0, "qdlf": 0},
+            ),
+            ({"interval": "0 s"}, {"active_decay": 2}, {"a": -1}),
+        ),
+        # DFBA's thresholds and RED's parameters at the edges.
+        (
+            "policy",
+            (
+                {"kind": "dfba", "low": 1, "high": 2, "alpha": 0},
+                {"kind": "dfba", "low": 1, "high": 4294967294, "alpha": 1},
+                {"kind": "fba"},
+                {"kind": "selective_drop"},
+                {"kind": "red", "min_th": 1, "max_th": 1e9, "w_q": 1e-9, "max_p": 1e-9},
+            ),
+            ({"kind": "dfba", "low": 5, "high": 4}, {"kind": "red", "w_q": 0}),
+        ),
     ),
     "sources": (
-        ("start", ("0 s", "1 ms", "1000000 s"), ("-1 s",)),
+        ("start", ("0 s", "1 ms", "999999.99 s", "1000000 s"), ("-1 s",)),
         ("stop", ("1 ms", "1 s"), ("0 s",)),
         ("class", *ENUMS["class"]),
         (
@@ -352,6 +388,11 @@ OPTIONAL_KEYS: dict[str, tuple[tuple[str, tuple, tuple], ...]] = {
         ("count", (2, 3, 50), (0, 100001)),
         ("kind", ENUMS["kind"][0][2:8], ()),
         ("rate", ("1 cells/s", "0.001 cells/s", "155.52 Mbps", "1 Mbps"), ("0 cells/s",)),
+        # On/off sources at the edges: periods far below and far above a cell time.
+        ("on", ("1 ps", "1 us", "100 ms", "1000000 s"), ("0 s",)),
+        ("off", ("1 ps", "1 us", "1000000 s"), ("0 s",)),
+        ("peak", ("1 kbps", "1 Mbps", "155.52 Mbps"), ("0 bps",)),
+        ("distribution", ("fixed", "exponential"), ("pareto",)),
         ("frame_cells", (1, 65535, [1, 1], [1, 65535]), ([5, 2], 0)),
     ),
     "flows": (
@@ -993,6 +1034,10 @@ class Outcome:
     it (a panic message, an allocation failure)."""
     ledger_ok: Optional[bool] = None
     """For a run that exited 0: whether summary.json's ledgers balance."""
+    problems: list = field(default_factory=list)
+    """For a run that exited 0 with balanced ledgers: what the checks of an accepted run
+    found (``accepted_run_problems``): the record that does not reload, fast paths that
+    change the results, a source above its peak, a port above its rate."""
     timed_out: bool = False
     died: Optional[str] = None
     """How the worker died during the case (a signal, an exit code)."""
@@ -1034,8 +1079,89 @@ def run_case(case: Case, workdir: Path) -> Outcome:
     outcome = Outcome(code, stdout.getvalue(), stderr.getvalue() + _read_text(native), wall_s=wall)
     if case.command == "run" and code == 0:
         outcome.ledger_ok = _ledgers_balance(out / "summary.json")
+        if outcome.ledger_ok:
+            try:
+                outcome.problems = accepted_run_problems(out)
+            except Exception as error:  # a check that cannot run is a finding too
+                outcome.problems = [f"check failed: {type(error).__name__}: {error}"]
     shutil.rmtree(out, ignore_errors=True)
     return outcome
+
+
+_VOLATILE = ("wall_s", "events", "scenario", "fairness")
+"""Summary keys that differ between two runs of one scenario (the wall clock, the events
+the fast paths save), or that the command adds to a run's own (its name, the fairness
+section)."""
+
+
+def accepted_run_problems(out: Path) -> list[str]:
+    """The checks of a run that exited 0 with balanced ledgers, from its directory:
+
+    - its record reloads: ``scenario.toml`` loads to the same core input as the run's,
+      and writing it again gives the same file;
+    - the fast paths change nothing: the reloaded scenario run with them off gives the
+      same summary (the wall clock aside);
+    - physics: no open-loop source sends above its peak (its rate for CBR) over its
+      time, and no port sends above its line rate.
+    """
+    from .. import api
+    from ..scenario import load_scenario, resolved_toml, to_core
+
+    problems: list[str] = []
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    written = (out / "scenario.toml").read_text(encoding="utf-8")
+    again = load_scenario(out / "scenario.toml")
+    if resolved_toml(again) != written:
+        problems.append("round trip: scenario.toml written again differs")
+    core = to_core(again)
+    plain = api.run(again, fast_paths=False, progress=False).summary
+    seed = summary.get("seed")
+    if plain.get("seed") != seed:
+        problems.append("round trip: the reloaded scenario runs another seed")
+
+    def comparable(s: dict) -> dict:
+        return {k: v for k, v in s.items() if k not in _VOLATILE}
+
+    if comparable(plain) != comparable(summary):
+        keys = sorted(k for k in comparable(summary) if plain.get(k) != summary.get(k))
+        problems.append(f"fast paths change the results (or the record does not rerun): {keys}")
+    problems.extend(physics_problems(core, summary))
+    return problems
+
+
+def physics_problems(core: dict, summary: dict) -> list[str]:
+    """Sources above their peak, ports above their line rate (see accepted_run_problems)."""
+    problems = []
+    duration_s = core["duration_ps"] / 1e12
+    for port in summary.get("ports", []):
+        if port.get("utilization", 0.0) > 1.0 + 1e-9:
+            problems.append(f"port {port['name']} busy {port['utilization']:.6g} of its time")
+    vc_names = [vc["name"] for vc in core.get("vcs", [])]
+    flow_vcs = {f.get("data_vc") for f in core.get("flows", [])} | {
+        f.get("ack_vc") for f in core.get("flows", [])
+    }
+    most: dict[str, float] = {}
+    for source in core.get("sources", []):
+        model = source["model"]
+        kind = model.get("kind")
+        rate = model.get("peak_cps", model.get("rate_cps"))
+        if kind not in ("cbr", "vbr_onoff", "geometric_onoff") or rate is None:
+            most[vc_names[source["vc"]]] = math.inf  # Poisson, frames, greedy: unbounded here
+            continue
+        start_s = (source.get("start_ps") or 0) / 1e12
+        stop_s = duration_s if source.get("stop_ps") is None else source["stop_ps"] / 1e12
+        span = max(0.0, min(stop_s, duration_s) - start_s)
+        name = vc_names[source["vc"]]
+        most[name] = most.get(name, 0.0) + rate * span + 1
+    for vc in summary.get("vcs", []):
+        name = vc["name"]
+        index = vc_names.index(name) if name in vc_names else None
+        if name not in most or index in flow_vcs or not math.isfinite(most[name]):
+            continue
+        if vc["cells_sent"] > most[name] + 1e-6 * most[name]:
+            sent, allowed = vc["cells_sent"], most[name]
+            problems.append(f"VC {name} sent {sent} cells, its sources' peak allows {allowed:.0f}")
+    return problems
 
 
 def _read_text(path: Path) -> str:
@@ -1128,6 +1254,8 @@ def classify(case: Case, outcome: Outcome, path: str = "") -> tuple[str, Optiona
     if outcome.code == 0:
         if case.command == "run" and not outcome.ledger_ok:
             return FAILURE, "exit 0 without balanced ledgers in summary.json"
+        if outcome.problems:
+            return FAILURE, f"accepted run: {_shape(outcome.problems[0], path)}"
         return OK, None
     if outcome.code == 2:
         if len(lines) != 1:
