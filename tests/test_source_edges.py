@@ -94,3 +94,36 @@ def test_a_cbr_source_at_the_link_rate_started_late_keeps_its_rate(rate):
     link_cps = {"155.52 Mbps": 155.52e6, "10 Gbps": 1e10, "100 Gbps": 1e11}[rate] / 424
     assert abs(sent - link_cps * 0.01) <= 1
     assert result.summary["ports"][0]["cells_dropped"] == 0
+
+
+@pytest.mark.parametrize(
+    ("source", "peak_cps", "mean_cps"),
+    [
+        ({"kind": "greedy"}, 155.52e6 / 424, 155.52e6 / 424),
+        ({"kind": "poisson", "rate": "100 Mbps"}, None, 100e6 / 424),
+        (
+            {"kind": "vbr_onoff", "peak": "100 Mbps", "on": "1 ms", "off": "1 ms"},
+            100e6 / 424,
+            50e6 / 424,
+        ),
+        (
+            {"kind": "geometric_onoff", "peak": "100 Mbps", "mean": "50 Mbps", "mean_burst": 100},
+            100e6 / 424,
+            50e6 / 424,
+        ),
+        ({"kind": "frames", "rate": "100 Mbps", "frame_cells": 10}, None, 100e6 / 424),
+    ],
+    ids=["greedy", "poisson", "vbr_onoff", "geometric_onoff", "frames"],
+)
+def test_every_source_kind_keeps_its_rate_at_the_latest_start(source, peak_cps, mean_cps):
+    """Each kind started at 999,999 s of a 10^6 s run (the longest allowed) sends at
+    its rate over its last second, and no kind with a peak exceeds it."""
+    scenario = _one_source({**source, "start": "999999 s"}, "1000000 s")
+    result = api.run(scenario)
+    sent = result.summary["vcs"][0]["cells_sent"]
+    if peak_cps is not None:
+        assert sent <= peak_cps * 1.0 + 1
+    # Within 5 % of the mean rate over the last second (the on/off sources' periods
+    # are far shorter than a second, Poisson's spread about 0.2 %).
+    assert abs(sent / mean_cps - 1) < 0.05, sent
+    assert result.summary["conservation"]["ok"]
