@@ -418,3 +418,33 @@ def test_a_large_network_runs_in_little_memory(tmp_path: Path) -> None:
         timeout=300,
     )
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("layer", ["atm", "ip"])
+def test_one_byte_segments_with_huge_windows_run_or_are_refused(tmp_path: Path, layer) -> None:
+    """MSS 1 byte, the largest window (65535 << 14 bytes) and an initial window of 10^6
+    segments: a fuzz case of this shape passed the memory estimate and then aborted.
+    Under an address-space limit of 3 GiB it must run with balanced ledgers or be
+    refused in one line, never abort."""
+    ip = '\nlayer = "ip"' if layer == "ip" else ""
+    text = FLOW_TINY.replace('duration = "100 ms"', 'duration = "2 s"').replace(
+        "duplex = true", "duplex = true" + ip
+    ) + ('mss = 1\nwindow = "1073725440 B"\ninitial_cwnd = 1000000\n')
+    path = write(tmp_path, text)
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    result = subprocess.run(
+        [sys.executable, "-m", "atmsim", "run", str(path), "--out", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+        preexec_fn=limit,
+        timeout=300,
+    )
+    assert "Traceback" not in result.stderr and "panicked" not in result.stderr
+    if result.returncode == 2:
+        assert len(result.stderr.splitlines()) == 1, result.stderr
+    else:
+        assert result.returncode == 0, result.stderr
