@@ -284,3 +284,24 @@ def test_ack_buckets_at_two_routers_keep_the_ledger(tmp_path):
     assert conservation["packets"]["held_at_routers"] > 0
     flows = [f for f in result.summary["flows"] if f.get("rate_control")]
     assert flows and all(f["rate_control"]["acks_released"] > 0 for f in flows)
+
+
+@needs_core
+def test_a_port_told_ahead_counts_no_arrival_after_the_run(tmp_path):
+    """Found by the fuzzer's differential check: an eager IP port (the fast paths) is
+    told of arrivals beyond the run's end, and its largest queue counted one of them:
+    2 packets with the fast paths, 1 without (seed 001's exit link to d3 at half rate,
+    50 ms)."""
+    from atmsim import api
+
+    overrides = ['template.duration="50 ms"', 'links.r2-d3.rate="77.76 Mbps"']
+    largest = []
+    for fast in (True, False):
+        summary = api.run(
+            SCENARIOS / "reproduce" / "seed001-hetero.toml",
+            overrides=overrides,
+            fast_paths=fast,
+            progress=False,
+        ).summary
+        largest.append([p["max_queue_packets"] for p in summary["ports"] if p["name"] == "r2-d3"])
+    assert largest[0] == largest[1] == [1]

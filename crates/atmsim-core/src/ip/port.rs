@@ -84,8 +84,12 @@ pub struct IpPort {
     pub dropped_tail: u64,
     /// Packets dropped by RED (early and forced).
     pub dropped_red: u64,
-    /// Largest number of waiting packets.
+    /// Largest number of waiting packets, over the arrivals up to `horizon`.
     pub max_queue: u32,
+    /// The run's end: a port told of arrivals ahead of time (the fast paths)
+    /// learns of some after it, which its statistics must not see (the
+    /// plain path never makes them). `Time::MAX` unless set.
+    pub horizon: Time,
 }
 
 impl IpPort {
@@ -111,6 +115,7 @@ impl IpPort {
             dropped_tail: 0,
             dropped_red: 0,
             max_queue: 0,
+            horizon: Time::MAX,
         }
     }
 
@@ -296,7 +301,7 @@ impl IpPort {
         let tx = self.tx_time(bytes);
         // start <= NEVER and tx < 10^15: the sum cannot overflow.
         let end = (start + tx).min(NEVER);
-        if start > now {
+        if start > now && now <= self.horizon {
             let queued = u32::try_from(waiting + 1).unwrap_or(u32::MAX);
             self.max_queue = self.max_queue.max(queued);
         }

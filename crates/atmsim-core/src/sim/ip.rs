@@ -128,7 +128,11 @@ impl IpFabric {
                 IpHop {
                     name: l.name.clone(),
                     delay_ps: l.delay_ps,
-                    port: IpPort::new(l.bit_rate_bps, limit, red, rng),
+                    port: {
+                        let mut port = IpPort::new(l.bit_rate_bps, limit, red, rng);
+                        port.horizon = sc.duration_ps;
+                        port
+                    },
                     in_flight: VecDeque::new(),
                 }
             })
