@@ -236,7 +236,10 @@ def test_runs_that_fail_in_the_core_exit_1(faulty, tmp_path, capsys, monkeypatch
     failed = int((frame["status"] == "failed").sum())
     assert code == 1 and failed >= 1
     expected = line or f"{failed} of 4 runs failed"
-    assert err.splitlines()[-1] == f"sweep: {expected} (status in results.parquet)"
+    last = err.splitlines()[-1]
+    assert last.startswith(f"sweep: {expected}") and last.endswith("(status in results.parquet)")
+    if fail_every:  # the first failure named
+        assert "injected fault" in last
 
 
 @needs_core
@@ -280,8 +283,8 @@ def test_a_sweep_whose_every_run_fails_exits_1(tmp_path, monkeypatch, capsys):
     spec = write_spec(tmp_path, SPEC.replace("seeds = 2", "seeds = 1"))
     assert cli_main("sweep", str(spec), "--jobs", "1", "--out", str(tmp_path / "o")) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: every run of sweep spec failed; the first")
-    assert err[0].endswith(": boom")
+    assert len(err) == 1 and err[0].startswith("sweep: every run failed; the first (")
+    assert err[0].endswith(": boom (status in results.parquet)")
     frame = pd.read_parquet(tmp_path / "o" / RESULTS_FILE)
     assert set(frame["status"]) == {"failed"}
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from .determinism import seed_note
-from .errors import ScenarioError
+from .errors import ScenarioError, one_line
 from .failures import internal_error_message, os_error_message
 from .resources import resolve_scenario
 from .scenario import Network, load_scenario
@@ -464,10 +464,10 @@ def sweep_command(args: argparse.Namespace) -> int:
         run_id, error = outcome.failures[0] if outcome.failures else ("", "")
         _error(f"every point of sweep {loaded.name} is invalid; the first ({run_id}): {error}")
         return 1
-    return sweep_exit_code(counts, outcome.total)
+    return sweep_exit_code(counts, outcome.total, outcome.failures)
 
 
-def sweep_exit_code(counts: dict, total: int) -> int:
+def sweep_exit_code(counts: dict, total: int, failures: list = ()) -> int:
     """1 when a run failed in the core or its ledgers do not balance (as ``atmsim run``
     and ``reproduce`` answer one such run), with a line on stderr saying how many; 0
     otherwise. Invalid points alone are part of the grid (docs/sweeps.md): 0, unless
@@ -480,6 +480,9 @@ def sweep_exit_code(counts: dict, total: int) -> int:
     if failed:
         every = "every run" if failed + counts.get("invalid", 0) == total else None
         parts.append(f"{every} failed" if every else f"{failed} of {total} runs failed")
+        if every and failures:
+            run_id, error = failures[0]
+            parts[-1] += f"; the first ({run_id}): {one_line(str(error))}"
     if unbalanced:
         parts.append(f"{unbalanced} of {total} runs do not balance their ledgers")
     print(f"sweep: {'; '.join(parts)} (status in results.parquet)", file=sys.stderr)
