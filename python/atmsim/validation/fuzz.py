@@ -1153,9 +1153,10 @@ def physics_problems(core: dict, summary: dict) -> list[str]:
         span = max(0.0, min(stop_s, duration_s) - start_s)
         name = vc_names[source["vc"]]
         most[name] = most.get(name, 0.0) + rate * span + 1
+    index_of = {name: i for i, name in enumerate(vc_names)}
     for vc in summary.get("vcs", []):
         name = vc["name"]
-        index = vc_names.index(name) if name in vc_names else None
+        index = index_of.get(name)
         if name not in most or index in flow_vcs or not math.isfinite(most[name]):
             continue
         if vc["cells_sent"] > most[name] + 1e-6 * most[name]:
