@@ -158,3 +158,27 @@ def test_a_short_campaign_keeps_its_summary(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "summary.json").read_text(encoding="utf-8")) == summary
     assert lines[-1] == f"summary: {tmp_path / 'summary.json'}"
     assert not (tmp_path / "failures.jsonl").exists()
+
+
+@needs_core
+def test_an_accepted_run_is_checked_for_its_record_fast_paths_and_physics(tmp_path: Path) -> None:
+    """A run the fuzzer accepts reloads, reruns the same with the fast paths off, and
+    keeps its sources under their peak; a summary that breaks the physics is caught."""
+    from atmsim import api
+    from atmsim.scenario import load_scenario, to_core
+
+    out = tmp_path / "run"
+    api.run(SCENARIOS / "mux_onoff.toml", overrides=['run.duration="5 ms"'], out=out)
+    assert fuzz.accepted_run_problems(out) == []
+    summary = json.loads((out / "summary.json").read_text())
+    core = to_core(load_scenario(out / "scenario.toml"))
+    summary["vcs"][0]["cells_sent"] *= 10
+    summary["ports"][0]["utilization"] = 1.5
+    problems = fuzz.physics_problems(core, summary)
+    assert any("sources' peak allows" in p for p in problems), problems
+    assert any("busy 1.5 of its time" in p for p in problems), problems
+    # A failing check makes the case a failure.
+    outcome = fuzz.Outcome(0, ledger_ok=True, problems=["round trip: x"])
+    case = fuzz.campaign_case(fuzz.load_seeds(), 1, 0)
+    verdict, kind = fuzz.classify(case, outcome)
+    assert verdict == fuzz.FAILURE and kind.startswith("accepted run: round trip")
