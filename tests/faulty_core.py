@@ -52,14 +52,15 @@ class Simulation:
         self.reached_ps = 0
         Simulation.last = self
 
-    def advance(self, until_ps: int) -> None:
+    def advance(self, until_ps: int, max_events: int | None = None) -> bool:
         self.calls += 1
         if self.calls == Simulation.interrupt_at_slice:
             raise KeyboardInterrupt
         if self.calls == Simulation.fail_at_slice:
             raise RuntimeError(PANIC)
-        self.inner.advance(until_ps)
+        reached = self.inner.advance(until_ps, max_events)
         self.reached_ps = self.inner.now_ps
+        return reached
 
     @property
     def now_ps(self) -> int:

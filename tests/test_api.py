@@ -482,3 +482,42 @@ def test_vc_losses_probes_record_when_cells_drop_and_frames_merge() -> None:
         assert wide.iloc[-1][("frames_merged", flow)] == merged[flow]
     dropped = result.ports.set_index("name").loc["sw1-sw2", "cells_dropped"]
     assert wide.iloc[-1]["cells_dropped"].sum() <= dropped  # the VBR's and RM cells besides
+
+
+@needs_core
+def test_ctrl_c_is_answered_within_a_long_slice(tmp_path: Path) -> None:
+    """Slices of simulated time grow while they are quick; a burst after a quiet start
+    then falls in one long slice (here the last 0.1 s of the run, when 1000 sources at
+    155.52 Mbps start: about 37 million events, seconds of work). The core returns every EVENTS_PER_CALL events, so Ctrl-C ends the
+    run within a fraction of a second, with exit 130 and its partial results."""
+    import signal
+    import subprocess
+    import time
+
+    from conftest import cli_env
+
+    lines = ['[run]\nduration = "1 s"\n\n[nodes]\nsw = {}\nb = { kind = "host" }\n']
+    lines.append('[links.sw-b]\nfrom = "sw"\nto = "b"\nrate = "155.52 Mbps"\nbuffer = 100\n')
+    for i in range(1000):
+        lines.append(
+            f'[nodes.h{i}]\nkind = "host"\n[links.h{i}-sw]\nfrom = "h{i}"\nto = "sw"\n'
+            f'rate = "155.52 Mbps"\n[sources.s{i}]\npath = ["h{i}", "sw", "b"]\n'
+            f'kind = "cbr"\nrate = "155.52 Mbps"\nstart = "0.9 s"\n'
+        )
+    path = tmp_path / "burst.toml"
+    path.write_text("\n".join(lines))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "atmsim", "run", str(path), "--out", str(tmp_path / "run")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(),
+    )
+    time.sleep(4.0)  # inside the burst's slice (the whole run takes far longer)
+    sent = time.perf_counter()
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    answered = time.perf_counter() - sent
+    assert process.returncode == 130, err
+    assert answered < 2.0, answered
+    assert "Traceback" not in err

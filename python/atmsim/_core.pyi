@@ -8,9 +8,11 @@ class Simulation:
         """Build the network; ValueError when the JSON or the scenario it describes is
         invalid ("core scenario JSON: ..." / "core scenario: ...")."""
 
-    def advance(self, until_ps: int) -> None:
-        """Run every event with time <= until_ps (picoseconds), without holding the GIL.
-        RuntimeError once finished."""
+    def advance(self, until_ps: int, max_events: int | None = None) -> bool:
+        """Run every event with time <= until_ps (picoseconds), without holding the GIL;
+        with ``max_events``, return after about that many events. True when until_ps (or
+        the run's end) is reached, False when the call must be repeated. RuntimeError
+        once finished."""
 
     @property
     def now_ps(self) -> int:

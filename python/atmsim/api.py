@@ -42,6 +42,10 @@ bar moves and Ctrl-C is heard within a fraction of a second, and long runs
 cross few slice ends (a receiver that could take a segment early waits for
 the slice its arrival falls in, so fewer ends mean fewer events)."""
 
+EVENTS_PER_CALL = 1 << 22
+"""Events the core runs before it returns to Python within a slice (tens of ms): the
+time Ctrl-C may wait."""
+
 PROGRESS_AFTER_S = 1.0
 """Show a progress bar only once a run has taken this long (wall seconds)."""
 
@@ -474,7 +478,10 @@ def run(
         while t < duration_ps:
             t = min(duration_ps, t + slice_ps)
             slice_started = time.perf_counter()
-            sim.advance(t)
+            # The core returns every EVENTS_PER_CALL events, so that Ctrl-C is
+            # answered however much work one slice of simulated time holds.
+            while not sim.advance(t, EVENTS_PER_CALL):
+                pass
             took = time.perf_counter() - slice_started
             if took < SLICE_WALL_S[0]:
                 slice_ps *= 2

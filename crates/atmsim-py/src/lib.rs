@@ -111,10 +111,19 @@ impl Simulation {
         })
     }
 
-    /// Runs every event with time <= until_ps, without holding the GIL.
-    fn advance(&mut self, py: Python<'_>, until_ps: u64) -> PyResult<()> {
+    /// Runs every event with time <= until_ps, without holding the GIL; with
+    /// `max_events`, returns after about that many events. True when
+    /// until_ps (or the run's end) is reached, false when a call must go on.
+    #[pyo3(signature = (until_ps, max_events=None))]
+    fn advance(
+        &mut self,
+        py: Python<'_>,
+        until_ps: u64,
+        max_events: Option<u64>,
+    ) -> PyResult<bool> {
         let sim = self.sim_mut()?;
-        let outcome = py.detach(|| guarded(|| sim.advance(until_ps)));
+        let budget = max_events.unwrap_or(u64::MAX).max(1);
+        let outcome = py.detach(|| guarded(|| sim.advance_some(until_ps, budget)));
         self.poison_on(outcome)
     }
 

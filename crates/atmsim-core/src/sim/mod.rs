@@ -108,9 +108,20 @@ impl Simulation {
 
     /// Runs every event with time <= min(until, duration).
     pub fn advance(&mut self, until: Time) {
+        while !self.advance_some(until, u64::MAX) {}
+    }
+
+    /// `advance`, but returns after at most about `max_events` events: true
+    /// when `until` (or the end of the run) is reached, false when there is
+    /// more to do before it. The caller gets control back that often (the
+    /// Python layer answers Ctrl-C between calls, however much work one
+    /// slice of simulated time holds). Stopping between two events changes
+    /// nothing of what follows: the next call goes on from the next event.
+    pub fn advance_some(&mut self, until: Time, max_events: u64) -> bool {
         let until = until.min(self.clock.duration);
         self.clock.until = until;
         self.raise_horizon();
+        let stop_at = self.events.saturating_add(max_events);
         while let Some((t, ev)) = self.agenda.next_until(until) {
             self.clock.now = t;
             self.events += 1;
@@ -131,8 +142,12 @@ impl Simulation {
                 Event::AtmRateInterval(l) => self.on_atm_rate_interval(l),
                 Event::Sources => self.on_sources(),
             }
+            if self.events >= stop_at {
+                return false;
+            }
         }
         self.clock.now = self.clock.now.max(until);
+        true
     }
 
     /// Runs to the end of the scenario.
