@@ -488,8 +488,9 @@ def test_vc_losses_probes_record_when_cells_drop_and_frames_merge() -> None:
 def test_ctrl_c_is_answered_within_a_long_slice(tmp_path: Path) -> None:
     """Slices of simulated time grow while they are quick; a burst after a quiet start
     then falls in one long slice (here the last 0.1 s of the run, when 1000 sources at
-    155.52 Mbps start: about 37 million events, seconds of work). The core returns every EVENTS_PER_CALL events, so Ctrl-C ends the
-    run within a fraction of a second, with exit 130 and its partial results."""
+    155.52 Mbps start: about 37 million events, seconds of work). The core returns
+    every EVENTS_PER_CALL events, so Ctrl-C ends the run within a fraction of a second,
+    with exit 130 and its partial results."""
     import signal
     import subprocess
     import time
