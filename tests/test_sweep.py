@@ -220,10 +220,10 @@ def test_runs_that_fail_in_the_core_exit_1(faulty, tmp_path, capsys, monkeypatch
     made = []
 
     class FailingHalf(faulty.Simulation):
-        def advance(self, until_ps: int) -> None:
+        def advance(self, until_ps: int, max_events: int | None = None) -> bool:
             if fail_every or len(made) % 2:
                 raise RuntimeError("internal error: injected fault")
-            super().advance(until_ps)
+            return super().advance(until_ps, max_events)
 
         def __init__(self, core_json: str) -> None:
             made.append(self)

@@ -62,18 +62,26 @@ def _sleep(x: float) -> float:
     return x
 
 
+PYTHON_HELPERS = (b"multiprocessing.resource_tracker", b"multiprocessing.forkserver")
+"""Python's own helper processes, which other tests in the same process may have started
+(a multiprocessing pool starts a resource tracker that lives on): not workers."""
+
+
 def _children(pid: int) -> set[int]:
-    """The live (not zombie) processes whose parent is ``pid``, from /proc."""
+    """The live (not zombie) processes whose parent is ``pid``, from /proc, Python's own
+    helper processes aside."""
     found = set()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes()
         except OSError:
             continue
         fields = stat[stat.rindex(")") + 2 :].split()
-        if fields[0] != "Z" and int(fields[1]) == pid:
+        helper = any(name in command for name in PYTHON_HELPERS)
+        if fields[0] != "Z" and int(fields[1]) == pid and not helper:
             found.add(int(entry.name))
     return found
 
