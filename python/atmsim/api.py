@@ -14,7 +14,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .errors import ScenarioError
 from .outputs import naming, prepare_out_dir, replacing, write_file
@@ -45,6 +45,10 @@ the slice its arrival falls in, so fewer ends mean fewer events)."""
 EVENTS_PER_CALL = 1 << 22
 """Events the core runs before it returns to Python within a slice (tens of ms): the
 time Ctrl-C may wait."""
+
+STEP_HOOK: Optional[Callable[[], None]] = None
+"""Called after each return of the core (the fuzzer counts them: it judges a hang by
+simulated work, not by wall time)."""
 
 PROGRESS_AFTER_S = 1.0
 """Show a progress bar only once a run has taken this long (wall seconds)."""
@@ -481,7 +485,10 @@ def run(
             # The core returns every EVENTS_PER_CALL events, so that Ctrl-C is
             # answered however much work one slice of simulated time holds.
             while not sim.advance(t, EVENTS_PER_CALL):
-                pass
+                if STEP_HOOK is not None:
+                    STEP_HOOK()
+            if STEP_HOOK is not None:
+                STEP_HOOK()
             took = time.perf_counter() - slice_started
             if took < SLICE_WALL_S[0]:
                 slice_ps *= 2

@@ -77,9 +77,15 @@ DURATIONS = ("2 ms", "5 ms", "10 ms", "20 ms", "50 ms")
 """The simulated durations a mutant runs for (unless a mutation targets the duration)."""
 
 CASE_TIMEOUT_S = 60.0
-"""Wall seconds a case may take (validation, run, output) before it counts as a hang. The
-slowest valid mutants take up to about 30 s on a busy 2-core machine: those near the
-memory limit, e.g. 2e7 probe samples or 27,000 TCP flows."""
+"""Wall seconds a case may go without simulated work (validation, a step of the core that
+never returns, output) before it counts as a hang. The slowest valid mutants take up to
+about 30 s on a busy 2-core machine: those near the memory limit, e.g. 2e7 probe
+samples or 27,000 TCP flows."""
+
+SLOW_FACTOR = 5
+"""A case that keeps simulating (the core returns from a step at least every
+``CASE_TIMEOUT_S``) may take this many times ``CASE_TIMEOUT_S`` in all before it counts
+as too slow: a hang is judged by simulated work, not by wall time alone."""
 
 WORKER_MEMORY_BYTES = 4 << 30
 """Address-space limit of a worker (RLIMIT_AS): a memory blow-up fails the case, not the
@@ -1039,6 +1045,9 @@ class Outcome:
     found (``accepted_run_problems``): the record that does not reload, fast paths that
     change the results, a source above its peak, a port above its rate."""
     timed_out: bool = False
+    hung: bool = True
+    """For a case that timed out: no simulated work for the timeout (a hang), or too
+    slow though working."""
     died: Optional[str] = None
     """How the worker died during the case (a signal, an exit code)."""
     wall_s: float = 0.0
@@ -1247,7 +1256,9 @@ def classify(case: Case, outcome: Outcome, path: str = "") -> tuple[str, Optiona
     both = outcome.stdout + outcome.stderr
     lines = outcome.stderr.splitlines()
     if outcome.timed_out:
-        return FAILURE, f"timeout: no answer within {outcome.wall_s:g} s"
+        if outcome.hung:
+            return FAILURE, "timeout: no simulated work (a hang)"
+        return FAILURE, f"timeout: too slow, still simulating after {outcome.wall_s:.0f} s"
     if outcome.died is not None:
         first = next((line for line in lines if line.strip()), "")
         return FAILURE, f"crash: worker {outcome.died}: {_shape(first, path)}"
@@ -1284,13 +1295,22 @@ def classify(case: Case, outcome: Outcome, path: str = "") -> tuple[str, Optiona
 # --- workers ------------------------------------------------------------------------------
 
 
-def _worker_main(conn: Any, workdir: str, memory_bytes: int) -> None:
+def _worker_main(conn: Any, workdir: str, memory_bytes: int, steps: Any = None) -> None:
     """A worker: run the cases sent on ``conn`` one by one, answer each with its
-    Outcome; ``None`` ends it. Ctrl-C is the campaign's to handle, not the worker's."""
+    Outcome; ``None`` ends it. Ctrl-C is the campaign's to handle, not the worker's.
+    ``steps`` (a shared counter) counts the core's returns from its steps, the
+    simulated work the parent judges a hang by."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if memory_bytes:
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    from .. import api  # noqa: F401 - the heavy imports once, before the first case
+    from .. import api  # the heavy imports once, before the first case
+
+    if steps is not None:
+
+        def count_step() -> None:
+            steps.value += 1
+
+        api.STEP_HOOK = count_step
 
     here = Path(workdir)
     here.mkdir(parents=True, exist_ok=True)
@@ -1317,9 +1337,10 @@ class Worker:
             "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
         )
         parent, child = context.Pipe()
+        self.steps = context.Value("Q", 0, lock=False)
         self.process = context.Process(
             target=_worker_main,
-            args=(child, str(self.workdir), self.memory_bytes),
+            args=(child, str(self.workdir), self.memory_bytes, self.steps),
             daemon=True,
         )
         self.process.start()
@@ -1344,17 +1365,24 @@ class Worker:
         native = self.workdir / "native.txt"
         try:
             self.conn.send(case)
-            deadline = time.monotonic() + self.timeout_s
+            started = last_work = time.monotonic()
+            steps = self.steps.value
             while not self.conn.poll(0.2):
                 if stop is not None and stop.is_set():
                     self.stop()
                     return None
                 if not self.process.is_alive():
                     break
-                if time.monotonic() > deadline:
+                now = time.monotonic()
+                if self.steps.value != steps:  # the core came back from a step: work
+                    steps, last_work = self.steps.value, now
+                idle = now - last_work > self.timeout_s
+                if idle or now - started > SLOW_FACTOR * self.timeout_s:
                     self.stop()
                     text = _read_text(native)
-                    return Outcome(None, stderr=text, timed_out=True, wall_s=self.timeout_s)
+                    return Outcome(
+                        None, stderr=text, timed_out=True, wall_s=now - started, hung=idle
+                    )
             outcome: Outcome = self.conn.recv()
             return outcome
         except (EOFError, OSError, BrokenPipeError):
