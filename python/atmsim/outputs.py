@@ -3,7 +3,9 @@ writes that never leave a half-written file or overwrite what is not atmsim's.
 
 - A path given for output (``--out``, ``--json``) is at most ``MAX_PATH_CHARS``
   characters and ``MAX_PATH_PARTS`` components long, has no ``..`` component, and is
-  not itself a symbolic link: what is written lands inside what was named.
+  not itself a symbolic link: what is written lands inside what was named. A symbolic
+  link among its parent directories (a home directory on another disk) is followed, as
+  other tools follow it: the path as named is the user's choice.
 - An output directory is new (created with its parents), empty, or one atmsim wrote:
   every output directory atmsim creates or fills holds ``MARKER``, a small JSON file
   (``{"kind": "run", "version": "..."}``) written before anything else. A non-empty
