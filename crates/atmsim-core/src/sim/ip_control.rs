@@ -272,14 +272,18 @@ impl IpControl {
     /// not rate-controlled.
     pub(super) fn flow_summary(&self, f: u32) -> Option<FlowRateSummary> {
         let er = self.er(f)?;
-        // The flow's buckets at every router that holds its ACKs.
+        // The flow's buckets at every router that holds its ACKs: its first at
+        // index f, further ones after the n_flows first (few: one a flow and
+        // router beyond the first), so that a summary of every flow is not
+        // a scan of every bucket per flow.
+        let n_flows = self.rated_at.len();
+        let extra = (n_flows..self.buckets.len()).filter(|&b| self.bucket_flow[b].0 == f);
         let (mut released, mut held, mut most, mut held_ps) = (0, 0, 0, 0u128);
-        for (bucket, _) in self
-            .buckets
-            .iter()
-            .zip(&self.bucket_flow)
-            .filter(|(_, &(g, port))| g == f && port != u32::MAX)
+        for b in std::iter::once(f as usize)
+            .chain(extra)
+            .filter(|&b| self.bucket_flow[b].1 != u32::MAX)
         {
+            let bucket = &self.buckets[b];
             released += bucket.released;
             held += bucket.len() as u64;
             most = most.max(bucket.max_held as u64);
