@@ -37,6 +37,22 @@ def cli_run(*args: str) -> tuple[int, str, str]:
     return info.value.code, out.getvalue(), err.getvalue()
 
 
+def cli_limited(address_space: int, *args: str) -> subprocess.CompletedProcess:
+    """``atmsim ARGS`` in a process limited to ``address_space`` bytes (ulimit -v)."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+    return subprocess.run(
+        [sys.executable, "-m", "atmsim", *args],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+        preexec_fn=limit,
+        timeout=300,
+    )
+
+
 def one_line_error(path: Path, *sets: str) -> str:
     """The one line ``atmsim validate`` prints for a bad scenario (exit 2)."""
     argv = ["validate", str(path)]
@@ -383,17 +399,7 @@ def test_probes_under_an_address_space_limit_are_refused(tmp_path: Path) -> None
     text = '[template]\nkind = "n-source"\nn = 15\nduration = "20 ms"\nperiod = "100 ns"\n'
     path = write(tmp_path, text)
 
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (3584 << 20, 3584 << 20))
-
-    result = subprocess.run(
-        [sys.executable, "-m", "atmsim", "validate", str(path)],
-        capture_output=True,
-        text=True,
-        env=cli_env(),
-        preexec_fn=limit,
-        timeout=300,
-    )
+    result = cli_limited(3584 << 20, "validate", str(path))
     assert result.returncode == 2, result.stderr
     assert ": probes.period: the run needs ~2.5 GiB of memory for its probes" in result.stderr
     assert "more than what this process may still map under ulimit -v" in result.stderr
@@ -406,17 +412,7 @@ def test_a_large_network_runs_in_little_memory(tmp_path: Path) -> None:
     once made for every port, 2.3 GB here, and the core ran out of memory)."""
     path = write(tmp_path, '[template]\nkind = "n-source"\nn = 6000\nduration = "1 us"\n')
 
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20))
-
-    result = subprocess.run(
-        [sys.executable, "-m", "atmsim", "run", str(path), "--out", str(tmp_path / "run")],
-        capture_output=True,
-        text=True,
-        env=cli_env(),
-        preexec_fn=limit,
-        timeout=300,
-    )
+    result = cli_limited(1536 << 20, "run", str(path), "--out", str(tmp_path / "run"))
     assert result.returncode == 0, result.stderr
 
 
@@ -432,17 +428,7 @@ def test_one_byte_segments_with_huge_windows_run_or_are_refused(tmp_path: Path, 
     ) + ('mss = 1\nwindow = "1073725440 B"\ninitial_cwnd = 1000000\n')
     path = write(tmp_path, text)
 
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
-
-    result = subprocess.run(
-        [sys.executable, "-m", "atmsim", "run", str(path), "--out", str(tmp_path / "run")],
-        capture_output=True,
-        text=True,
-        env=cli_env(),
-        preexec_fn=limit,
-        timeout=300,
-    )
+    result = cli_limited(3 << 30, "run", str(path), "--out", str(tmp_path / "run"))
     assert "Traceback" not in result.stderr and "panicked" not in result.stderr
     if result.returncode == 2:
         assert len(result.stderr.splitlines()) == 1, result.stderr
