@@ -363,6 +363,22 @@ def test_table_csv_carries_the_null_models(tmp_path):
     assert row["null_models"] == "equal-share 25.4 miss" and row["beats_nulls"] == "yes"
 
 
+def test_tables_are_written_whole_or_not_at_all(tmp_path):
+    """table.csv and seeds.csv replace an earlier file only once the new one is whole: a
+    row that fails leaves the old file as it was and no temporary file behind."""
+    from atmsim.reproduce import write_csv, write_seed_csv
+
+    quantity = Quantity("VC1", 11.86, "Mbps", relative(0.25), "because")
+    good = judge("e", quantity, [12.0])
+    for write, name in ((write_csv, "table.csv"), (write_seed_csv, "seeds.csv")):
+        path = write(tmp_path / name, [good])
+        before = path.read_bytes()
+        with pytest.raises(KeyError):
+            write(path, [good, {"experiment": "e"}])
+        assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["seeds.csv", "table.csv"]
+
+
 def test_seed_summaries_count_per_document():
     def outcome(experiment: str, verdicts: list[str]) -> Outcome:
         return Outcome(experiment=experiment, rows=[{"verdict": v} for v in verdicts])

@@ -191,7 +191,7 @@ def _plot_ccdf(out_dir: Path, rows, metric: str, unit: str, suffix: str) -> Opti
     name = "queue_ccdf.png" if metric == "queue_cells" else "ip_queue_ccdf.png"
     path = out_dir / name
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    save_figure(figure, path)
     plt.close(figure)
     return path
 
@@ -268,7 +268,7 @@ def _finish(figure, axes, y_label: str, title: str, path: Path) -> None:
     first = axes[0] if isinstance(axes, (list, tuple)) else axes
     first.set_title(title)
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    save_figure(figure, path)
     plt.close(figure)
 
 
@@ -404,3 +404,13 @@ def experiment_figure(
             ax.text(0.01, 0.95, label, transform=ax.transAxes, va="top", fontweight="bold")
     _finish(figure, axes, "", title, path)
     return path
+
+
+def save_figure(figure, path: Path) -> None:
+    """Save a figure as PNG through a temporary file renamed over ``path``
+    (``atmsim.outputs.replacing``): a run stopped while it draws leaves the old figure
+    or none, never half of one."""
+    from .outputs import replacing
+
+    with replacing(path) as temporary:
+        figure.savefig(temporary, dpi=120, format="png")

@@ -41,6 +41,7 @@ tolerance each kind of published number gets and why.
 from __future__ import annotations
 
 import csv
+import io
 import math
 import textwrap
 import time
@@ -50,6 +51,7 @@ from pathlib import Path
 from typing import Callable, Optional, Union
 
 from ..compare import Tolerance
+from ..outputs import write_file
 from ..resources import reproduce_dir
 from ..workers import imap_unordered
 from .stats import spread
@@ -591,7 +593,7 @@ def _label_scenario(
         header.extend("# " + line for line in textwrap.wrap(text, 86))
     for note in experiment.notes:
         header.extend("# " + line for line in textwrap.wrap(note, 86, initial_indent="note: "))
-    path.write_text("\n".join(header) + "\n\n" + path.read_text(encoding="utf-8"))
+    write_file(path, "\n".join(header) + "\n\n" + path.read_text(encoding="utf-8"))
 
 
 def draw_figures(experiment: Experiment, results: dict, out_dir: Path) -> list[Path]:
@@ -616,48 +618,48 @@ def draw_figures(experiment: Experiment, results: dict, out_dir: Path) -> list[P
 
 def write_csv(path: Path, rows: list[dict]) -> Path:
     """table.csv: CSV_COLUMNS, published "NA" when not published; a row judged in
-    another experiment has no simulated value."""
+    another experiment has no simulated value. Written whole or not at all
+    (``atmsim.outputs.write_file``)."""
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(CSV_COLUMNS)
+    for row in rows:
+        reference = row.get("see") is not None
+        writer.writerow(
+            [
+                row["experiment"],
+                row["quantity"],
+                row["unit"],
+                row["published_text"],
+                "" if reference else _csv_number(row["simulated"]),
+                "" if reference else _csv_number(row["ci95_low"]),
+                "" if reference else _csv_number(row["ci95_high"]),
+                row["n_seeds"],
+                row["tolerance"],
+                row["verdict"],
+                row["note"],
+                row["reason"],
+                null_text(row.get("nulls", [])),
+                row.get("beats_nulls", ""),
+            ]
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(CSV_COLUMNS)
-        for row in rows:
-            reference = row.get("see") is not None
-            writer.writerow(
-                [
-                    row["experiment"],
-                    row["quantity"],
-                    row["unit"],
-                    row["published_text"],
-                    "" if reference else _csv_number(row["simulated"]),
-                    "" if reference else _csv_number(row["ci95_low"]),
-                    "" if reference else _csv_number(row["ci95_high"]),
-                    row["n_seeds"],
-                    row["tolerance"],
-                    row["verdict"],
-                    row["note"],
-                    row["reason"],
-                    null_text(row.get("nulls", [])),
-                    row.get("beats_nulls", ""),
-                ]
-            )
-    return path
+    return write_file(path, text.getvalue())
 
 
 def write_seed_csv(path: Path, rows: list[dict]) -> Path:
-    """seeds.csv: SEED_COLUMNS, one line per quantity and run seed."""
+    """seeds.csv: SEED_COLUMNS, one line per quantity and run seed; written whole or not
+    at all."""
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(SEED_COLUMNS)
+    for row in rows:
+        if row.get("see") is not None:
+            continue
+        for seed, value, note in zip(row["seeds"], row["values"], row["seed_notes"]):
+            writer.writerow([row["experiment"], row["quantity"], seed, _csv_number(value), note])
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(SEED_COLUMNS)
-        for row in rows:
-            if row.get("see") is not None:
-                continue
-            for seed, value, note in zip(row["seeds"], row["values"], row["seed_notes"]):
-                writer.writerow(
-                    [row["experiment"], row["quantity"], seed, _csv_number(value), note]
-                )
-    return path
+    return write_file(path, text.getvalue())
 
 
 def _csv_number(value: Optional[float]) -> str:
