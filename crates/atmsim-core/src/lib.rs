@@ -13,6 +13,12 @@
 //! - [`stats`]: counters, probes, the conservation ledger, the summary.
 //! - [`scenario`]: the typed model handed over by Python.
 //! - [`sim`]: the network and its run loop.
+//!
+//! Unsafe code is refused crate-wide; each of the few places that needs it
+//! (unchecked indexing in the timing wheel's ring, a prefetch hint) allows it
+//! locally, with a SAFETY comment saying why it is sound.
+
+#![deny(unsafe_code)]
 
 pub mod abr;
 pub mod atm;

@@ -483,6 +483,7 @@ impl Ring {
     }
 
     #[inline(always)]
+    #[allow(unsafe_code)]
     fn at(&self, pos: usize) -> (Time, u32) {
         debug_assert_eq!(self.buf.len(), self.mask + 1);
         // SAFETY: `buf.len()` is `mask + 1` (a power of two, set with
@@ -512,6 +513,7 @@ impl Ring {
     }
 
     #[inline(always)]
+    #[allow(unsafe_code)]
     fn push_back(&mut self, x: (Time, u32)) {
         if self.len() > self.mask {
             self.grow();
