@@ -9,6 +9,6 @@ pub mod link;
 pub mod port;
 
 pub use aal5::{cells_per_datagram, Reassembly};
-pub use cell::{Cell, ServiceClass};
+pub use cell::{Cell, ServiceClass, CELL_BITS};
 pub use link::{slot_arrival, Lane, Link, SlotClock};
 pub use port::{Port, PortMode};
