@@ -546,24 +546,6 @@ def aggregate(experiment: Experiment, parts: list[SeedOutcome], out_root: Path) 
     return outcome
 
 
-def run_experiment(
-    experiment_id: str,
-    out_root: Union[str, Path],
-    extra_overrides: tuple = (),
-    figures: bool = True,
-    seeds: Optional[tuple] = None,
-) -> Outcome:
-    """Run one experiment in this process, every seed (``seeds``, default the
-    experiment's): the files of the first seed, table.csv and seeds.csv."""
-    experiment = registry()[experiment_id]
-    chosen = _seeds_of(experiment, seeds)
-    parts = [
-        run_seed(experiment_id, seed, out_root, tuple(extra_overrides), figures, k == 0)
-        for k, seed in enumerate(chosen)
-    ]
-    return aggregate(experiment, parts, Path(out_root))
-
-
 def _seeds_of(experiment: Experiment, seeds: Optional[tuple]) -> tuple:
     """The seeds an experiment runs: none without runs, else ``seeds`` or its own."""
     if not experiment.runs:
