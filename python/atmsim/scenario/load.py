@@ -169,7 +169,7 @@ def validate_scenario(
 ) -> Scenario:
     """Validate a TOML dict into a resolved Scenario, or raise a ScenarioError.
 
-    A dict with a ``[template]`` table is first expanded (python/atmsim/templates.py)
+    A dict with a ``[template]`` table is first expanded (python/atmsim/scenario/templates.py)
     and the other tables merged on top; the Scenario keeps that source form for
     ``resolved_toml``.
     """
@@ -177,7 +177,7 @@ def validate_scenario(
     source = None
     try:
         if "template" in data:
-            from ..templates import expand
+            from .templates import expand
 
             data, expansion, source = expand(data, file)
         scenario = Scenario.model_validate(data)

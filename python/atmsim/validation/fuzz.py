@@ -117,7 +117,7 @@ class Seed:
 
 def load_seeds(dirs: tuple[Path, ...] = SEED_DIRS) -> list[Seed]:
     """The seed scenarios, in a fixed order (sorted by name)."""
-    from ..templates import expand
+    from ..scenario.templates import expand
 
     seeds = []
     for directory in dirs:

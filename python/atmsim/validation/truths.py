@@ -374,7 +374,7 @@ def _abr_scenario(params: dict) -> dict:
     """The topology of a max-min grid point, greedy ABR sources."""
     topology, algorithm = params["topology"], params["algorithm"]
     if topology == "gfc2":
-        from ..templates import Gfc2, gfc2
+        from ..scenario.templates import Gfc2, gfc2
 
         scenario = gfc2(Gfc2.model_validate({"kind": "gfc2", "algorithm": algorithm}))
         scenario["probes"] = {}
@@ -999,7 +999,7 @@ def _measure_checksum_in_run(params: dict, seed: int) -> dict:
     """Seed 001's hetero-rtt configuration with windows written by the router: every
     rewritten ACK's checksum is checked by the sender that takes it; a failure unbalances
     the run's ledger."""
-    from ..templates import HeteroRtt, hetero_rtt
+    from ..scenario.templates import HeteroRtt, hetero_rtt
 
     scenario = hetero_rtt(
         HeteroRtt.model_validate({"kind": "hetero-rtt", "window_rule": "30 ms", "n": 2})
@@ -1060,7 +1060,7 @@ def _ubr_windows(params: dict) -> tuple[dict, int, int]:
     (RTT 3 ms), MSS 512, n connections of the given window; the bottleneck's buffer a
     factor of the sum of the windows in cells. Returns the scenario, the sum of the
     windows in cells and the pipe in cells."""
-    from ..templates import NSource, n_source
+    from ..scenario.templates import NSource, n_source
 
     n, window_kb, factor = params["n"], params["window_kb"], params["factor"]
     mss = 512
@@ -1134,7 +1134,7 @@ def _measure_abr_buffer(params: dict, seed: int) -> dict:
     says it used ("default values"; ICR = PCR, RIF = RDF = CDF = 1/16, TBE 2^24 - 1),
     as scenarios/reproduce/seed002-table1.toml sets them. The largest queue of the
     whole run counts, start-up included, as the seed reports it."""
-    from ..templates import NSource, n_source
+    from ..scenario.templates import NSource, n_source
 
     km = params["km"]
     template = NSource.model_validate(

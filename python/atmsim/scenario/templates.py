@@ -41,11 +41,12 @@ from typing import Any, Callable, Literal, Optional, Union
 
 from pydantic import ValidationError, model_validator
 
-from .errors import ScenarioError, from_validation_error, show_value
-from .scenario import Buffer, Size, Table, Timer, WindowScale, _fail
-from .scenario.limits import MAX_COUNT, MAX_LINK_KM
-from .scenario.limits import number as number_in
-from .scenario.models import (
+from ..errors import ScenarioError, from_validation_error, show_value
+from ..units import parse_cell_rate_cps, parse_time_ps
+from .common import _fail
+from .limits import MAX_COUNT, MAX_LINK_KM, MIN_SOURCE_CPS
+from .limits import number as number_in
+from .models import (
     Count,
     Crm,
     Duration,
@@ -53,14 +54,17 @@ from .scenario.models import (
     EfciLow,
     Interval,
     IntervalCells,
+    Link,
     Mss,
     PositiveTime,
     ProbePeriod,
     StartTime,
+    Table,
     UnitFraction,
     UnitInterval,
 )
-from .units import parse_time_ps
+from .models.ports import _check_window_rule
+from .quantities import Buffer, Size, Timer, WindowScale
 
 Km = number_in(0, MAX_LINK_KM, unit="km")
 """A link length in km: 0 to 2e8 (a propagation delay of at most 1000 s)."""
@@ -161,8 +165,6 @@ def _km(length: float) -> str:
 
 def _check_port(buffer: Any, policy: Any) -> None:
     """Check a template's buffer and policy as a link would (errors at template.<key>)."""
-    from .scenario import Link
-
     try:
         Link.model_validate(
             {"from": "a", "to": "b", "rate": OC3, "buffer": buffer, "policy": policy}
@@ -672,9 +674,6 @@ class GfrBackbone(Table):
 
     @model_validator(mode="after")
     def _check(self) -> GfrBackbone:
-        from .scenario.limits import MIN_SOURCE_CPS
-        from .units import parse_cell_rate_cps
-
         if not 1 <= len(self.mcr) <= 1000:
             raise _fail("mcr", f"expected 1 to 1000 rates (one per VC), got {len(self.mcr)}")
         for k, rate in enumerate(self.mcr):
@@ -811,8 +810,6 @@ class _RateControlled(Table):
 
     @model_validator(mode="after")
     def _rule(self) -> _RateControlled:
-        from .scenario.models import _check_window_rule
-
         try:
             _check_window_rule(self.window_rule)
         except ValueError as error:
