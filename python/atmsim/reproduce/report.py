@@ -9,9 +9,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from rich.console import Console
-from rich.table import Table
-
+from .._lazy import rich
 from ..html_report import write_report
 from ..outputs import check_out_dir, prepare_out_dir
 from ..tables import rich_console
@@ -31,7 +29,7 @@ class ReproduceInputError(ValueError):
     """Bad input to ``atmsim reproduce`` (one line)."""
 
 
-def _console() -> Console:
+def _console() -> rich.console.Console:
     # A file or a pipe: 200 columns, not to squeeze the table; a reader that
     # leaves the pipe: exit 141 (see ``rich_console``).
     return rich_console()
@@ -48,7 +46,7 @@ def list_experiments() -> None:
     console = _console()
     for paper in PAPERS:
         keys = [key for key, experiment in registry().items() if experiment.seed == paper.seed]
-        table = Table(
+        table = rich.table.Table(
             title=f"[bold]{paper.id}[/] (alias {paper.seed}): {paper.citation}",
             title_justify="left",
             caption=f"atmsim reproduce {paper.id}: all {plural(len(keys), 'experiment')}",
@@ -102,8 +100,8 @@ PRINTED_COLUMNS = (
 match."""
 
 
-def results_table(outcomes: list[Outcome]) -> Table:
-    table = Table(
+def results_table(outcomes: list[Outcome]) -> rich.table.Table:
+    table = rich.table.Table(
         title="Published and simulated (simulated: mean over the run seeds; ci95: its 95 % "
         "interval)",
         title_justify="left",

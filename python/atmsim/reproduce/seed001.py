@@ -32,8 +32,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
-
+from .._lazy import numpy as np
 from ..compare import ABOVE, BELOW, REPORT, absolute, below, jain, relative
 from ..scenario.templates import GFC2_GROUPS, GFC2_LINKS, GFC2_MAX_MIN_MBPS, Gfc2Ip, HeteroRtt
 from ..units import PROPAGATION_PS_PER_KM, parse_bit_rate_bps

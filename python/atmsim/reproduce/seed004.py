@@ -43,8 +43,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
+from .._lazy import numpy as np
 from ..compare import ABOVE, BELOW, REPORT, Tolerance, absolute, relative
 from ..units import PAYLOAD_BITS
 from .experiments import Experiment, NullModel, NullPrediction, Quantity, Run
