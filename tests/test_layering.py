@@ -192,6 +192,23 @@ def test_heavy_libraries_come_from_the_lazy_module() -> None:
                 assert where.startswith("scenario/") or where == "errors.py", where
 
 
+def test_a_lazy_module_answers_as_the_module_once_used() -> None:
+    import importlib
+    import xml
+
+    from atmsim._lazy import LazyModule
+
+    json = LazyModule("json")
+    assert json.dumps([1]) == "[1]"
+    assert json.loads is importlib.import_module("json").loads
+    assert "JSONDecodeError" in dir(json)
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
+        json.nonsense  # noqa: B018
+    assert not hasattr(json, "nonsense")
+    assert LazyModule("xml").dom.__name__ == "xml.dom"  # a submodule, imported when asked
+    assert xml.dom is importlib.import_module("xml.dom")
+
+
 def test_only_the_entry_points_import_the_cli() -> None:
     importers = {name for name, imports in modules().items() if "atmsim.cli" in imports}
     assert importers == {"_entry.py"}

@@ -26,11 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 __all__ = ["argparse", "matplotlib", "numpy", "pandas", "pyplot", "rich"]
 
-HEAVY = ("argparse", "matplotlib", "numpy", "pandas", "pyarrow", "rich", "pydantic")
-"""The top-level packages atmsim imports only here (pydantic: only in the scenario
-package and atmsim.errors, see above); ``import atmsim`` and the command's entry
-module load none of them (tests/test_layering.py)."""
-
 
 class LazyModule(ModuleType):
     """A module that imports ``name`` when one of its attributes is first read, then
@@ -48,7 +43,14 @@ class LazyModule(ModuleType):
         except AttributeError:
             if attribute.startswith("__"):
                 raise
-            value = importlib.import_module(f"{self.__name__}.{attribute}")
+            try:
+                value = importlib.import_module(f"{self.__name__}.{attribute}")
+            except ModuleNotFoundError as error:
+                if error.name != f"{self.__name__}.{attribute}":
+                    raise  # the submodule exists but needs a module that does not
+                raise AttributeError(
+                    f"module {self.__name__!r} has no attribute {attribute!r}"
+                ) from None
         self.__dict__.update(module.__dict__)
         self.__dict__[attribute] = value
         return value
