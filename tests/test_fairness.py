@@ -11,7 +11,7 @@ import pytest
 import atmsim
 from atmsim.fairness import fairness
 from atmsim.scenario import load_scenario, to_core
-from atmsim.templates import GFC2_MAX_MIN_MBPS
+from atmsim.scenario.templates import GFC2_MAX_MIN_MBPS
 
 from conftest import SCENARIOS, cli_main, needs_core, write
 

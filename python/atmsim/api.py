@@ -9,14 +9,18 @@ results up to the time reached are returned (and written) with
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Callable, Optional
 
+from ._lazy import numpy as np
+from ._lazy import pandas as pd
+from ._lazy import rich
+from .binding import CoreUnavailable, import_core, package_version  # noqa: F401 (re-exported)
 from .errors import ScenarioError
+from .fairness import fairness
 from .outputs import naming, prepare_out_dir, replacing, write_file
 from .results import INCOMPLETE, INCOMPLETE_TEXT, PERSIST_KEYS, vc_tcp_totals
 from .scenario import (
@@ -28,9 +32,6 @@ from .scenario import (
     to_core,
     validate_scenario,
 )
-
-if TYPE_CHECKING:  # pandas (and numpy) load when a table or the series is asked for
-    import pandas as pd
 
 FIRST_SLICES = 1000
 """The first slice of simulated time is the run's duration over this."""
@@ -109,28 +110,6 @@ PROBE_LISTS = (
 """The lists of the core JSON's ``probes``: a run with any of them writes series.parquet."""
 
 
-def package_version() -> str:
-    """The installed atmsim version: the core's, which is the package's by construction
-    (pyproject.toml declares the version dynamic, so maturin takes the Cargo
-    workspace's); the package metadata's when the core cannot be imported; "unknown"
-    in a bare source tree. Asking the core spares ``atmsim run``, which records the
-    version in summary.json, the 13 ms import of ``importlib.metadata``."""
-    try:
-        return str(import_core().version())
-    except CoreUnavailable:
-        pass
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("atmsim")
-    except PackageNotFoundError:
-        return "unknown"
-
-
-class CoreUnavailable(RuntimeError):
-    """The compiled core ``atmsim._core`` is not built or cannot be imported."""
-
-
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C stopped a run; ``.result`` holds what was simulated until then."""
 
@@ -139,26 +118,12 @@ class RunInterrupted(KeyboardInterrupt):
         self.result = result
 
 
-def import_core() -> Any:
-    """The ``atmsim._core`` extension module."""
-    try:
-        return importlib.import_module("atmsim._core")
-    except ImportError as error:
-        raise CoreUnavailable(
-            f"the simulation core atmsim._core is not available ({error}); "
-            "build it with `maturin develop --release`"
-        ) from None
-
-
 def series_frame(series: dict | None) -> pd.DataFrame:
     """The core's columnar series as a tidy DataFrame: time_s, entity, metric, value.
 
     ``entity`` and ``metric`` are names (strings). Empty (with those columns)
     when the run had no probes.
     """
-    import numpy as np
-    import pandas as pd
-
     if not series or len(series.get("time_s", b"")) == 0:
         empty_numbers = np.array([], dtype="float64")
         empty_names = np.array([], dtype=object)
@@ -261,8 +226,6 @@ class Result:
     def fairness(self) -> dict:
         """Each VC's (or flow's) achieved rate against its max-min fair rate, and the
         Jain index of the normalised rates (``atmsim.fairness.fairness``)."""
-        from .fairness import fairness
-
         if self.core_input is None:
             raise ValueError("this Result has no core input (it was not made by atmsim.run)")
         return fairness(self.core_input, self.summary)
@@ -270,15 +233,11 @@ class Result:
     @property
     def ports(self) -> pd.DataFrame:
         """One row per output port (= link): cells in/out/dropped, CLR, queue, utilization."""
-        import pandas as pd
-
         return pd.json_normalize(self.summary.get("ports", []), sep="_")
 
     @property
     def vcs(self) -> pd.DataFrame:
         """One row per VC: cells and AAL5 frames sent and delivered, goodput in cells/s."""
-        import pandas as pd
-
         return pd.json_normalize(self.summary.get("vcs", []), sep="_")
 
     @property
@@ -286,8 +245,6 @@ class Result:
         """One row per TCP flow: goodput in Mbps, bytes sent and delivered, timeouts, cwnd,
         and the persist timer's ``persist_expiries``, ``window_probes`` and
         ``zero_window_acks`` (0 where the summary leaves them out)."""
-        import pandas as pd
-
         flows = self.summary.get("flows", [])
         frame = pd.json_normalize(flows, sep="_")
         if flows:
@@ -300,8 +257,6 @@ class Result:
         """One row per ABR VC: ``name``, then its ``abr`` summary (``acr_cps``,
         ``last_er_cps``, ``frms_sent``, ``brms_received``, ``rule6_cuts``,
         ``source_queue_cells``). Empty when the run has no ABR VC."""
-        import pandas as pd
-
         rows = [
             {"name": vc["name"], **vc["abr"]}
             for vc in self.summary.get("vcs", [])
@@ -314,8 +269,6 @@ class Result:
         """One row per VC carrying several TCP flows (``summary["vc_tcp"]``): ``vc``,
         ``flows``, ``goodput_mbps``, ``bytes_delivered``, ``bytes_retransmitted``,
         ``timeouts``. Empty when every VC carries at most one flow."""
-        import pandas as pd
-
         return pd.DataFrame(self.summary.get("vc_tcp", []), columns=VC_TCP_COLUMNS)
 
     @property
@@ -323,8 +276,6 @@ class Result:
         """One row per GFR VC: ``name``, then its ``gfr`` summary (``mcr_cps``,
         ``frames_tested``, ``frames_ineligible``, ``cells_tagged``). Empty when the run
         has no GFR VC."""
-        import pandas as pd
-
         rows = [
             {"name": vc["name"], **vc["gfr"]}
             for vc in self.summary.get("vcs", [])
@@ -338,8 +289,6 @@ class Result:
         its ``rate_control`` summary (``er_bps``, ``window_written_bytes``,
         ``acks_rewritten``, ``acks_released``, ``acks_held``, ``acks_held_max``,
         ``ack_hold_mean_s``). Empty when no router controls a flow."""
-        import pandas as pd
-
         rows = [
             {"name": flow["name"], **flow["rate_control"]}
             for flow in self.summary.get("flows", [])
@@ -542,14 +491,12 @@ class _ProgressBar:
     """A rich progress bar on stderr, in simulated seconds."""
 
     def __init__(self, name: str, duration_ps: int, now_ps: int) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            Progress,
-            TaskProgressColumn,
-            TextColumn,
-            TimeRemainingColumn,
-        )
+        Console = rich.console.Console
+        BarColumn = rich.progress.BarColumn
+        Progress = rich.progress.Progress
+        TaskProgressColumn = rich.progress.TaskProgressColumn
+        TextColumn = rich.progress.TextColumn
+        TimeRemainingColumn = rich.progress.TimeRemainingColumn
 
         self.progress = Progress(
             TextColumn("[bold]{task.description}"),

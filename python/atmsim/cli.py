@@ -24,7 +24,6 @@ docs/performance.md, "CLI start-up").
 
 from __future__ import annotations
 
-import argparse
 import io
 import os
 import sys
@@ -32,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
+from ._lazy import argparse, rich
 from .determinism import seed_note
 from .errors import ScenarioError, one_line
 from .failures import internal_error_message, os_error_message
@@ -385,7 +385,7 @@ def examples_command(args: argparse.Namespace) -> int:
     if name is None:
         if to is not None:
             raise CliError("--to: name the example to copy (atmsim examples NAME --to DIR)")
-        from rich.table import Table
+        Table = rich.table.Table
 
         from .tables import rich_console
 

@@ -30,6 +30,27 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
+from ._lazy import matplotlib
+from ._lazy import pandas as pd
+from ._lazy import pyplot as plt
+from .binding import package_version
+from .fairness import FairnessInputError, fairness_of_run_dir, fairness_table
+from .outputs import check_out_file, naming, write_file
+from .plots import PlotInputError, plot_run_dir
+from .reproduce import registry
+from .reproduce.display import number
+from .reproduce.papers import BY_SEED, PAPERS, readable
+from .reproduce.stats import spread
+from .resources import data_dir
+from .results import (
+    RunDirError,
+    bad_summary,
+    ledger_lines,
+    read_series,
+    read_summary,
+    result_tables,
+)
+
 REPORT_FILE = "report.html"
 MAX_SERIES_LINES = 8
 """A sweep figure draws at most this many combinations of the other parameters."""
@@ -72,8 +93,6 @@ def _png(path: Path) -> str:
 
 def _page(title: str, body: list[str]) -> str:
     stamp = time.strftime("%Y-%m-%d %H:%M")
-    from .api import package_version
-
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -103,8 +122,6 @@ def _table(columns: list[str], rows: list[list[Any]], classes: Optional[list] = 
 
 
 def _number(value: Any) -> str:
-    from .reproduce.report import number
-
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -139,8 +156,6 @@ def write_report(directory: Path, out: Optional[Path] = None) -> Path:
     through a temporary file renamed into place; its path. Raises ReportInputError for
     a directory that is no atmsim output, OutDirError for a target that may not be
     written (``atmsim.outputs.check_out_file``)."""
-    from .outputs import check_out_file, naming, write_file
-
     directory = Path(directory)
     kind = kind_of(directory)
     # The target is checked before the page is made: a new path or a regular file,
@@ -163,8 +178,6 @@ def write_report(directory: Path, out: Optional[Path] = None) -> Path:
 def _docs_sections() -> dict[str, str]:
     """docs/reproduction.md (package data) split by document: seed -> the markdown of its
     "Misses and their likely causes" subsection ("" when it has none)."""
-    from .resources import data_dir
-
     path = data_dir() / "docs" / "reproduction.md"
     if not path.is_file():
         return {}
@@ -185,8 +198,6 @@ def _docs_sections() -> dict[str, str]:
 
 def _docs_anchor(seed: str) -> str:
     """The GitHub-style anchor of the document's section in docs/reproduction.md."""
-    from .resources import data_dir
-
     path = data_dir() / "docs" / "reproduction.md"
     if path.is_file():
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -208,9 +219,6 @@ def _read_table(path: Path) -> list[dict]:
 
 
 def reproduce_page(directory: Path) -> str:
-    from .reproduce import registry
-    from .reproduce.papers import BY_SEED, PAPERS, readable
-
     experiments = registry()
     folders = sorted(child for child in directory.iterdir() if (child / "table.csv").is_file())
     by_seed: dict[str, list[Path]] = {}
@@ -291,8 +299,6 @@ def reproduce_page(directory: Path) -> str:
 
 def _docs_link() -> str:
     """A file: URI of the shipped docs/reproduction.md (the same text as the repository's)."""
-    from .resources import data_dir
-
     path = data_dir() / "docs" / "reproduction.md"
     return path.resolve().as_uri() if path.is_file() else ""
 
@@ -376,15 +382,11 @@ def _experiment_section(folder: Path, experiment: Any, readable) -> list[str]:
 
 
 def _spread(values) -> tuple[float, float, float, int]:
-    from .reproduce.stats import spread
-
     s = spread([float(v) for v in values])
     return s.mean, s.low, s.high, s.n
 
 
 def sweep_page(directory: Path) -> str:
-    import pandas as pd
-
     meta = json.loads((directory / "sweep.json").read_text(encoding="utf-8"))
     frame = pd.read_parquet(directory / "results.parquet")
     parameters = [p for p in meta.get("parameters", []) if p in frame]
@@ -445,12 +447,7 @@ def sweep_page(directory: Path) -> str:
 def _sweep_figure(frame, metric: str, x: Optional[str], others: list[str], tmp: Path):
     """metric against x (mean and 95 % interval over the seeds), a line per combination
     of the other parameters (at most MAX_SERIES_LINES)."""
-    import matplotlib
-
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import pandas as pd
-
     if frame.empty or frame[metric].isna().all():
         return None
     figure, axes = plt.subplots(figsize=(8, 4.2))
@@ -496,7 +493,6 @@ def _sweep_figure(frame, metric: str, x: Optional[str], others: list[str], tmp: 
     path = tmp / f"{safe}.png"
     figure.savefig(path, dpi=100)
     plt.close(figure)
-    del pd
     return path
 
 
@@ -516,8 +512,6 @@ def _table_html(table) -> str:
 
 
 def run_page(directory: Path) -> str:
-    from .results import RunDirError, bad_summary, read_summary
-
     summary = read_summary(directory)  # RunDirError: incomplete, or not atmsim's
     try:
         return _run_page(directory, summary)
@@ -529,9 +523,6 @@ def run_page(directory: Path) -> str:
 
 
 def _run_page(directory: Path, summary: dict) -> str:
-    from .fairness import FairnessInputError, fairness_of_run_dir, fairness_table
-    from .results import ledger_lines, read_series, result_tables
-
     body = [
         f"<p>Scenario <code>{_e(summary.get('scenario'))}</code>, seed {_e(summary.get('seed'))}, "
         f"{_e(summary.get('sim_time_s'))} s simulated"
@@ -557,8 +548,6 @@ def _run_page(directory: Path, summary: dict) -> str:
     if (directory / "series.parquet").exists():
         read_series(directory / "series.parquet")  # a file that is not atmsim's: refused
     if not figures and (directory / "series.parquet").is_file():
-        from .plots import PlotInputError, plot_run_dir
-
         with tempfile.TemporaryDirectory() as tmp:
             import shutil
 

@@ -16,7 +16,6 @@ moved (exit 1), and ``--fast-paths off`` checks the plain event path.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -26,6 +25,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
 
+from .._lazy import argparse
+from ..api import run
+from ..reproduce import registry, seed_override
 from ..resources import scenario_dir
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -55,8 +57,6 @@ def fingerprint_runs() -> dict[str, tuple[Path, tuple[str, ...]]]:
     seeds differ from it only by the number, and fingerprinting all ten would
     multiply this check's time by ten.
     """
-    from ..reproduce import registry, seed_override
-
     runs: dict[str, tuple[Path, tuple[str, ...]]] = {}
     for path in sorted(EXAMPLES_DIR.glob("*.toml")):
         runs[f"example/{path.stem}"] = (path, ())
@@ -92,8 +92,6 @@ def digest_result(summary: dict, series: Any) -> dict[str, str]:
 
 def run_one(name: str, path: Path, overrides: tuple[str, ...], extra: tuple[str, ...]) -> tuple:
     """Run one fingerprinted scenario; (name, digests)."""
-    from ..api import run
-
     result = run(path, overrides=[*overrides, *extra], progress=False)
     return name, digest_result(result.summary, result.series)
 

@@ -26,7 +26,6 @@ The test suite never needs ns-2: the parser is tested on captured output
 
 from __future__ import annotations
 
-import argparse
 import csv
 import dataclasses
 import math
@@ -39,8 +38,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from .._lazy import argparse
+from ..api import prepare, run
 from ..compare import absolute, jain, relative
 from ..resources import ns2_script
+from ..scenario import read_toml, to_core
 
 NS2_SCRIPT = ns2_script()
 """The ns-2 script, shipped as package data; run with ``ns dumbbell.tcl key=value ...``."""
@@ -388,8 +390,6 @@ def _flow_keys(params: Dumbbell) -> list[str]:
     """The ``flows.<name>`` tables of the scenario file (templates kept as written)."""
     if params.scenario is None:
         return [f"flows.{name}" for name in params.atmsim_flow_names()]
-    from ..scenario import read_toml
-
     return [f"flows.{name}" for name in read_toml(params.scenario).get("flows", {})]
 
 
@@ -399,8 +399,6 @@ def run_atmsim_dumbbell(params: Dumbbell) -> Any:
     A dumbbell read from a scenario file runs that file, with the variant
     and duration set by overrides; otherwise ``atmsim_dumbbell_scenario``.
     """
-    from ..api import run
-
     if params.scenario is not None:
         return run(params.scenario, overrides=atmsim_overrides(params), progress=False)
     return run(atmsim_dumbbell_scenario(params), progress=False)
@@ -416,9 +414,6 @@ def params_from_scenario(source: Any, variant: Optional[str] = None) -> Dumbbell
     settings for every flow (fine timer, no delayed ACK, no processing
     time, infinite sources). Raises ValueError naming what does not fit.
     """
-    from ..api import prepare
-    from ..scenario import to_core
-
     core = to_core(prepare(source))
     links = core["links"]
     flows = core["flows"]
