@@ -74,9 +74,17 @@ def fingerprint_runs() -> dict[str, tuple[Path, tuple[str, ...]]]:
     return dict(sorted(runs.items()))
 
 
+DERIVED_KEYS = ("fairness",)
+"""Summary keys left out of the digest because Python computes them from the rest of
+the summary and the scenario (``atmsim.rundir.complete_summary``): the digest of
+what they are computed from pins them."""
+
+
 def digest_result(summary: dict, series: Any) -> dict[str, str]:
-    """The digests of one run: its summary (without VOLATILE_KEYS) and its series."""
-    kept = {key: value for key, value in summary.items() if key not in VOLATILE_KEYS}
+    """The digests of one run: its summary (without VOLATILE_KEYS and DERIVED_KEYS)
+    and its series."""
+    left_out = (*VOLATILE_KEYS, *DERIVED_KEYS)
+    kept = {key: value for key, value in summary.items() if key not in left_out}
     text = json.dumps(kept, sort_keys=True, separators=(",", ":"), allow_nan=True)
     series_hash = hashlib.sha256()
     series_hash.update(series["time_s"].to_numpy(dtype="<f8").tobytes())

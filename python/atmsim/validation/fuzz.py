@@ -1101,10 +1101,10 @@ def run_case(case: Case, workdir: Path) -> Outcome:
     return outcome
 
 
-_VOLATILE = ("wall_s", "events", "scenario", "fairness")
+_VOLATILE = ("wall_s", "events", "scenario")
 """Summary keys that differ between two runs of one scenario (the wall clock, the events
-the fast paths save), or that the command adds to a run's own (its name, the fairness
-section)."""
+the fast paths save), or between the run of a file and that of its reloaded record (the
+scenario's name)."""
 
 
 def accepted_run_problems(out: Path) -> list[str]:
