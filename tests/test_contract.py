@@ -20,7 +20,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from atmsim.scenario import load_scenario, to_core, tomllib, validate_scenario
-from atmsim.validation.fingerprints import fingerprint_runs
+from devtools.fingerprints import fingerprint_runs
 
 from conftest import FLOW_TINY, REPO, TINY, needs_core
 

@@ -222,6 +222,24 @@ def test_user_facing_modules_do_not_import_the_validation_tooling() -> None:
         assert not any(i.startswith("atmsim.validation") for i in imports), name
 
 
+def test_developer_tooling_is_outside_the_package() -> None:
+    """The fuzzer, the fingerprints and the ns-2 comparison are in devtools/ (not in the
+    wheel), and the package never imports from there."""
+    for tool in ("fuzz.py", "fingerprints.py"):
+        assert not (PACKAGE / "validation" / tool).exists(), tool
+        assert (REPO / "devtools" / tool).is_file(), tool
+    assert (REPO / "devtools" / "ns2_compare.py").is_file()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            assert not any(n.split(".")[0] == "devtools" for n in names), path
+
+
 def test_one_definition_of_each_shared_thing() -> None:
     """One Tolerance, one Jain index, one CELL_BITS, one ledger check."""
     definitions: dict[str, list[str]] = {}

@@ -73,6 +73,8 @@ from .outputs import (
 )
 from .resources import shipped_example, shipped_sweep
 from .results import ledger_lines
+from .rundir import SCENARIO_FILE, scenario_text
+from .rundir import write_run_dir as write_files
 from .scenario import load_scenario, read_toml, resolved_toml, to_core, tomllib, validate_scenario
 from .units import CELL_BITS
 from .workers import imap_unordered
@@ -398,11 +400,7 @@ def run_task(task: dict) -> dict:
         result = run(scenario, progress=False)
         out["summary"] = result.summary
         if task.get("series") and result.has_probes:
-            import io
-
-            buffer = io.BytesIO()
-            result.series.to_parquet(buffer, index=False)
-            out["series"] = buffer.getvalue()
+            out["series"] = result.series_parquet()  # the core's writer, as atmsim run
     except KeyboardInterrupt:
         raise
     except Exception as error:
@@ -496,28 +494,36 @@ def _write_json(path: Path, data: Any) -> None:
     write_file(path, json.dumps(data, indent=2) + "\n")
 
 
+def sweep_header(item: Planned) -> list[str]:
+    """The comment lines at the top of a sweep run's scenario.toml."""
+    return ["# atmsim sweep run; overrides: " + ", ".join(item.overrides)]
+
+
 def write_run_dir(runs: Path, item: Planned, summary: Optional[dict], extra: dict) -> Path:
-    """``runs/<run id>/`` with scenario.toml and summary.json (or failed.json), written
-    into a temporary directory and renamed into place: a run directory is whole or
-    absent. A directory of an earlier failed attempt is replaced."""
+    """``runs/<run id>/``: the run directory of a finished run, written as every run
+    directory is (``atmsim.rundir.write_run_dir``; series.parquet only with the spec's
+    ``series``), or for a failed run its scenario.toml and failed.json. Written into a
+    temporary directory and renamed into place: a run directory is whole or absent. A
+    directory of an earlier failed attempt is replaced."""
     final = runs / item.run_id
     temporary = runs / f".{item.run_id}.{os.getpid()}.tmp"
     if temporary.exists():
         shutil.rmtree(temporary)
-    with naming(temporary):
-        temporary.mkdir(parents=True)
-    header = "# atmsim sweep run; overrides: " + ", ".join(item.overrides) + "\n"
-    files = {MARKER: marker_text("run"), "scenario.toml": header + item.scenario_toml}
+    header = sweep_header(item)
     if summary is not None:
-        files["summary.json"] = json.dumps(summary, indent=2) + "\n"
+        with naming(final):  # a full disk names the run's directory
+            write_files(temporary, item.scenario_toml, summary, extra.get("series"), header)
     else:
-        files["failed.json"] = json.dumps(extra, indent=2) + "\n"
-    for name, text in files.items():
-        with naming(final / name):  # a full disk names the file of the run
-            (temporary / name).write_text(text, encoding="utf-8")
-    if extra.get("series"):
-        with naming(final / "series.parquet"):
-            (temporary / "series.parquet").write_bytes(extra["series"])
+        with naming(temporary):
+            temporary.mkdir(parents=True)
+        files = {
+            MARKER: marker_text("run"),
+            SCENARIO_FILE: scenario_text(item.scenario_toml, header),
+            "failed.json": json.dumps(extra, indent=2) + "\n",
+        }
+        for name, text in files.items():
+            with naming(final / name):  # a full disk names the file of the run
+                (temporary / name).write_text(text, encoding="utf-8")
     with naming(final):
         if final.exists():
             old = runs / f".{item.run_id}.{os.getpid()}.old"

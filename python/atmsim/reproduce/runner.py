@@ -14,7 +14,6 @@ from typing import Callable, Optional, Union
 from ..api import CoreUnavailable, run
 from ..errors import ScenarioError
 from ..failures import internal_error_message
-from ..outputs import write_file
 from ..plots import experiment_figure
 from ..results import ledger_lines
 from ..workers import imap_unordered
@@ -48,9 +47,13 @@ def run_seed(
         for name, spec in experiment.runs.items():
             overrides = [*spec.overrides, seed_override(seed), *extra_overrides]
             directory = run_dir(experiment, Path(out_root), name) if write else None
-            result = run(spec.path, overrides=overrides, progress=False, out=directory)
-            if directory is not None:
-                _label_scenario(directory, experiment, name, spec, overrides)
+            result = run(
+                spec.path,
+                overrides=overrides,
+                progress=False,
+                out=directory,
+                scenario_header=scenario_header(experiment, name, spec, overrides),
+            )
             results[name] = result
             for line, ok in ledger_lines(result.summary):
                 if not ok:
@@ -78,13 +81,9 @@ def _seeds_of(experiment: Experiment, seeds: Optional[tuple]) -> tuple:
     return tuple(seeds) if seeds else tuple(experiment.seeds)
 
 
-def _label_scenario(
-    directory: Path, experiment: Experiment, name: str, spec: Run, overrides: list
-) -> None:
-    """Put a header on the run's resolved scenario.toml: where it comes from."""
-    path = directory / "scenario.toml"
-    if not path.is_file():
-        return
+def scenario_header(experiment: Experiment, name: str, spec: Run, overrides: list) -> list[str]:
+    """The comment lines at the top of a run's scenario.toml: where it comes from
+    (``atmsim.rundir.scenario_text``)."""
     header = [
         f"# atmsim reproduce {experiment.id} ({experiment.source}), run {name!r}",
         f"# from scenarios/reproduce/{spec.scenario}; the choices are commented there",
@@ -100,7 +99,7 @@ def _label_scenario(
         header.extend("# " + line for line in textwrap.wrap(text, 86))
     for note in experiment.notes:
         header.extend("# " + line for line in textwrap.wrap(note, 86, initial_indent="note: "))
-    write_file(path, "\n".join(header) + "\n\n" + path.read_text(encoding="utf-8"))
+    return header
 
 
 def draw_figures(experiment: Experiment, results: dict, out_dir: Path) -> list[Path]:
