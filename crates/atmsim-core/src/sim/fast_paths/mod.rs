@@ -92,6 +92,8 @@
 //! place the plan below consults.
 
 mod ip;
+#[cfg(test)]
+mod tests;
 
 pub(super) use ip::IpFastPaths;
 
