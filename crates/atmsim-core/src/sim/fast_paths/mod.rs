@@ -72,10 +72,11 @@
 //!    source and sends one-cell frames only, it tallies the cells that
 //!    reach the sink at once in its own record and posts the tally to its
 //!    VC's counters before the VC's next frame is opened the usual way;
-//!    every reading of those counters adds it. Exact because that VC's
+//!    the VC's counters are read through one accessor
+//!    (`Endpoints::counts`), which adds it. Exact because that VC's
 //!    reassembly never holds an open unit (each cell is an intact frame,
 //!    whatever the order) and no frame id is read in between (see
-//!    `ends::Direct`).
+//!    `merged_sources::Direct`).
 //!
 //! What is not a fast path: a port that computes a cell's or a packet's
 //! departure when it arrives (Lindley's recursion, for a single-class ATM
@@ -92,10 +93,12 @@
 //! place the plan below consults.
 
 mod ip;
+mod merged_sources;
 #[cfg(test)]
 mod tests;
 
 pub(super) use ip::IpFastPaths;
+pub(super) use merged_sources::{Direct, Tally};
 
 use crate::scenario::{Arbitration, FlowSpec, Layer, LinkSpec, PolicySpec, Scenario};
 use crate::tcp::TimerMode;
