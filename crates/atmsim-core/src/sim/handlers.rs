@@ -368,25 +368,4 @@ impl Simulation {
         );
         self.raise_horizon();
     }
-
-    /// Lets the lazy links deliver at once the cells that arrive before
-    /// the next instant the passive sinks are read: the next probe tick or
-    /// the end of the current `advance` (where `finish` may read them).
-    /// Exact because a passive sink only counts and reassembles, each VC's
-    /// cells in their order on its link, and its state is read at those
-    /// instants alone.
-    pub(super) fn raise_horizon(&mut self) {
-        let horizon = self.clock.until.min(self.clock.next_tick);
-        let ends = &mut self.ends;
-        self.atm
-            .raise_horizon(horizon, &mut |c: &Cell| ends.deliver_passive(c));
-    }
-
-    /// Hands the cells of lazy links that arrived before `t` (by `t` with
-    /// `at_t`) to their sinks.
-    pub(super) fn drain_lazy(&mut self, t: Time, at_t: bool) {
-        let ends = &mut self.ends;
-        self.atm
-            .drain_lazy(t, at_t, &mut |c: &Cell| ends.deliver_passive(c));
-    }
 }

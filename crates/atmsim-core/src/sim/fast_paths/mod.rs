@@ -93,11 +93,13 @@
 //! place the plan below consults.
 
 mod ip;
+mod lazy_links;
 mod merged_sources;
 #[cfg(test)]
 mod tests;
 
 pub(super) use ip::IpFastPaths;
+pub(super) use lazy_links::LazyLinks;
 pub(super) use merged_sources::{Direct, Tally};
 
 use crate::scenario::{Arbitration, FlowSpec, Layer, LinkSpec, PolicySpec, Scenario};
