@@ -390,7 +390,8 @@ impl AtmFabric {
         }
     }
 
-    /// The link into which VC `vc`'s cells may go by [`AtmFabric::direct_arrive`]:
+    /// The link into which VC `vc`'s cells may go straight from their source
+    /// (the merged sources' direct steps, `fast_paths::merged_sources`):
     /// its one link, when that link is lazy and its port a single-class
     /// FIFO without a switch algorithm, explicit-rate control or policer
     /// (None otherwise).
@@ -408,69 +409,14 @@ impl AtmFabric {
         plain.then_some(l)
     }
 
-    /// `port_arrive` for the cell `make` makes, of a VC whose link `l` is its
-    /// [`AtmFabric::direct_link`]: the same steps without the checks that
-    /// cannot apply (the port's algorithm and class mix, the rate control),
-    /// inlined into the loop of the merged sources.
+    /// The port and link of direct link `l` (see [`AtmFabric::direct_link`]),
+    /// with the lazy links' state: for the merged sources' direct steps
+    /// (`fast_paths::merged_sources`).
     #[inline(always)]
-    pub(super) fn direct_arrive(
-        &mut self,
-        l: u32,
-        make: impl Fn() -> Cell,
-        now: Time,
-        deliver: &mut impl FnMut(&Cell),
-    ) -> bool {
+    pub(super) fn direct_hop(&mut self, l: u32) -> (&mut Port, &mut Link, &LazyLinks) {
         let hop = &mut self.hops[l as usize];
         debug_assert!(hop.link.lazy && hop.algorithm.is_none());
-        // Under plain tail drop the port decides from its backlog alone:
-        // the cell is made only once it goes on the link (made before, it
-        // would sit in memory for the policy to read, and be read back).
-        let depart = if hop.port.tail_now() {
-            hop.port.fifo_arrive_tail(now)
-        } else {
-            hop.port.fifo_arrive(now, &make())
-        };
-        let Some(depart) = depart else {
-            return false;
-        };
-        self.lazy.push(&mut hop.link, depart, make(), now, deliver);
-        true
-    }
-
-    /// A cell offered at `now` to the port of direct link `l` (see
-    /// [`AtmFabric::direct_link`]) when that port decides under plain tail
-    /// drop, from its backlog alone (no cell needed); see [`TailFate`].
-    #[inline(always)]
-    pub(super) fn direct_tail(&mut self, l: u32, now: Time) -> TailFate {
-        let hop = &mut self.hops[l as usize];
-        if !hop.port.tail_now() {
-            return TailFate::OtherMode;
-        }
-        let Some(depart) = hop.port.fifo_arrive_tail(now) else {
-            return TailFate::Dropped;
-        };
-        if self.lazy.arrives_early(&hop.link, depart) {
-            return TailFate::Delivered;
-        }
-        TailFate::Queued(depart)
-    }
-
-    /// A cell the port of direct link `l` accepted, to leave it at
-    /// `depart` and reach the far end at or after the horizon: onto the
-    /// link's queue (`LazyLinks::push`, which tests the horizon again: one
-    /// compare on this path; a queueing step of its own for it measured
-    /// 3 % slower on mux_onoff, from the code's layout alone).
-    #[inline(always)]
-    pub(super) fn direct_onward(
-        &mut self,
-        l: u32,
-        depart: Time,
-        cell: Cell,
-        now: Time,
-        deliver: &mut impl FnMut(&Cell),
-    ) {
-        let link = &mut self.hops[l as usize].link;
-        self.lazy.push(link, depart, cell, now, deliver);
+        (&mut hop.port, &mut hop.link, &self.lazy)
     }
 
     /// The priority port of link `l` finished the cell it was sending at
@@ -778,23 +724,6 @@ fn assign_queues(hops: &mut [AtmHop], paths: &mut [VcPath], slotted: bool) -> Ve
         .iter()
         .all(|h| !h.link.lazy || (h.lanes.is_empty() && h.link.slot.slot_ps == 0)));
     lanes
-}
-
-/// What became of a cell offered to a direct link's port by
-/// [`AtmFabric::direct_tail`].
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum TailFate {
-    /// The port is not deciding by plain tail drop now: offer the cell
-    /// with [`AtmFabric::direct_arrive`].
-    OtherMode,
-    /// Dropped by the port.
-    Dropped,
-    /// Accepted, and it reaches the sink before the horizon: the caller
-    /// delivers it at once.
-    Delivered,
-    /// Accepted, to leave the port then and reach the sink at or after the
-    /// horizon: the caller puts it on the link ([`AtmFabric::direct_onward`]).
-    Queued(Time),
 }
 
 #[cfg(test)]

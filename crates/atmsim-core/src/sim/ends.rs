@@ -397,10 +397,17 @@ impl Endpoints {
     /// source's tally is posted first, so that the frame gets its exact id.
     #[inline(always)]
     pub(super) fn open_direct_frame(&mut self, s: u32, vc: u32, cells: u16, direct: Direct) -> u32 {
+        self.post_direct_tally(s, direct);
+        self.open_frame(vc, cells, None)
+    }
+
+    /// Posts source `s`'s tally to its VC's counters if it tallies (through
+    /// `direct`): before any frame of its VC is opened.
+    #[inline(always)]
+    pub(super) fn post_direct_tally(&mut self, s: u32, direct: Direct) {
         if direct.tallies() {
             self.post_tally(s);
         }
-        self.open_frame(vc, cells, None)
     }
 
     /// Posts source `s`'s tally to its VC's counters.

@@ -59,6 +59,7 @@ fn atm_sink() -> Scenario {
     for l in &mut sc.links {
         l.layer = Layer::Atm;
         l.cell_rate_cps = 1e5;
+        l.buffer_packets = None;
     }
     sc.flows.clear();
     sc.vcs = vec![VcSpec {
@@ -329,4 +330,34 @@ fn merged_sources_need_random_arbitration() {
     }
     sc.arbitration = Arbitration::SchedulingOrder;
     assert!(!Plan::new(&sc).merged_sources);
+}
+
+/// The `vc_losses` probe of a VC whose source sends straight into its port
+/// (merged sources) counts the cells that port drops, as without fast paths.
+#[test]
+fn a_direct_source_s_drops_reach_the_loss_probe() {
+    let mut sc = atm_sink();
+    sc.links[0].buffer_cells = Some(2);
+    sc.duration_ps = 100_000_000_000;
+    sc.sources = serde_json::from_str(
+        r#"[{"name":"s","vc":0,"model":{"kind":"cbr","rate_cps":8e4}},
+            {"name":"t","vc":1,"model":{"kind":"cbr","rate_cps":8e4}}]"#,
+    )
+    .unwrap();
+    let mut v = sc.vcs[0].clone();
+    v.name = "w".into();
+    sc.vcs.push(v);
+    sc.probes.period_ps = 10_000_000_000;
+    sc.probes.vc_losses = vec![0, 1];
+    let run = |fast: bool| {
+        let mut sc = sc.clone();
+        sc.fast_paths = fast;
+        let mut sim = crate::sim::Simulation::new(&sc).unwrap();
+        sim.run();
+        let (summary, series) = sim.finish();
+        (format!("{:?}", summary.vcs), series.value)
+    };
+    let (on, off) = (run(true), run(false));
+    assert!(off.1.iter().any(|&v| v > 0.0), "the port drops");
+    assert_eq!(on, off);
 }
