@@ -569,6 +569,15 @@ impl Endpoints {
         }
     }
 
+    /// A port dropped a one-cell frame of VC `vc` sent through a direct
+    /// link (no frame store to tell): counted for the VC, as
+    /// `cell_dropped` does, without reading the VC's record.
+    #[inline(always)]
+    pub(super) fn direct_cell_dropped(&mut self, vc: u32) {
+        debug_assert!(self.vcs[vc as usize].store.is_none());
+        self.cells_dropped[vc as usize] += 1;
+    }
+
     /// `cell` reached the end of its VC's forward path.
     #[inline]
     pub(super) fn at_end(&mut self, cell: Cell) -> AtEnd {

@@ -196,8 +196,8 @@ impl Simulation {
                     });
                 }
                 TailFate::Dropped => {
-                    let frame = self.ends.open_direct_frame(s, vc, 1, direct);
-                    self.ends.cell_dropped(&Cell::data(vc, frame, 1, true));
+                    self.ends.open_direct_frame(s, vc, 1, direct);
+                    self.ends.direct_cell_dropped(vc);
                 }
                 TailFate::OtherMode => self.direct_frame(s, vc, cells, direct),
             }
