@@ -109,9 +109,9 @@
 //!   (`horizon`) for its largest queue: with `at == now` that is the plain
 //!   port, and a port of its own for eager feeding would be a second copy
 //!   of the recursion on the hot path of every packet;
-//! - eager TCP ends (4): the plan's flags in each flow's record, read by
-//!   `TcpHosts::takes_early`, which `IpFabric::forward` calls at a path's
-//!   end;
+//! - eager TCP ends (4): [`EagerEnds`] in `eager_tcp.rs`, kept in each
+//!   flow's record; `IpFabric::forward` asks it at a path's end, through
+//!   `TcpHosts::takes_early`;
 //! - merged sources (5): `merged_sources.rs`, the `Sources` event and its
 //!   loop, a source's [`Direct`] link and [`Tally`]; the ends read a VC's
 //!   counters through one accessor (`Endpoints::counts`), which adds the
@@ -121,12 +121,14 @@
 //!   the model's way (`send_frame`). The timing wheel is `engine::wheel`,
 //!   and `traffic::Firing` chooses which source kinds the loop inlines.
 
+mod eager_tcp;
 mod ip;
 mod lazy_links;
 mod merged_sources;
 #[cfg(test)]
 mod tests;
 
+pub(super) use eager_tcp::EagerEnds;
 pub(super) use ip::IpFastPaths;
 pub(super) use lazy_links::LazyLinks;
 pub(super) use merged_sources::{Direct, Tally};
