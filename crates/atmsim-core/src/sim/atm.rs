@@ -11,10 +11,8 @@
 //! sources, sinks or hosts.
 //!
 //! A link whose cells all end in passive sinks may be *lazy* (a fast path,
-//! see `fast_paths`): it schedules nothing and hands its cells to a
-//! `deliver` callback at once when they arrive before the fabric's horizon
-//! (the next instant anything reads the sinks), otherwise when cells are
-//! added, at probe ticks and at the end.
+//! `fast_paths::lazy_links`): it schedules nothing, and `link_push` hands
+//! its cells to `LazyLinks`, which passes them to a `deliver` callback.
 
 use super::atm_control::AtmControl;
 use super::fast_paths::LazyLinks;
