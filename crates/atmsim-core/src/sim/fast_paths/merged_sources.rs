@@ -1,11 +1,10 @@
-//! Fast path 5, merged sources: what a source sending straight into its
-//! port needs (its [`Direct`] link, and the [`Tally`] of a source that
-//! counts its own cells). The ends keep both in each source's record; the
-//! VC's counters are read through `Endpoints::counts`, which adds the tally.
-//! And the merged sources' event ([`Event::Sources`]), whose loop fires the
-//! sources in key order; the model's own steps (`send_frame`) take every
-//! frame but a one-cell frame into a direct link's port under plain tail
-//! drop.
+//! Fast path 5, merged sources: the [`Event::Sources`] event and its loop,
+//! which fires the open-loop sources in key order from their timing wheel
+//! (`engine::wheel`, kept by the ends); and a source's [`Direct`] link and
+//! [`Tally`], which the ends keep in each source's record. A VC's counters
+//! are read through `Endpoints::counts`, which adds the tally. The loop
+//! takes a one-cell frame into a direct link's port under plain tail drop
+//! by its own steps; every other frame goes the model's way (`send_frame`).
 
 use crate::atm::Cell;
 use crate::engine::{Event, Time};
