@@ -11,12 +11,11 @@
 //! sources, sinks or hosts.
 //!
 //! A link whose cells all end in passive sinks may be *lazy* (a fast path,
-//! see `fast_paths`): it schedules nothing and hands its cells to a
-//! `deliver` callback at once when they arrive before the fabric's horizon
-//! (the next instant anything reads the sinks), otherwise when cells are
-//! added, at probe ticks and at the end.
+//! `fast_paths::lazy_links`): it schedules nothing, and `link_push` hands
+//! its cells to `LazyLinks`, which passes them to a `deliver` callback.
 
 use super::atm_control::AtmControl;
+use super::fast_paths::LazyLinks;
 use crate::abr::algorithm::{self, AlgorithmStats, PortState};
 use crate::abr::{is_brm, is_rm, SwitchAlgorithm};
 use crate::atm::link::LAZY_BATCH;
@@ -101,10 +100,8 @@ pub(super) struct AtmFabric {
     mcr_cps: Vec<f64>,
     /// The explicit-rate control of TCP at its ports and edges.
     control: AtmControl,
-    /// A cell of a lazy link that arrives before this time is delivered
-    /// when it goes on the link: nothing reads the passive sinks before it
-    /// (see [`AtmFabric::raise_horizon`]).
-    horizon: Time,
+    /// The lazy links' horizon (a fast path, see `fast_paths`).
+    lazy: LazyLinks,
     /// The links' lanes beyond their own queues (slotted contention only).
     lanes: Vec<Lane>,
 }
@@ -268,23 +265,16 @@ impl AtmFabric {
             policers,
             mcr_cps,
             control: AtmControl::default(),
-            horizon: 0,
+            lazy: LazyLinks::default(),
             lanes,
         }
     }
 
-    /// Moves the horizon of early delivery to `t` (it never moves back):
-    /// the caller promises that the passive sinks are not read before `t`
-    /// (the next probe tick, the end of the current `advance`). The cells
-    /// of lazy links that arrive before it are delivered now, so that a
-    /// lazy link's queue holds only cells arriving at or after the horizon:
-    /// a cell put on an empty queue and arriving before the horizon can
-    /// then be delivered at once, after every earlier cell of its link.
+    /// Moves the lazy links' horizon of early delivery to `t` (see
+    /// [`LazyLinks::raise`]).
     pub(super) fn raise_horizon(&mut self, t: Time, deliver: &mut impl FnMut(&Cell)) {
-        if t > self.horizon {
-            self.horizon = t;
-            self.drain_lazy(t, false, deliver);
-        }
+        let links = self.hops.iter_mut().map(|h| &mut h.link);
+        self.lazy.raise(t, links, deliver);
     }
 
     /// Gives the fabric its explicit-rate control (built once the agenda,
@@ -398,7 +388,8 @@ impl AtmFabric {
         }
     }
 
-    /// The link into which VC `vc`'s cells may go by [`AtmFabric::direct_arrive`]:
+    /// The link into which VC `vc`'s cells may go straight from their source
+    /// (the merged sources' direct steps, `fast_paths::merged_sources`):
     /// its one link, when that link is lazy and its port a single-class
     /// FIFO without a switch algorithm, explicit-rate control or policer
     /// (None otherwise).
@@ -416,69 +407,14 @@ impl AtmFabric {
         plain.then_some(l)
     }
 
-    /// `port_arrive` for the cell `make` makes, of a VC whose link `l` is its
-    /// [`AtmFabric::direct_link`]: the same steps without the checks that
-    /// cannot apply (the port's algorithm and class mix, the rate control),
-    /// inlined into the loop of the merged sources.
+    /// The port and link of direct link `l` (see [`AtmFabric::direct_link`]),
+    /// with the lazy links' state: for the merged sources' direct steps
+    /// (`fast_paths::merged_sources`).
     #[inline(always)]
-    pub(super) fn direct_arrive(
-        &mut self,
-        l: u32,
-        make: impl Fn() -> Cell,
-        now: Time,
-        deliver: &mut impl FnMut(&Cell),
-    ) -> bool {
+    pub(super) fn direct_hop(&mut self, l: u32) -> (&mut Port, &mut Link, &LazyLinks) {
         let hop = &mut self.hops[l as usize];
         debug_assert!(hop.link.lazy && hop.algorithm.is_none());
-        // Under plain tail drop the port decides from its backlog alone:
-        // the cell is made only once it goes on the link (made before, it
-        // would sit in memory for the policy to read, and be read back).
-        let depart = if hop.port.tail_now() {
-            hop.port.fifo_arrive_tail(now)
-        } else {
-            hop.port.fifo_arrive(now, &make())
-        };
-        let Some(depart) = depart else {
-            return false;
-        };
-        push_lazy(&mut hop.link, depart, make(), now, self.horizon, deliver);
-        true
-    }
-
-    /// A cell offered at `now` to the port of direct link `l` (see
-    /// [`AtmFabric::direct_link`]) when that port decides under plain tail
-    /// drop, from its backlog alone (no cell needed); see [`TailFate`].
-    #[inline(always)]
-    pub(super) fn direct_tail(&mut self, l: u32, now: Time) -> TailFate {
-        let hop = &mut self.hops[l as usize];
-        if !hop.port.tail_now() {
-            return TailFate::OtherMode;
-        }
-        let Some(depart) = hop.port.fifo_arrive_tail(now) else {
-            return TailFate::Dropped;
-        };
-        if arrives_early(&hop.link, depart, self.horizon) {
-            return TailFate::Delivered;
-        }
-        TailFate::Queued(depart)
-    }
-
-    /// A cell the port of direct link `l` accepted, to leave it at
-    /// `depart` and reach the far end at or after the horizon: onto the
-    /// link's queue (`push_lazy`, which tests the horizon again: one
-    /// compare on this path; a queueing step of its own for it measured
-    /// 3 % slower on mux_onoff, from the code's layout alone).
-    #[inline(always)]
-    pub(super) fn direct_onward(
-        &mut self,
-        l: u32,
-        depart: Time,
-        cell: Cell,
-        now: Time,
-        deliver: &mut impl FnMut(&Cell),
-    ) {
-        let link = &mut self.hops[l as usize].link;
-        push_lazy(link, depart, cell, now, self.horizon, deliver);
+        (&mut hop.port, &mut hop.link, &self.lazy)
     }
 
     /// The priority port of link `l` finished the cell it was sending at
@@ -511,7 +447,7 @@ impl AtmFabric {
         let n_links = self.hops.len();
         let hop = &mut self.hops[l as usize];
         if hop.link.lazy {
-            push_lazy(&mut hop.link, tx_end, cell, now, self.horizon, deliver);
+            self.lazy.push(&mut hop.link, tx_end, cell, now, deliver);
             return;
         }
         let arrival = tx_end + hop.link.delay_ps;
@@ -628,9 +564,8 @@ impl AtmFabric {
     /// Hands the cells of lazy links that have arrived before `t` (by `t`
     /// with `at_t`) to `deliver`.
     pub(super) fn drain_lazy(&mut self, t: Time, at_t: bool, deliver: &mut impl FnMut(&Cell)) {
-        for h in self.hops.iter_mut().filter(|h| h.link.lazy) {
-            deliver_arrived(&mut h.link, |a| a < t || (at_t && a == t), deliver);
-        }
+        let links = self.hops.iter_mut().map(|h| &mut h.link);
+        LazyLinks::drain(links, t, at_t, deliver);
     }
 
     /// Cells waiting at the port of link `l` at `now`.
@@ -787,92 +722,6 @@ fn assign_queues(hops: &mut [AtmHop], paths: &mut [VcPath], slotted: bool) -> Ve
         .iter()
         .all(|h| !h.link.lazy || (h.lanes.is_empty() && h.link.slot.slot_ps == 0)));
     lanes
-}
-
-/// Puts `cell`, whose transmission ends at `tx_end`, on lazy link `link`:
-/// delivered at once when it arrives before `horizon` (no sink is read
-/// before then, and the link's queue is empty: every earlier cell of the
-/// link has been delivered), otherwise queued, the cells that have arrived
-/// by `now` delivered once a batch is queued.
-#[inline(always)]
-fn push_lazy(
-    link: &mut Link,
-    tx_end: Time,
-    cell: Cell,
-    now: Time,
-    horizon: Time,
-    deliver: &mut impl FnMut(&Cell),
-) {
-    if arrives_early(link, tx_end, horizon) {
-        deliver(&cell);
-        return;
-    }
-    link.in_flight.push_back((tx_end + link.delay_ps, cell));
-    if link.in_flight.len() >= link.drain_at {
-        drain_lazy(link, now, deliver);
-    }
-}
-
-/// True when a cell whose transmission on lazy link `link` ends at
-/// `tx_end` reaches the far end before `horizon`: it is delivered at once.
-#[inline(always)]
-fn arrives_early(link: &Link, tx_end: Time, horizon: Time) -> bool {
-    let early = tx_end + link.delay_ps < horizon;
-    // The queue holds only cells arriving at or after the horizon
-    // (`raise_horizon`), and a link's arrivals come in the order its cells
-    // go on it: a cell arriving before the horizon finds it empty.
-    debug_assert!(!early || link.in_flight.is_empty());
-    early
-}
-
-/// What became of a cell offered to a direct link's port by
-/// [`AtmFabric::direct_tail`].
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum TailFate {
-    /// The port is not deciding by plain tail drop now: offer the cell
-    /// with [`AtmFabric::direct_arrive`].
-    OtherMode,
-    /// Dropped by the port.
-    Dropped,
-    /// Accepted, and it reaches the sink before the horizon: the caller
-    /// delivers it at once.
-    Delivered,
-    /// Accepted, to leave the port then and reach the sink at or after the
-    /// horizon: the caller puts it on the link ([`AtmFabric::direct_onward`]).
-    Queued(Time),
-}
-
-/// Delivers the cells of lazy link `link` that have arrived by `now`, so
-/// that it holds only the cells still in the port or on the wire, and a
-/// batch more before the next drain.
-#[inline(never)]
-fn drain_lazy(link: &mut Link, now: Time, deliver: &mut impl FnMut(&Cell)) {
-    deliver_arrived(link, |a| a <= now, deliver);
-}
-
-/// Delivers, in order, the cells of lazy link `link` whose arrival times
-/// pass `arrived` (a test true up to some time), then takes them out at
-/// once; the next batch drain comes a batch later.
-#[inline]
-fn deliver_arrived(
-    link: &mut Link,
-    arrived: impl Fn(Time) -> bool,
-    deliver: &mut impl FnMut(&Cell),
-) {
-    // Arrival times grow along the queue: deliver the arrived run of each
-    // of its two slices.
-    let mut taken = 0;
-    let (a, b) = link.in_flight.as_slices();
-    for part in [a, b] {
-        let n = part.partition_point(|&(at, _)| arrived(at));
-        part[..n].iter().for_each(|(_, c)| deliver(c));
-        taken += n;
-        if n < part.len() {
-            break;
-        }
-    }
-    link.in_flight.drain(..taken);
-    link.drain_at = link.in_flight.len() + LAZY_BATCH;
 }
 
 #[cfg(test)]

@@ -15,6 +15,8 @@ use crate::ip::Packet;
 use crate::scenario::{Scenario, SourceModel};
 use crate::stats::{AbrSummary, Ledger, VcSummary};
 use crate::traffic::{self, Firing, TrafficSource};
+
+pub(super) use super::fast_paths::{Direct, Tally};
 use std::collections::VecDeque;
 
 /// The ABR source end system of a VC with the cells it holds.
@@ -75,7 +77,10 @@ impl FrameStore {
 /// bytes, one line, whatever the number of VCs.
 #[repr(C, align(64))]
 struct VcEnd {
-    counts: VcCounts,
+    /// The VC's counters as posted; a fast path may hold some back (a
+    /// tallying source's, see [`Direct`]): read them through
+    /// [`Endpoints::counts`], which adds those.
+    posted: VcCounts,
     name: String,
     /// Frames in flight, for a VC of a TCP flow.
     store: Option<FrameStore>,
@@ -122,53 +127,6 @@ impl VcCounts {
     }
 }
 
-/// A source's direct link (see [`Endpoints::set_direct`]): none, or the
-/// link its cells go straight into and whether the source tallies.
-///
-/// A source that tallies counts each one-cell frame that reaches its sink
-/// at once in its own record (`SourceState::tally`), not at its VC's: the
-/// cell then touches one record, not two (with 10,000 sources, a cache miss
-/// fewer a cell). The tally is posted to the VC's counters before the next
-/// frame of the VC is opened the usual way, and added wherever the VC's
-/// counters are read. It gives the same counts because the source is its
-/// VC's only one and sends one-cell frames only: the VC's reassembly never
-/// holds an open unit, so each such cell is an intact frame whatever the
-/// order, and nothing reads the frames' ids in between.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Direct(u32);
-
-impl Direct {
-    /// The flag bit of a tallying source.
-    const TALLIES: u32 = 1 << 31;
-    /// No direct link: the source's frames go the usual way (it does not
-    /// tally).
-    pub(super) const NONE: Direct = Direct(!Self::TALLIES);
-
-    /// Link `link` (below `NONE`'s 2^31 - 1), tallying or not.
-    fn new(link: u32, tallies: bool) -> Direct {
-        debug_assert!(link < Self::NONE.0);
-        Direct(if tallies { link | Self::TALLIES } else { link })
-    }
-
-    /// True when there is no direct link.
-    #[inline(always)]
-    pub(super) fn is_none(self) -> bool {
-        self == Self::NONE
-    }
-
-    /// The direct link (when there is one).
-    #[inline(always)]
-    pub(super) fn link(self) -> u32 {
-        self.0 & !Self::TALLIES
-    }
-
-    /// True when the source tallies (when there is a direct link).
-    #[inline(always)]
-    pub(super) fn tallies(self) -> bool {
-        self.0 & Self::TALLIES != 0
-    }
-}
-
 struct SourceState {
     source: traffic::Source,
     rng: RngStream,
@@ -178,7 +136,7 @@ struct SourceState {
     direct: Direct,
     /// One-cell frames it sent that reached the sink at once, not yet
     /// posted to its VC's counters (see [`Direct`]).
-    tally: u64,
+    tally: Tally,
 }
 
 /// What a cell at the end of its VC's forward path turned out to be.
@@ -255,7 +213,7 @@ impl Endpoints {
             .iter()
             .enumerate()
             .map(|(i, v)| VcEnd {
-                counts: VcCounts::default(),
+                posted: VcCounts::default(),
                 name: v.name.clone(),
                 store: tcp_vc[i].then(FrameStore::default),
                 ses: v.abr.as_ref().map(|p| {
@@ -313,7 +271,7 @@ impl Endpoints {
                 vc: s.vc,
                 stop,
                 direct: Direct::NONE,
-                tally: 0,
+                tally: Tally::default(),
             });
         }
         let source_vcs = sources.iter().map(|st| st.vc).collect();
@@ -426,32 +384,39 @@ impl Endpoints {
     #[inline(always)]
     pub(super) fn send_delivered_cell(&mut self, s: u32, vc: u32, direct: Direct) {
         if direct.tallies() {
-            self.sources[s as usize].tally += 1;
+            self.sources[s as usize].tally.add();
             return;
         }
         let v = &mut self.vcs[vc as usize];
         debug_assert!(v.store.is_none() && v.ses.is_none());
-        let frame = v.counts.open(1);
-        v.counts.deliver(&Cell::data(vc, frame, 1, true));
+        let frame = v.posted.open(1);
+        v.posted.deliver(&Cell::data(vc, frame, 1, true));
     }
 
     /// `open_frame` for a frame of source `s` through `direct`: a tallying
     /// source's tally is posted first, so that the frame gets its exact id.
     #[inline(always)]
     pub(super) fn open_direct_frame(&mut self, s: u32, vc: u32, cells: u16, direct: Direct) -> u32 {
+        self.post_direct_tally(s, direct);
+        self.open_frame(vc, cells, None)
+    }
+
+    /// Posts source `s`'s tally to its VC's counters if it tallies (through
+    /// `direct`): before any frame of its VC is opened.
+    #[inline(always)]
+    pub(super) fn post_direct_tally(&mut self, s: u32, direct: Direct) {
         if direct.tallies() {
             self.post_tally(s);
         }
-        self.open_frame(vc, cells, None)
     }
 
     /// Posts source `s`'s tally to its VC's counters.
     #[inline]
     fn post_tally(&mut self, s: u32) {
         let st = &mut self.sources[s as usize];
-        let k = std::mem::take(&mut st.tally);
+        let k = st.tally.take();
         if k > 0 {
-            self.vcs[st.vc as usize].counts.post(k);
+            self.vcs[st.vc as usize].posted.post(k);
         }
     }
 
@@ -459,8 +424,17 @@ impl Endpoints {
     fn unposted(&self, v: usize) -> u64 {
         match self.tally_source[v] {
             u32::MAX => 0,
-            s => self.sources[s as usize].tally,
+            s => self.sources[s as usize].tally.held(),
         }
+    }
+
+    /// VC `vc`'s counters with what the fast paths hold back added (a
+    /// tallying source's tally, see [`Direct`]): the one way to read them,
+    /// a copy, so that reading changes nothing.
+    fn counts(&self, vc: usize) -> VcCounts {
+        let mut counts = self.vcs[vc].posted.clone();
+        counts.post(self.unposted(vc));
+        counts
     }
 
     /// Marks the sources whose cells may go straight into a port: those of
@@ -478,7 +452,7 @@ impl Endpoints {
             if v.ses.is_some() || v.store.is_some() {
                 continue;
             }
-            let Some(link) = link_of(st.vc).filter(|&l| l < Direct::NONE.0) else {
+            let Some(link) = link_of(st.vc).filter(|&l| Direct::fits(l)) else {
                 continue;
             };
             let tallies = sources_of[st.vc as usize] == 1 && st.source.one_cell_frames();
@@ -497,7 +471,7 @@ impl Endpoints {
     #[inline]
     pub(super) fn open_frame(&mut self, vc: u32, cells: u16, packet: Option<Packet>) -> u32 {
         let v = &mut self.vcs[vc as usize];
-        let frame = v.counts.open(cells);
+        let frame = v.posted.open(cells);
         if let (Some(store), Some(packet)) = (&mut v.store, packet) {
             store.push(
                 frame,
@@ -568,7 +542,7 @@ impl Endpoints {
                 Some(c) => c,
                 None => {
                     // Greedy: a new one-cell frame.
-                    let frame = vc.counts.open(1);
+                    let frame = vc.posted.open(1);
                     Cell::data(v, frame, 1, true)
                 }
             },
@@ -595,6 +569,15 @@ impl Endpoints {
         }
     }
 
+    /// A port dropped a one-cell frame of VC `vc` sent through a direct
+    /// link (no frame store to tell): counted for the VC, as
+    /// `cell_dropped` does, without reading the VC's record.
+    #[inline(always)]
+    pub(super) fn direct_cell_dropped(&mut self, vc: u32) {
+        debug_assert!(self.vcs[vc as usize].store.is_none());
+        self.cells_dropped[vc as usize] += 1;
+    }
+
     /// `cell` reached the end of its VC's forward path.
     #[inline]
     pub(super) fn at_end(&mut self, cell: Cell) -> AtEnd {
@@ -619,7 +602,7 @@ impl Endpoints {
     /// A cell reaches the passive sink of its VC.
     #[inline]
     pub(super) fn deliver_passive(&mut self, cell: &Cell) {
-        self.vcs[cell.vc as usize].counts.deliver(cell);
+        self.vcs[cell.vc as usize].posted.deliver(cell);
     }
 
     /// A cell of a TCP VC reaches the end host: reassemble, resolve the fate
@@ -627,7 +610,7 @@ impl Endpoints {
     /// frame.
     pub(super) fn deliver_tcp_cell(&mut self, cell: Cell) -> Option<Packet> {
         let v = &mut self.vcs[cell.vc as usize];
-        let (eom_frame, intact) = match v.counts.deliver(&cell) {
+        let (eom_frame, intact) = match v.posted.deliver(&cell) {
             Outcome::Pending => return None,
             Outcome::Delivered { frame, .. } => (frame, true),
             Outcome::Corrupted { frame, .. } | Outcome::Merged { frame, .. } => (frame, false),
@@ -656,12 +639,12 @@ impl Endpoints {
 
     /// Cells delivered to VC `vc`'s end so far.
     pub(super) fn cells_delivered(&self, vc: u32) -> u64 {
-        self.vcs[vc as usize].counts.cells_delivered + self.unposted(vc as usize)
+        self.counts(vc as usize).cells_delivered
     }
 
     /// AAL5 frames VC `vc`'s reassembly has lost by merging so far.
     pub(super) fn frames_merged(&self, vc: u32) -> u64 {
-        self.vcs[vc as usize].counts.reassembly.frames_merged
+        self.counts(vc as usize).reassembly.frames_merged
     }
 
     /// Data cells of VC `vc` dropped at ports so far.
@@ -687,10 +670,7 @@ impl Endpoints {
         ledger.cells_delivered += self.rm_delivered;
         let mut vcs = Vec::with_capacity(self.vcs.len());
         for (i, v) in self.vcs.iter().enumerate() {
-            // The VC's counters with its source's tally posted (a copy:
-            // reading the summary changes nothing).
-            let mut counts = v.counts.clone();
-            counts.post(self.unposted(i));
+            let counts = self.counts(i);
             ledger.cells_generated += counts.cells_sent;
             ledger.cells_delivered += counts.cells_delivered;
             if let Some(st) = &v.ses {
@@ -877,7 +857,10 @@ mod tests {
             assert_eq!(waiting[0], waiting[1], "the same frame ids");
             assert_eq!(tallying.cells_delivered(0), counting.cells_delivered(0));
         }
-        assert!(tallying.sources[0].tally > 0, "some cells still tallied");
+        assert!(
+            tallying.sources[0].tally.held() > 0,
+            "some cells still tallied"
+        );
         same_reports(&tallying, &counting);
     }
 

@@ -3,8 +3,8 @@
 //! cell at the end of its path into a sink, a host or an ABR destination, a
 //! TCP segment into its route). No part's state is touched here directly.
 
-use super::atm::{Arrived as CellArrived, BrmStep, TailFate};
-use super::ends::{AtEnd, Direct};
+use super::atm::{Arrived as CellArrived, BrmStep};
+use super::ends::AtEnd;
 use super::ip::Arrived as PacketArrived;
 use super::ip_control::AckFate;
 use super::tcp::FlowRoute;
@@ -14,7 +14,6 @@ use crate::atm::aal5::cells_per_datagram;
 use crate::atm::Cell;
 use crate::engine::{Event, Time};
 use crate::ip::Packet;
-use crate::traffic::{CellSourcesInline, EveryKindInline, Firing};
 
 impl Simulation {
     // --- cells ------------------------------------------------------------
@@ -24,118 +23,10 @@ impl Simulation {
         self.send_frame(vc, cells, None);
     }
 
-    /// The merged sources emit, in order, everything they have due before
-    /// the next other event and by the end of the current `advance`; then
-    /// their event waits at the next emission's key (a fast path: each
-    /// emission happens exactly where its own SourceEmit event would have).
-    /// The loop inlines the `fire` of every source kind, or only of the
-    /// CBR and geometric on/off sources when there are no others (see
-    /// `traffic::Firing`).
-    pub(super) fn on_sources(&mut self) {
-        if self.ends.cell_sources_only() {
-            self.sources_loop::<CellSourcesInline>();
-        } else {
-            self.sources_loop::<EveryKindInline>();
-        }
-    }
-
-    /// `on_sources`' loop. Kept out of `advance` (never inlined): the loop
-    /// then has the registers to itself, with fewer values kept on the
-    /// stack (mux_onoff 2 - 4 % faster).
-    #[inline(never)]
-    fn sources_loop<F: Firing>(&mut self) {
-        self.agenda.discard_taken();
-        // Emissions before `sure` need neither test below (by the end of
-        // the `advance`, and before the next other event: only a frame sent
-        // the usual way can change it, the direct path schedules nothing).
-        // The loop keeps `sure` alone; the end and the next event's key are
-        // read again when an emission reaches it (fewer values held across
-        // the loop, so fewer of them kept on the stack).
-        let sure_of = |sim: &Self| {
-            let key = sim.agenda.peek_key();
-            sim.clock.until.saturating_add(1).min((key >> 64) as Time)
-        };
-        let mut sure = sure_of(self);
-        while let Some((t, s)) = self.ends.next_due() {
-            if t >= sure && self.sources_stop(t, s) {
-                return;
-            }
-            self.clock.now = t;
-            let (vc, cells, direct) = self.ends.fire_due::<F>(s, t);
-            if direct.is_none() {
-                self.send_frame(vc, cells, None);
-                sure = sure_of(self);
-                continue;
-            }
-            // A one-cell frame (every cell of an on/off source) straight into
-            // the port of the VC's one, lazy link: the steps of `send_frame`
-            // and `cell_to_port` that apply (no SES, no frame store, no
-            // algorithm or rate control at the port). Under plain tail drop
-            // the port decides first, and a cell that reaches the sink at once
-            // is sent and delivered on one reading of its VC's record (the
-            // counters are the same whatever their order: nothing reads them
-            // in between).
-            let fate = if cells == 1 {
-                self.atm.direct_tail(direct.link(), t)
-            } else {
-                TailFate::OtherMode
-            };
-            match fate {
-                TailFate::Delivered => self.ends.send_delivered_cell(s, vc, direct),
-                TailFate::Queued(depart) => {
-                    let frame = self.ends.open_direct_frame(s, vc, 1, direct);
-                    let ends = &mut self.ends;
-                    let cell = Cell::data(vc, frame, 1, true);
-                    self.atm
-                        .direct_onward(direct.link(), depart, cell, t, &mut |c: &Cell| {
-                            ends.deliver_passive(c)
-                        });
-                }
-                TailFate::Dropped => {
-                    // Dropped by the port: the frame was sent all the same.
-                    self.ends.open_direct_frame(s, vc, 1, direct);
-                }
-                TailFate::OtherMode => self.direct_frame(s, vc, cells, direct),
-            }
-        }
-    }
-
-    /// The merged sources' loop for a frame the port does not decide by
-    /// tail drop alone, or of several cells (out of line: its loop over the
-    /// cells would hold values of its own across the sources' loop): the
-    /// frame opened, each cell into the port of the VC's one, lazy link.
-    #[inline(never)]
-    fn direct_frame(&mut self, s: u32, vc: u32, cells: u16, direct: Direct) {
-        let frame = self.ends.open_direct_frame(s, vc, cells, direct);
-        let direct = direct.link();
-        let ends = &mut self.ends;
-        let mut deliver = |c: &Cell| ends.deliver_passive(c);
-        for k in 0..cells {
-            let make = || Cell::data(vc, frame, cells, k + 1 == cells);
-            self.atm
-                .direct_arrive(direct, make, self.clock.now, &mut deliver);
-        }
-    }
-
-    /// The merged sources' emission at `t` by source `s` reached the loop's
-    /// `sure` time: true (their event then waits at its key) when it comes
-    /// after the end of the `advance` or after the next other event.
-    #[cold]
-    #[inline(never)]
-    fn sources_stop(&mut self, t: Time, s: u32) -> bool {
-        let next_key = self.agenda.peek_key();
-        if t > self.clock.until || !self.ends.due_before(t, s, next_key) {
-            self.agenda
-                .push_keyed(self.ends.due_key(t, s), Event::Sources);
-            return true;
-        }
-        false
-    }
-
     /// Segments a frame of `cells` cells on `vc` into its first port, or
     /// into its ABR source end system; a TCP frame's packet is kept until
     /// its fate is known.
-    fn send_frame(&mut self, vc: u32, cells: u16, packet: Option<Packet>) {
+    pub(super) fn send_frame(&mut self, vc: u32, cells: u16, packet: Option<Packet>) {
         let frame = self.ends.open_frame(vc, cells, packet);
         if self.ends.has_ses(vc) {
             self.ends.ses_enqueue(vc, frame, cells);
@@ -367,26 +258,5 @@ impl Simulation {
             &mut self.tcp,
         );
         self.raise_horizon();
-    }
-
-    /// Lets the lazy links deliver at once the cells that arrive before
-    /// the next instant the passive sinks are read: the next probe tick or
-    /// the end of the current `advance` (where `finish` may read them).
-    /// Exact because a passive sink only counts and reassembles, each VC's
-    /// cells in their order on its link, and its state is read at those
-    /// instants alone.
-    pub(super) fn raise_horizon(&mut self) {
-        let horizon = self.clock.until.min(self.clock.next_tick);
-        let ends = &mut self.ends;
-        self.atm
-            .raise_horizon(horizon, &mut |c: &Cell| ends.deliver_passive(c));
-    }
-
-    /// Hands the cells of lazy links that arrived before `t` (by `t` with
-    /// `at_t`) to their sinks.
-    pub(super) fn drain_lazy(&mut self, t: Time, at_t: bool) {
-        let ends = &mut self.ends;
-        self.atm
-            .drain_lazy(t, at_t, &mut |c: &Cell| ends.deliver_passive(c));
     }
 }

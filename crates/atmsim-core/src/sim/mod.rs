@@ -17,7 +17,9 @@
 //! - [`probes`]: the time series;
 //! - [`fast_paths`]: the fast paths (events skipped because their outcome is
 //!   already known), fenced behind one switch with the conditions under
-//!   which each is exact;
+//!   which each is exact, each in a module of its own there behind a type
+//!   the parts call at one place (lazy links, the IP ports told early, the
+//!   merged sources);
 //! - [`report`]: closing the run: summaries and conservation ledgers.
 //!
 //! This file holds the run loop, which only dispatches; `handlers` says what

@@ -6,6 +6,7 @@
 //! Packets leave through the caller, which knows the flow's route (two VCs
 //! or two IP paths); this part only says what to send and when.
 
+use super::fast_paths::EagerEnds;
 use crate::engine::{Event, EventQueue, RngStream, Time};
 use crate::ip::{Packet, SackRing};
 use crate::scenario::{Layer, Scenario};
@@ -42,12 +43,9 @@ struct FlowState {
     /// Time of the pending FlowTimer event, if any.
     timer_at: Option<Time>,
     started: bool,
-    /// The receiver may take a data segment as soon as its arrival time is
-    /// known (a fast path, see `fast_paths`).
-    eager_rx: bool,
-    /// The sender may take an ACK as soon as its arrival time is known (a
+    /// Which of its ends take packets as soon as their arrival is known (a
     /// fast path, see `fast_paths`).
-    eager_tx: bool,
+    eager: EagerEnds,
     /// For a probed flow, the next probe tick it has no sample for (0 when
     /// the flow is not probed).
     probe_next: Time,
@@ -165,8 +163,7 @@ impl TcpHosts {
                 sack: SackRing::default(),
                 timer_at: None,
                 started: false,
-                eager_rx: eager_rx[f],
-                eager_tx: eager_tx[f],
+                eager: EagerEnds::new(eager_rx[f], eager_tx[f]),
                 probe_next: if sc.probes.any() && sc.probes.flows.contains(&(f as u32)) {
                     probe_period
                 } else {
@@ -220,11 +217,7 @@ impl TcpHosts {
     #[inline]
     pub(super) fn takes_early(&self, packet: &Packet, far: Time) -> bool {
         let fl = &self.flows[packet.flow as usize];
-        if packet.is_data {
-            fl.eager_rx
-        } else {
-            fl.eager_tx && fl.sender.deadline().is_none_or(|d| d > far)
-        }
+        fl.eager.take(packet, far, || fl.sender.deadline())
     }
 
     /// Data segment `packet` reaches flow `f`'s receiving host at `at` (now,

@@ -72,10 +72,11 @@
 //!    source and sends one-cell frames only, it tallies the cells that
 //!    reach the sink at once in its own record and posts the tally to its
 //!    VC's counters before the VC's next frame is opened the usual way;
-//!    every reading of those counters adds it. Exact because that VC's
+//!    the VC's counters are read through one accessor
+//!    (`Endpoints::counts`), which adds it. Exact because that VC's
 //!    reassembly never holds an open unit (each cell is an intact frame,
 //!    whatever the order) and no frame id is read in between (see
-//!    `ends::Direct`).
+//!    `merged_sources::Direct`).
 //!
 //! What is not a fast path: a port that computes a cell's or a packet's
 //! departure when it arrives (Lindley's recursion, for a single-class ATM
@@ -90,10 +91,47 @@
 //! rates), must not be fed early. It says so in [`port_allows_fast_paths`],
 //! [`link_end_allows_fast_paths`] or [`flow_allows_fast_paths`], the one
 //! place the plan below consults.
+//!
+//! Where each lives, and the one place the model calls it:
+//! - lazy links (1): [`LazyLinks`] in `lazy_links.rs`, the horizon and the
+//!   delivery of a lazy link's cells; the ATM fabric calls it where a cell
+//!   goes on a link (`AtmFabric::link_push`), the run loop where the
+//!   horizon moves and before the sinks are read. The link's own `lazy`
+//!   flag and `drain_at` stay in its record (`atm::Link`): every cell's way
+//!   onto a link tests the flag, and a record of their own would cost a
+//!   cache line more per cell;
+//! - eager and batch IP ports (2, 3): [`IpFastPaths`] in `ip.rs`, with the
+//!   batch port's event; the IP fabric asks it in `IpFabric::forward` (is
+//!   the next port eager, may the end host take the packet) and where a
+//!   link's head arrival is scheduled (a batch port's event or its own).
+//!   The router port itself (`ip::IpPort`) takes an arrival's time apart
+//!   from the simulator's (`arrive(at, now, ..)`) and keeps the run's end
+//!   (`horizon`) for its largest queue: with `at == now` that is the plain
+//!   port, and a port of its own for eager feeding would be a second copy
+//!   of the recursion on the hot path of every packet;
+//! - eager TCP ends (4): [`EagerEnds`] in `eager_tcp.rs`, kept in each
+//!   flow's record; `IpFabric::forward` asks it at a path's end, through
+//!   `TcpHosts::takes_early`;
+//! - merged sources (5): `merged_sources.rs`, the `Sources` event and its
+//!   loop, a source's [`Direct`] link and [`Tally`]; the ends read a VC's
+//!   counters through one accessor (`Endpoints::counts`), which adds the
+//!   tally. The loop takes a one-cell frame into a direct link's port under
+//!   plain tail drop by its own steps (the port decides before the cell is
+//!   made, and the tally spares the VC's record); every other frame goes
+//!   the model's way (`send_frame`). The timing wheel is `engine::wheel`,
+//!   and `traffic::Firing` chooses which source kinds the loop inlines.
 
+mod eager_tcp;
 mod ip;
+mod lazy_links;
+mod merged_sources;
+#[cfg(test)]
+mod tests;
 
+pub(super) use eager_tcp::EagerEnds;
 pub(super) use ip::IpFastPaths;
+pub(super) use lazy_links::LazyLinks;
+pub(super) use merged_sources::{Direct, Tally};
 
 use crate::scenario::{Arbitration, FlowSpec, Layer, LinkSpec, PolicySpec, Scenario};
 use crate::tcp::TimerMode;
