@@ -727,6 +727,7 @@ fn assign_queues(hops: &mut [AtmHop], paths: &mut [VcPath], slotted: bool) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::atm::CELL_BITS;
     use crate::scenario::{Layer, PolicySpec};
 
     const CPS: f64 = 1e6; // 1 us per cell
@@ -737,7 +738,7 @@ mod tests {
             name: name.into(),
             from,
             to,
-            bit_rate_bps: CPS * 424.0,
+            bit_rate_bps: CPS * CELL_BITS,
             cell_rate_cps: CPS,
             delay_ps,
             buffer_cells: buffer,
