@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
-import atmsim.reproduce as reproduce
+import atmsim.reproduce.catalog as catalog
 from atmsim.reproduce import Run, registry, run_experiments, select
 
 
@@ -67,7 +67,7 @@ def runs_replaced(ids: list, change: Optional[Callable[[str, str, Run], Run]]):
         yield
     finally:
         experiments.update(saved)
-        reproduce._REGISTRY = experiments
+        catalog._REGISTRY = experiments
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ of Internet Protocols over ATM ABR and UBR Services") claims that with a good
 switch algorithm and the right parameters the buffer for zero loss is bounded by
 (a x RTT + c x feedback delay) x link rate, "typical WAN buffer requirements were
 under 3 x RTT x link bandwidth", and nearly independent of the number of sources.
-This study runs the ``n-source`` template (python/atmsim/templates.py) with n = 5,
+This study runs the ``n-source`` template (python/atmsim/scenario/templates.py) with n = 5,
 10, 15 and 30 sources and three links of equal length L, RTT = 6 x L x 5 us/km
 (167, 333, 667, 1333 km: RTT 5, 10, 20, 40 ms), an unlimited buffer, TCP as seed
 002 states it (MSS 512, window 16 x 64 KB, infinite sources; the template's

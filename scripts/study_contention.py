@@ -55,7 +55,7 @@ CELL_KM = 2_726_337e-12 / 5e-6
 def scenario(network: str, n: int, buffer: int, policy: str, arbitration: str, seed: int) -> dict:
     """The TOML-shaped scenario of one case: the n-source template, expanded, with
     each access link its own length."""
-    from atmsim.templates import expand
+    from atmsim.scenario.templates import expand
 
     km, window, duration, _ = NETWORKS[network]
     data = {

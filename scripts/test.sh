@@ -21,8 +21,8 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -q -- -D warnings
 echo "== ruff"
-.venv/bin/ruff check python tests scripts
-.venv/bin/ruff format --check python tests scripts
+.venv/bin/ruff check python tests scripts devtools
+.venv/bin/ruff format --check python tests scripts devtools
 echo "== cargo test"
 cargo test --workspace -q
 echo "== pytest"

@@ -12,7 +12,7 @@ import pytest
 import atmsim
 from atmsim import load_scenario
 from atmsim.scenario import Network, resolved_toml, to_core
-from atmsim.templates import GFC2_GROUPS, GFC2_LINKS, GFC2_MAX_MIN_MBPS, merge_tables
+from atmsim.scenario.templates import GFC2_GROUPS, GFC2_LINKS, GFC2_MAX_MIN_MBPS, merge_tables
 
 from conftest import (
     SCENARIOS,

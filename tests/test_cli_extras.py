@@ -140,23 +140,26 @@ def test_a_closed_or_full_stdout_is_one_line_and_exit_2(tiny_path, tmp_path, unb
 
 
 PLUGINS = """\
-import sys
+import os, sys
 from atmsim._entry import main
 try:
     main()
 except SystemExit:
     pass
 loader = sys.modules["pydantic.plugin._loader"]
-print("importlib.metadata" in sys.modules, loader.__doc__ == "No pydantic plugins (atmsim._entry).")
+setting = os.environ.get("PYDANTIC_DISABLE_PLUGINS")
+print(setting, list(loader.get_plugins()), loader.__file__ is not None)
 """
 
 
 @pytest.mark.parametrize(
-    ("setting", "expected"), [(None, "False True"), ("", "True False"), ("__all__", "True False")]
+    ("setting", "expected"),
+    [(None, "__all__ [] True"), ("", " [] True"), ("__all__", "__all__ [] True")],
 )
-def test_the_command_skips_pydantic_plugin_discovery(tiny_path, setting, expected):
-    """The command lets pydantic find no plugins without importing importlib.metadata
-    (14 ms of its start-up), unless PYDANTIC_DISABLE_PLUGINS says what to do."""
+def test_the_command_disables_pydantic_plugins_unless_told(tiny_path, setting, expected):
+    """The command runs as with PYDANTIC_DISABLE_PLUGINS=__all__ (pydantic's own switch:
+    no scan of the installed packages for plugins, about 10 ms of its start-up), unless
+    that variable is set; pydantic's plugin loader is its own module."""
     env = cli_env()
     env.pop("PYDANTIC_DISABLE_PLUGINS", None)
     if setting is not None:
@@ -172,24 +175,6 @@ def test_the_command_skips_pydantic_plugin_discovery(tiny_path, setting, expecte
     ok, answer = done.stdout.splitlines()
     assert ok.startswith("ok: ")
     assert answer == expected
-
-
-def test_the_plugin_stand_in_hands_other_names_to_the_real_loader():
-    code = (
-        "import sys\n"
-        "from atmsim._entry import skip_pydantic_plugins, PLUGIN_LOADER\n"
-        "assert skip_pydantic_plugins()\n"
-        "assert not skip_pydantic_plugins()  # once only\n"
-        "stand_in = sys.modules[PLUGIN_LOADER]\n"
-        "assert list(stand_in.get_plugins()) == []\n"
-        "assert stand_in.PYDANTIC_ENTRY_POINT_GROUP == 'pydantic'\n"
-        "assert sys.modules[PLUGIN_LOADER] is not stand_in\n"
-        "print('ok')\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=cli_env(), timeout=60
-    )
-    assert done.stdout == "ok\n", done.stderr
 
 
 GC = """\

@@ -17,7 +17,7 @@ import atmsim
 from atmsim import cli, results
 from atmsim.failures import internal_error_message, os_error_message
 
-from conftest import TINY, cli_env, cli_main, needs_core, write
+from conftest import CORE_BUILT, TINY, cli_env, cli_main, needs_core, write
 
 HINT = "(please report it; run with --debug for the traceback)"
 
@@ -212,12 +212,17 @@ def test_ctrl_c_at_start_up(
     tiny: Path, tmp_path: Path, module: str, action: str, launcher: str
 ) -> None:
     """A Ctrl-C while the CLI's dependencies load: exit 130, nothing printed. Each
-    loads only with the commands that need it: the core with ``atmsim run``, numpy
-    and pandas with ``atmsim plot`` (``atmsim run`` has the core write its series,
-    and ``atmsim validate`` needs none of the three)."""
+    loads only when a command uses it: the core with ``atmsim run``, numpy and pandas
+    when ``atmsim plot`` reads a run's series (``atmsim run`` has the core write its
+    series, and ``atmsim validate`` needs none of the three)."""
     code = START_UP.format(module=module, action=ACTIONS[action], launch=LAUNCHERS[launcher])
     if module in ("numpy", "pandas"):
-        command = ["plot", str(tmp_path)]
+        if not CORE_BUILT:
+            pytest.skip("atmsim._core is not built")
+        scenario = write(tmp_path, TINY + PROBES, "probed.toml")
+        run_dir = tmp_path / "run"
+        assert cli_main("run", str(scenario), "--no-progress", "--out", str(run_dir)) == 0
+        command = ["plot", str(run_dir)]
     elif module == "atmsim._core":
         command = ["run", str(tiny), "--no-progress", "--out", str(tmp_path / "out")]
     else:

@@ -22,7 +22,7 @@ from jsonschema import Draft202012Validator
 from atmsim.scenario import limits, load_scenario, to_core, tomllib, validate_scenario
 from atmsim.scenario.core_schema import core_range
 from atmsim.units import parse_time_ps
-from atmsim.validation.fingerprints import fingerprint_runs
+from devtools.fingerprints import fingerprint_runs
 
 from conftest import FLOW_TINY, REPO, TINY, needs_core
 

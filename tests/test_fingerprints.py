@@ -2,7 +2,7 @@
 with the fast paths on and with them off (every cell and packet on the plain event path).
 
 A refactoring or a speed-up must leave them unchanged. An intended model change
-updates them once (``python -m atmsim.validation.fingerprints --update``) and says
+updates them once (``python -m devtools.fingerprints --update``) and says
 why in the CHANGELOG.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from atmsim.validation import fingerprints
+from devtools import fingerprints
 
 from conftest import needs_core
 

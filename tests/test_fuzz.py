@@ -1,4 +1,4 @@
-"""The scenario fuzzer (python/atmsim/validation/fuzz.py): its property as a hypothesis
+"""The scenario fuzzer (devtools/fuzz.py): its property as a hypothesis
 test, and its own machinery.
 
 The property: every mutant of an example scenario either runs with balanced ledgers
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from atmsim.validation import fuzz
+from devtools import fuzz
 
 from conftest import SCENARIOS, TINY, needs_core
 

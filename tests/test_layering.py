@@ -1,6 +1,7 @@
-"""The package's layering and its typed interface: which module may import which, the
-one copy of each shared definition, a cheap ``import atmsim``, and the stub of the
-binding (python/atmsim/_core.pyi) against the built core."""
+"""The package's layering and its typed interface: which module may import which, no
+import circle, imports at the top of each module, the heavy libraries only through
+``atmsim._lazy``, the one copy of each shared definition, a cheap ``import atmsim``,
+and the stub of the binding (python/atmsim/_core.pyi) against the built core."""
 
 from __future__ import annotations
 
@@ -45,6 +46,169 @@ def modules() -> dict[str, set[str]]:
     }
 
 
+# --- where and how modules import each other ---------------------------------------------
+
+DEFERRED_IMPORTS = {
+    "_entry.py": "the command's entry point loads the CLI inside main(), once its Ctrl-C "
+    "handler is in place: an interrupt during the start-up is then answered quietly",
+    "cli.py": "each command loads its implementation when it runs: `atmsim validate` "
+    "would otherwise load the run, sweep, reproduce, report and validation modules too",
+}
+"""The modules that may import atmsim modules inside functions, and why. Their deferred
+imports still count in the import graph (``test_no_import_circle``)."""
+
+HEAVY = {"argparse", "matplotlib", "numpy", "pandas", "pyarrow", "rich"}
+"""Libraries every module takes from atmsim._lazy (loaded on first use)."""
+
+PYDANTIC = {"pydantic", "pydantic_core"}
+"""Imported directly only where the scenario models are defined and their errors read:
+defining a pydantic class imports pydantic anyway."""
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def is_module(name: str) -> bool:
+    relative = Path(*name.split(".")[1:]) if "." in name else Path()
+    return (PACKAGE / relative).with_suffix(".py").is_file() or (
+        PACKAGE / relative / "__init__.py"
+    ).is_file()
+
+
+def import_nodes(tree: ast.Module):
+    """(node, inside a function) for every import statement outside ``if TYPE_CHECKING``."""
+
+    def walk(node: ast.AST, in_function: bool):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                yield from walk(ast.Module(body=child.orelse, type_ignores=[]), in_function)
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                yield child, in_function
+            nested = isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            yield from walk(child, in_function or nested)
+
+    yield from walk(tree, False)
+
+
+def atmsim_targets(path: Path, node: ast.stmt) -> set[str]:
+    """The atmsim modules an import statement loads: ``from .x import y`` loads x.y when
+    y is a module, else x."""
+    if isinstance(node, ast.Import):
+        names = {alias.name for alias in node.names}
+    else:
+        if node.level:
+            package = module_name(path).split(".")
+            if path.name != "__init__.py":
+                package = package[:-1]
+            base = package[: len(package) - node.level + 1]
+            module = ".".join([*base, node.module] if node.module else base)
+        else:
+            module = node.module or ""
+        names = set()
+        for alias in node.names:
+            sub = f"{module}.{alias.name}"
+            names.add(sub if is_module(sub) else module)
+    return {name for name in names if name.split(".")[0] == "atmsim" and is_module(name)}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the atmsim modules it imports (top-level and deferred, not the imports
+    for type checkers). Importing ``a.b`` from outside package ``a`` runs ``a`` first,
+    so that counts as importing ``a`` too."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = module_name(path)
+        edges = graph.setdefault(name, set())
+        for node, _ in import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+            for target in atmsim_targets(path, node):
+                parts = target.split(".")
+                for k in range(2, len(parts) + 1):
+                    parent = ".".join(parts[:k])
+                    if parent == target or not name.startswith(parent + "."):
+                        edges.add(parent)
+        edges.discard(name)
+    return graph
+
+
+def test_atmsim_modules_import_each_other_at_the_top() -> None:
+    """No import of an atmsim module inside a function, but in DEFERRED_IMPORTS: an
+    import there hides an import circle until the function runs."""
+    deferred: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node, in_function in import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+            if in_function and atmsim_targets(path, node):
+                where = str(path.relative_to(PACKAGE))
+                deferred.setdefault(where, []).append(f"line {node.lineno}")
+    assert set(deferred) == set(DEFERRED_IMPORTS), deferred
+
+
+def test_no_import_circle() -> None:
+    """The atmsim modules' imports form no circle: each module can be read knowing only
+    those it imports."""
+    graph = import_graph()
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for target in sorted(graph.get(name, ())):
+            if state.get(target) == 1:
+                circle = path[path.index(target) :] + [target]
+                raise AssertionError("import circle: " + " -> ".join(circle))
+            if target not in state:
+                visit(target, [*path, target])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+
+
+def test_the_graph_sees_deferred_and_package_imports() -> None:
+    graph = import_graph()
+    assert "atmsim.cli" in graph["atmsim._entry"]  # inside main()
+    assert "atmsim.reproduce.report" in graph["atmsim.cli"]  # inside a command
+    assert "atmsim.reproduce" in graph["atmsim.html_report"]
+    assert "atmsim.reproduce.seed000" in graph["atmsim.reproduce.catalog"]
+    assert "atmsim.reproduce" not in graph["atmsim.reproduce.catalog"]
+
+
+def test_heavy_libraries_come_from_the_lazy_module() -> None:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = str(path.relative_to(PACKAGE))
+        if where == "_lazy.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                roots = {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                roots = {(node.module or "").split(".")[0]}
+            else:
+                continue
+            assert not roots & HEAVY, f"{where}:{node.lineno}: use atmsim._lazy"
+            if roots & PYDANTIC:
+                assert where.startswith("scenario/") or where == "errors.py", where
+
+
+def test_a_lazy_module_answers_as_the_module_once_used() -> None:
+    import importlib
+    import xml
+
+    from atmsim._lazy import LazyModule
+
+    json = LazyModule("json")
+    assert json.dumps([1]) == "[1]"
+    assert json.loads is importlib.import_module("json").loads
+    assert "JSONDecodeError" in dir(json)
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
+        json.nonsense  # noqa: B018
+    assert not hasattr(json, "nonsense")
+    assert LazyModule("xml").dom.__name__ == "xml.dom"  # a submodule, imported when asked
+    assert xml.dom is importlib.import_module("xml.dom")
+
+
 def test_only_the_entry_points_import_the_cli() -> None:
     importers = {name for name, imports in modules().items() if "atmsim.cli" in imports}
     assert importers == {"_entry.py"}
@@ -56,6 +220,24 @@ def test_user_facing_modules_do_not_import_the_validation_tooling() -> None:
         if name.startswith("validation/") or name == "cli.py":
             continue
         assert not any(i.startswith("atmsim.validation") for i in imports), name
+
+
+def test_developer_tooling_is_outside_the_package() -> None:
+    """The fuzzer, the fingerprints and the ns-2 comparison are in devtools/ (not in the
+    wheel), and the package never imports from there."""
+    for tool in ("fuzz.py", "fingerprints.py"):
+        assert not (PACKAGE / "validation" / tool).exists(), tool
+        assert (REPO / "devtools" / tool).is_file(), tool
+    assert (REPO / "devtools" / "ns2_compare.py").is_file()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            assert not any(n.split(".")[0] == "devtools" for n in names), path
 
 
 def test_one_definition_of_each_shared_thing() -> None:
@@ -83,7 +265,7 @@ def test_import_atmsim_is_cheap() -> None:
     """``import atmsim`` (and the command's entry module) loads none of the heavy
     dependencies, so that a Ctrl-C during the command's start-up can be caught."""
     code = (
-        "import sys, atmsim, atmsim._entry\n"
+        "import sys, atmsim, atmsim._entry, atmsim._lazy\n"
         "heavy = {'pandas', 'numpy', 'pyarrow', 'argparse', 'rich', 'pydantic', 'matplotlib'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )
@@ -92,6 +274,26 @@ def test_import_atmsim_is_cheap() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_modules_load_their_libraries_on_first_use() -> None:
+    """Importing the run, report, plot, sweep and reproduce modules loads pandas,
+    matplotlib and rich only when they are used (atmsim._lazy); the reproduce registry
+    computes with numpy as it loads."""
+    code = (
+        "import sys\n"
+        "import atmsim.api, atmsim.cli, atmsim.fairness, atmsim.plots, atmsim.results\n"
+        "import atmsim.sweeps, atmsim.tables\n"
+        "heavy = {'pandas', 'numpy', 'pyarrow', 'rich', 'matplotlib'}\n"
+        "print(sorted(heavy & set(sys.modules)))\n"
+        "from atmsim._lazy import pandas\n"
+        "print(pandas.DataFrame({'a': [1]}).shape, 'pandas' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=cli_env(), timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[]", "(1, 1) True"]
 
 
 def test_public_names_load_on_first_use() -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from atmsim.validation import bench, ns2
 from atmsim.validation.ns2 import Dumbbell
+from devtools import ns2_compare
 
 DATA = Path(__file__).resolve().parent / "data"
 RENO = DATA / "ns2_dumbbell_reno.txt"
@@ -187,23 +188,23 @@ def test_atmsim_metrics_and_comparison(tmp_path: Path) -> None:
     assert atm["bottleneck_drops"] == 7 and atm["link_transmissions"] == 400
     assert atm["flow_drops"] is None
 
-    rows = ns2.compare(params, atm, atm)
+    rows = ns2_compare.compare(params, atm, atm)
     assert all(r["ok"] for r in rows)
     assert {r["metric"] for r in rows} >= {"goodput_mbps", "aggregate_goodput_mbps"}
     off = dict(atm, aggregate_goodput_mbps=atm["aggregate_goodput_mbps"] * 1.1)
-    verdicts = {r["metric"]: r["ok"] for r in ns2.compare(params, atm, off)}
+    verdicts = {r["metric"]: r["ok"] for r in ns2_compare.compare(params, atm, off)}
     assert verdicts["aggregate_goodput_mbps"] is False
-    path = ns2.write_csv(rows, tmp_path / "out" / "cmp.csv")
-    assert path.read_text().splitlines()[0] == ",".join(ns2.CSV_COLUMNS)
-    assert "aggregate_goodput_mbps" in ns2.format_table(rows)
+    path = ns2_compare.write_csv(rows, tmp_path / "out" / "cmp.csv")
+    assert path.read_text().splitlines()[0] == ",".join(ns2_compare.CSV_COLUMNS)
+    assert "aggregate_goodput_mbps" in ns2_compare.format_table(rows)
 
 
 # --------------------------------------------------------------------------- without ns-2
 
 
 def test_validate_exits_2_with_one_line_without_ns(monkeypatch, capsys) -> None:
-    monkeypatch.setattr(ns2, "find_ns", lambda: None)
-    assert ns2.main([]) == 2
+    monkeypatch.setattr(ns2_compare, "find_ns", lambda: None)
+    assert ns2_compare.main([]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     lines = captured.err.splitlines()
@@ -211,8 +212,8 @@ def test_validate_exits_2_with_one_line_without_ns(monkeypatch, capsys) -> None:
 
 
 def test_validate_rejects_unknown_variant(monkeypatch, capsys) -> None:
-    monkeypatch.setattr(ns2, "find_ns", lambda: "/usr/bin/ns")
-    assert ns2.main(["--variants", "reno,vegas"]) == 2
+    monkeypatch.setattr(ns2_compare, "find_ns", lambda: "/usr/bin/ns")
+    assert ns2_compare.main(["--variants", "reno,vegas"]) == 2
     assert len(capsys.readouterr().err.splitlines()) == 1
 
 

@@ -69,7 +69,7 @@ def test_reproduce_report_holds_the_comparison(reproduce_dir):
     assert "tcp-over-abr-sec9" in page and "seed000-sec9" in page
     assert "total TCP throughput, % of section 8" in page and "0.18" in page  # published
     assert 'class="match"' in page or 'class="miss"' in page
-    assert "tolerance&#x27;s reason" in page
+    assert "tolerance&#39;s reason" in page  # escaped by the template (autoescape)
     assert "data:image/png;base64," in page  # the figures are embedded
     assert "Misses and their likely causes" in page  # from docs/reproduction.md
     assert "<script" not in page  # static
@@ -228,3 +228,18 @@ def test_report_writes_only_regular_files_inside_what_was_named(run_dir, tmp_pat
     assert cli_main("report", str(run_dir), "--out", str(tmp_path / "page.html")) == 0
     capsys.readouterr()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.html", "mine.html", "page.html"]
+
+
+@needs_core
+def test_the_page_escapes_what_it_reads(run_dir, tmp_path):
+    """The templates autoescape: a scenario name or a port name holding markup is shown
+    as text, never taken as HTML."""
+    copy = Path(shutil.copytree(run_dir, tmp_path / "run"))
+    summary = json.loads((copy / "summary.json").read_text(encoding="utf-8"))
+    summary["scenario"] = "<script>alert(1)</script>"
+    summary["ports"][0]["name"] = '"><img src=x>'
+    (copy / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    page = write_report(copy).read_text(encoding="utf-8")
+    assert "<script" not in page and "<img src=x>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "&#34;&gt;&lt;img src=x&gt;" in page

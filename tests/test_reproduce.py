@@ -370,11 +370,11 @@ def test_tables_are_written_whole_or_not_at_all(tmp_path):
 
     quantity = Quantity("VC1", 11.86, "Mbps", relative(0.25), "because")
     good = judge("e", quantity, [12.0])
-    for write, name in ((write_csv, "table.csv"), (write_seed_csv, "seeds.csv")):
-        path = write(tmp_path / name, [good])
+    for write_table, name in ((write_csv, "table.csv"), (write_seed_csv, "seeds.csv")):
+        path = write_table(tmp_path / name, [good])
         before = path.read_bytes()
         with pytest.raises(KeyError):
-            write(path, [good, {"experiment": "e"}])
+            write_table(path, [good, {"experiment": "e"}])
         assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["seeds.csv", "table.csv"]
 

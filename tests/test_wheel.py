@@ -60,6 +60,11 @@ def test_the_installed_wheel_runs_from_an_unrelated_directory(tmp_path):
     assert "atmsim/data/scenarios/reproduce/seed001-hetero.toml" in names
     assert "atmsim/data/scenarios/sweeps/tbe_buffer.toml" in names
     assert "atmsim/data/docs/reproduction.md" in names
+    assert "atmsim/report_templates/base.html.j2" in names  # atmsim report's templates
+    # developer tooling stays out of the user's wheel (devtools/ at the repository root)
+    assert not any(name.startswith("devtools/") for name in names)
+    for tool in ("fuzz.py", "fingerprints.py"):
+        assert f"atmsim/validation/{tool}" not in names
 
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", venv], cwd=tmp_path)

@@ -19,46 +19,11 @@ from __future__ import annotations
 import gc
 import os
 import sys
-import types
 
 from . import workers
 
-PLUGIN_LOADER = "pydantic.plugin._loader"
-"""pydantic's module that finds its plugins (see ``skip_pydantic_plugins``)."""
-
-
-def skip_pydantic_plugins() -> bool:
-    """Lets pydantic find no plugins in this process, unless ``PYDANTIC_DISABLE_PLUGINS``
-    is set (then pydantic follows it; set it empty to load every plugin).
-
-    pydantic looks for plugins (packages' entry points of group "pydantic", used
-    by tools that trace validation) when it builds its first model, and imports
-    ``importlib.metadata`` to do it: 14 ms of the 0.14 s of ``atmsim validate``
-    (docs/performance.md, "CLI start-up"). The atmsim command needs none, so it
-    answers as ``PYDANTIC_DISABLE_PLUGINS=__all__`` would, without that import:
-    a stand-in module whose ``get_plugins`` returns none. Any other name pydantic
-    asks of it comes from the real module, loaded then. True if it was put in.
-    """
-    if "PYDANTIC_DISABLE_PLUGINS" in os.environ or PLUGIN_LOADER in sys.modules:
-        return False
-    stand_in = types.ModuleType(PLUGIN_LOADER, "No pydantic plugins (atmsim._entry).")
-
-    def get_plugins() -> tuple:
-        return ()
-
-    def real(name: str):
-        if name.startswith("__"):  # the import system asks for __path__: none
-            raise AttributeError(name)
-        # A name this stand-in lacks (a later pydantic's): the real loader.
-        del sys.modules[PLUGIN_LOADER]
-        import importlib
-
-        return getattr(importlib.import_module(PLUGIN_LOADER), name)
-
-    stand_in.get_plugins = get_plugins  # type: ignore[attr-defined]
-    stand_in.__getattr__ = real  # type: ignore[method-assign]
-    sys.modules[PLUGIN_LOADER] = stand_in
-    return True
+PLUGINS_SETTING = "PYDANTIC_DISABLE_PLUGINS"
+"""pydantic's documented switch for its plugins: ``__all__`` disables every one."""
 
 
 def main() -> None:
@@ -71,7 +36,13 @@ def main() -> None:
 
 
 def _main() -> None:
-    skip_pydantic_plugins()
+    # pydantic looks for plugins (packages' entry points of group "pydantic", used by
+    # tools that trace validation) when it builds its first model: a scan of every
+    # installed package's metadata, about 10 ms of ``atmsim validate``. The command
+    # needs none, so it runs, with the processes it starts, as with
+    # PYDANTIC_DISABLE_PLUGINS=__all__, unless that variable is set (then pydantic
+    # follows it; set it empty to load every plugin).
+    os.environ.setdefault(PLUGINS_SETTING, "__all__")
     # Loading the CLI builds pydantic's schemas and the scenario models: tens of
     # thousands of objects that live as long as the process, which the cyclic
     # collector would walk again and again while they are made (about 10 ms of

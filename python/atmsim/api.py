@@ -9,16 +9,27 @@ results up to the time reached are returned (and written) with
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Callable, Optional
 
+from ._lazy import numpy as np
+from ._lazy import pandas as pd
+from ._lazy import rich
+from .binding import CoreUnavailable, import_core, package_version  # noqa: F401 (re-exported)
 from .errors import ScenarioError
-from .outputs import naming, prepare_out_dir, replacing, write_file
-from .results import INCOMPLETE, INCOMPLETE_TEXT, PERSIST_KEYS, vc_tcp_totals
+from .fairness import fairness
+from .results import PERSIST_KEYS
+from .rundir import (
+    complete_summary,
+    series_columns,
+    series_parquet,
+    start_run_dir,
+    write_run_dir,
+)
 from .scenario import (
     Scenario,
     apply_overrides,
@@ -28,9 +39,6 @@ from .scenario import (
     to_core,
     validate_scenario,
 )
-
-if TYPE_CHECKING:  # pandas (and numpy) load when a table or the series is asked for
-    import pandas as pd
 
 FIRST_SLICES = 1000
 """The first slice of simulated time is the run's duration over this."""
@@ -91,11 +99,6 @@ VC_TCP_COLUMNS = (
 )
 """The per-VC totals of the TCP flows a VC carries (``atmsim.results.vc_tcp_totals``)."""
 
-EARLIER_RUN_FILES = ("summary.json", "series.parquet")
-"""Removed from a run directory when a new run starts in it: they belong to the earlier
-run, and would sit next to the new scenario.toml if the new run failed or had no
-probes. (Figures of ``atmsim plot`` stay until it is run again.)"""
-
 PROBE_LISTS = (
     "queue",
     "utilization",
@@ -109,28 +112,6 @@ PROBE_LISTS = (
 """The lists of the core JSON's ``probes``: a run with any of them writes series.parquet."""
 
 
-def package_version() -> str:
-    """The installed atmsim version: the core's, which is the package's by construction
-    (pyproject.toml declares the version dynamic, so maturin takes the Cargo
-    workspace's); the package metadata's when the core cannot be imported; "unknown"
-    in a bare source tree. Asking the core spares ``atmsim run``, which records the
-    version in summary.json, the 13 ms import of ``importlib.metadata``."""
-    try:
-        return str(import_core().version())
-    except CoreUnavailable:
-        pass
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("atmsim")
-    except PackageNotFoundError:
-        return "unknown"
-
-
-class CoreUnavailable(RuntimeError):
-    """The compiled core ``atmsim._core`` is not built or cannot be imported."""
-
-
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C stopped a run; ``.result`` holds what was simulated until then."""
 
@@ -139,26 +120,12 @@ class RunInterrupted(KeyboardInterrupt):
         self.result = result
 
 
-def import_core() -> Any:
-    """The ``atmsim._core`` extension module."""
-    try:
-        return importlib.import_module("atmsim._core")
-    except ImportError as error:
-        raise CoreUnavailable(
-            f"the simulation core atmsim._core is not available ({error}); "
-            "build it with `maturin develop --release`"
-        ) from None
-
-
 def series_frame(series: dict | None) -> pd.DataFrame:
     """The core's columnar series as a tidy DataFrame: time_s, entity, metric, value.
 
     ``entity`` and ``metric`` are names (strings). Empty (with those columns)
     when the run had no probes.
     """
-    import numpy as np
-    import pandas as pd
-
     if not series or len(series.get("time_s", b"")) == 0:
         empty_numbers = np.array([], dtype="float64")
         empty_names = np.array([], dtype=object)
@@ -184,29 +151,17 @@ def series_frame(series: dict | None) -> pd.DataFrame:
 
 def write_series_parquet(series: dict | None, path: Path) -> None:
     """Write the core's columnar series to ``path`` as Parquet, by the core's own
-    writer (``atmsim_core::stats::parquet``): the columns of ``series_frame``
-    (time_s, entity, metric as strings, value), read back by ``pandas.read_parquet``
-    as that frame, without loading pandas, numpy or pyarrow (about 0.2 s of a run)."""
-    core = import_core()
-    series = series or {}
-    data = core.series_parquet(
-        series.get("time_s", b""),
-        series.get("entity", b""),
-        [str(n) for n in series.get("entity_names", [])],
-        series.get("metric", b""),
-        [str(n) for n in series.get("metric_names", [])],
-        series.get("value", b""),
-        f"atmsim {core.version()}",
-    )
-    Path(path).write_bytes(data)
+    writer (``atmsim.rundir.series_parquet``): the columns of ``series_frame``."""
+    Path(path).write_bytes(series_parquet(series))
 
 
 class Result:
     """The results of one run.
 
-    - ``summary``: dict, the core summary (docs/core-interface.md) plus
-      ``wall_s`` (wall seconds of the whole run), ``scenario`` (its name) and
-      ``atmsim_version``;
+    - ``summary``: dict, the core summary (docs/core-interface.md) plus what
+      ``atmsim.rundir.complete_summary`` adds: each port's ``layer``, ``vc_tcp``,
+      ``wall_s`` (wall seconds of the whole run), ``scenario`` (its name),
+      ``atmsim_version`` and ``fairness``: what summary.json holds;
     - ``ports``, ``vcs``: one row per port / VC (``drops`` flattened to
       ``drops_tail``, ``drops_epd``, ...); ports have a ``layer`` ("atm" or
       "ip"; IP ports count packets);
@@ -219,7 +174,10 @@ class Result:
       runs on it), what ``atmsim bench`` reports per CPU-second;
     - ``core_input``: the core JSON the run was made from (docs/core-interface.md),
       for what is computed from the scenario and the summary together
-      (``fairness``, ``atmsim.determinism``).
+      (``fairness``, ``atmsim.determinism``);
+    - ``scenario_header``: comment lines at the top of the run directory's
+      scenario.toml (``atmsim.rundir.scenario_text``);
+    - ``notes``: one-line notes about the run (the fairness not computed).
     """
 
     def __init__(
@@ -231,15 +189,19 @@ class Result:
         loop_wall_s: float = 0.0,
         core_input: dict | None = None,
         loop_cpu_s: float = 0.0,
+        scenario_header: tuple[str, ...] = (),
+        notes: tuple[str, ...] = (),
     ) -> None:
         self.summary = summary
         # The series stays in the core's columns until it is asked for, so that a
         # run that only writes its files does not load pandas (docs/performance.md,
-        # "CLI start-up").
+        # "CLI start-up"); the columns are kept after that too, for series.parquet.
         if series is None or isinstance(series, dict):
             self._series_columns, self._series = series, None
         else:
             self._series_columns, self._series = None, series
+        self.scenario_header = tuple(scenario_header)
+        self.notes = tuple(notes)
         self.scenario_toml = scenario_toml
         self.has_probes = has_probes
         self.loop_wall_s = loop_wall_s
@@ -251,34 +213,37 @@ class Result:
         """The probes' tidy time series: time_s, entity, metric, value (``series_frame``)."""
         if self._series is None:
             self._series = series_frame(self._series_columns)
-            self._series_columns = None
         return self._series
 
     @series.setter
     def series(self, frame: pd.DataFrame) -> None:
         self._series, self._series_columns = frame, None
 
-    def fairness(self) -> dict:
-        """Each VC's (or flow's) achieved rate against its max-min fair rate, and the
-        Jain index of the normalised rates (``atmsim.fairness.fairness``)."""
-        from .fairness import fairness
+    def series_parquet(self) -> bytes | None:
+        """series.parquet's bytes, by the core's writer (``atmsim.rundir.series_parquet``);
+        None for a run without probes."""
+        if not self.has_probes:
+            return None
+        if self._series_columns is None and self._series is not None:
+            self._series_columns = series_columns(self._series)
+        return series_parquet(self._series_columns)
 
+    def fairness(self, gfr_rule: str = "proportional") -> dict:
+        """Each VC's (or flow's) achieved rate against its max-min fair rate, and the
+        Jain index of the normalised rates (``atmsim.fairness.fairness``; with the
+        default ``gfr_rule``, what ``summary["fairness"]`` holds)."""
         if self.core_input is None:
             raise ValueError("this Result has no core input (it was not made by atmsim.run)")
-        return fairness(self.core_input, self.summary)
+        return fairness(self.core_input, self.summary, gfr_rule)
 
     @property
     def ports(self) -> pd.DataFrame:
         """One row per output port (= link): cells in/out/dropped, CLR, queue, utilization."""
-        import pandas as pd
-
         return pd.json_normalize(self.summary.get("ports", []), sep="_")
 
     @property
     def vcs(self) -> pd.DataFrame:
         """One row per VC: cells and AAL5 frames sent and delivered, goodput in cells/s."""
-        import pandas as pd
-
         return pd.json_normalize(self.summary.get("vcs", []), sep="_")
 
     @property
@@ -286,8 +251,6 @@ class Result:
         """One row per TCP flow: goodput in Mbps, bytes sent and delivered, timeouts, cwnd,
         and the persist timer's ``persist_expiries``, ``window_probes`` and
         ``zero_window_acks`` (0 where the summary leaves them out)."""
-        import pandas as pd
-
         flows = self.summary.get("flows", [])
         frame = pd.json_normalize(flows, sep="_")
         if flows:
@@ -300,8 +263,6 @@ class Result:
         """One row per ABR VC: ``name``, then its ``abr`` summary (``acr_cps``,
         ``last_er_cps``, ``frms_sent``, ``brms_received``, ``rule6_cuts``,
         ``source_queue_cells``). Empty when the run has no ABR VC."""
-        import pandas as pd
-
         rows = [
             {"name": vc["name"], **vc["abr"]}
             for vc in self.summary.get("vcs", [])
@@ -314,8 +275,6 @@ class Result:
         """One row per VC carrying several TCP flows (``summary["vc_tcp"]``): ``vc``,
         ``flows``, ``goodput_mbps``, ``bytes_delivered``, ``bytes_retransmitted``,
         ``timeouts``. Empty when every VC carries at most one flow."""
-        import pandas as pd
-
         return pd.DataFrame(self.summary.get("vc_tcp", []), columns=VC_TCP_COLUMNS)
 
     @property
@@ -323,8 +282,6 @@ class Result:
         """One row per GFR VC: ``name``, then its ``gfr`` summary (``mcr_cps``,
         ``frames_tested``, ``frames_ineligible``, ``cells_tagged``). Empty when the run
         has no GFR VC."""
-        import pandas as pd
-
         rows = [
             {"name": vc["name"], **vc["gfr"]}
             for vc in self.summary.get("vcs", [])
@@ -338,8 +295,6 @@ class Result:
         its ``rate_control`` summary (``er_bps``, ``window_written_bytes``,
         ``acks_rewritten``, ``acks_released``, ``acks_held``, ``acks_held_max``,
         ``ack_hold_mean_s``). Empty when no router controls a flow."""
-        import pandas as pd
-
         rows = [
             {"name": flow["name"], **flow["rate_control"]}
             for flow in self.summary.get("flows", [])
@@ -353,30 +308,23 @@ class Result:
         return bool(self.summary.get("completed", False))
 
     def save(self, directory: str | Path) -> Path:
-        """Write scenario.toml, series.parquet (with probes) and summary.json into
-        ``directory``: a new or empty directory, or a run directory
-        (``atmsim.outputs.check_out_dir``; OutDirError otherwise).
+        """Write the run directory (``atmsim.rundir.write_run_dir``): scenario.toml,
+        series.parquet (with probes) and summary.json into ``directory``, a new or empty
+        directory or a run directory (``atmsim.outputs.check_out_dir``; OutDirError
+        otherwise); the same files as ``atmsim run`` writes.
 
         The directory is marked INCOMPLETE first and summary.json is written last, each
         file through a temporary file renamed into place, and the mark is removed at the
         end: a save stopped half way (a kill, a full disk) leaves a directory that
         ``atmsim report``, ``fairness`` and ``plot`` refuse, never one that looks whole.
         """
-        directory = prepare_out_dir(directory, "run")
-        incomplete = directory / INCOMPLETE
-        if not incomplete.exists():
-            write_file(incomplete, INCOMPLETE_TEXT)
-        write_file(directory / "scenario.toml", self.scenario_toml)
-        if self.has_probes:
-            with replacing(directory / "series.parquet") as temporary:
-                if self._series is not None:
-                    self._series.to_parquet(temporary, index=False)
-                else:
-                    write_series_parquet(self._series_columns, temporary)
-        write_file(directory / "summary.json", json.dumps(self.summary, indent=2) + "\n")
-        with naming(incomplete):
-            incomplete.unlink()
-        return directory
+        return write_run_dir(
+            directory,
+            self.scenario_toml,
+            self.summary,
+            self.series_parquet(),
+            self.scenario_header,
+        )
 
     def __repr__(self) -> str:
         state = "completed" if self.completed else "interrupted"
@@ -428,6 +376,7 @@ def run(
     out: str | Path | None = None,
     progress: bool | None = None,
     fast_paths: bool | None = None,
+    scenario_header: Sequence[str] = (),
 ) -> Result:
     """Run a scenario (a ``Scenario``, a TOML-shaped dict or a path) and return its Result.
 
@@ -436,13 +385,21 @@ def run(
     - ``out``: a directory to write scenario.toml (before the run starts),
       summary.json and series.parquet into: a new or empty directory, or a run
       directory (one atmsim marked with its ``.atmsim`` file; the earlier run's
-      files are replaced, EARLIER_RUN_FILES removed first); anything else
+      files are replaced, ``atmsim.rundir.EARLIER_RUN_FILES`` removed first); anything else
       raises OutDirError (``atmsim.outputs``). The directory holds an INCOMPLETE
       file until every file of the run is written (summary.json last).
     - ``progress``: True / False, or None to show a bar when stderr is a
       terminal. The bar appears only after the run has taken 1 s.
     - ``fast_paths``: replaces ``run.fast_paths``; False sends every cell and
       packet through the plain event path (same results, more events).
+    - ``scenario_header``: lines written as comments at the top of ``out``'s
+      scenario.toml (where the run comes from: ``atmsim reproduce`` names its
+      experiment there).
+
+    ``out`` is written by ``atmsim.rundir`` (``start_run_dir`` before the run,
+    ``Result.save`` after it), as every entry point writes a run directory.
+    ``Result.notes`` holds a one-line note when the fairness (``summary["fairness"]``)
+    could not be computed.
 
     Raises ScenarioError for a bad scenario. On Ctrl-C the results so far are
     finished and written, and RunInterrupted (a KeyboardInterrupt) is raised
@@ -457,12 +414,7 @@ def run(
     if out is not None:
         # Marked as atmsim's and as incomplete before anything else is written: until
         # Result.save removes the mark, no command takes the directory for a finished run.
-        out = prepare_out_dir(out, "run")
-        write_file(out / INCOMPLETE, INCOMPLETE_TEXT)
-        for stale in EARLIER_RUN_FILES:
-            with naming(out / stale):
-                (out / stale).unlink(missing_ok=True)
-        write_file(out / "scenario.toml", scenario_toml)
+        out = start_run_dir(out, scenario_toml, scenario_header)
 
     try:
         sim = core.Simulation(json.dumps(core_input))
@@ -513,15 +465,7 @@ def run(
         summary["completed"] = False
     probes = core_input["probes"]
     has_probes = any(probes.get(key) for key in PROBE_LISTS)
-    layers = {link["name"]: link.get("layer", "atm") for link in core_input["links"]}
-    for port in summary.get("ports", []):
-        port.setdefault("layer", layers.get(port["name"], "atm"))
-    vc_tcp = vc_tcp_totals(summary, core_input)
-    if vc_tcp:
-        summary["vc_tcp"] = vc_tcp
-    summary["wall_s"] = time.perf_counter() - started
-    summary["scenario"] = scenario.name
-    summary["atmsim_version"] = package_version()
+    note = complete_summary(summary, core_input, scenario.name, started)
     result = Result(
         summary,
         series,
@@ -530,6 +474,8 @@ def run(
         loop_wall_s,
         core_input,
         loop_cpu_s,
+        scenario_header=tuple(scenario_header),
+        notes=(note,) if note else (),
     )
     if out is not None:
         result.save(out)
@@ -542,14 +488,12 @@ class _ProgressBar:
     """A rich progress bar on stderr, in simulated seconds."""
 
     def __init__(self, name: str, duration_ps: int, now_ps: int) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            Progress,
-            TaskProgressColumn,
-            TextColumn,
-            TimeRemainingColumn,
-        )
+        Console = rich.console.Console
+        BarColumn = rich.progress.BarColumn
+        Progress = rich.progress.Progress
+        TaskProgressColumn = rich.progress.TaskProgressColumn
+        TextColumn = rich.progress.TextColumn
+        TimeRemainingColumn = rich.progress.TimeRemainingColumn
 
         self.progress = Progress(
             TextColumn("[bold]{task.description}"),

@@ -24,7 +24,6 @@ docs/performance.md, "CLI start-up").
 
 from __future__ import annotations
 
-import argparse
 import io
 import os
 import sys
@@ -32,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
+from ._lazy import argparse, rich
 from .determinism import seed_note
 from .errors import ScenarioError, one_line
 from .failures import internal_error_message, os_error_message
@@ -122,7 +122,7 @@ def run_command(args: argparse.Namespace) -> int:
     except RunInterrupted as interrupted:
         summary = interrupted.result.summary
         print_result(interrupted.result, out_dir)
-        add_fairness(interrupted.result, out_dir)
+        show_fairness(interrupted.result, show=False)
         print(
             f"interrupted at {summary.get('sim_time_s')} s simulated; partial results in {out_dir}",
             file=sys.stderr,
@@ -131,7 +131,7 @@ def run_command(args: argparse.Namespace) -> int:
 
         return exit_code()
     balanced = print_result(result, out_dir)
-    add_fairness(result, out_dir, show=True)
+    show_fairness(result, show=True)
     if args.seed is not None and result.core_input is not None:
         note = seed_note(result.core_input, args.seed)
         if note:
@@ -147,22 +147,18 @@ def run_command(args: argparse.Namespace) -> int:
     return 0 if balanced else 1
 
 
-def add_fairness(result, out_dir: Path, show: bool = False) -> None:
-    """Compute the run's fairness (``atmsim.fairness``), print its table when asked and
-    there are two entities or more, and add it to the run's summary.json."""
-    from .fairness import fairness, fairness_table, write_fairness
+def show_fairness(result, show: bool = False) -> None:
+    """Print the run's fairness table (``summary["fairness"]``, computed by
+    ``atmsim.run`` and written into summary.json with the rest) when asked and there
+    are two entities or more, and the run's notes (the fairness not computed)."""
+    from .fairness import fairness_table
     from .tables import print_tables
 
-    if result.core_input is None:
-        return
-    try:
-        report = fairness(result.core_input, result.summary)
-    except Exception as error:  # the run's results stand; say what is missing
-        print(f"note: fairness not computed ({internal_error_message(error)})", file=sys.stderr)
-        return
-    if show and len(report["entities"]) > 1:
+    for note in result.notes:
+        print(note, file=sys.stderr)
+    report = result.summary.get("fairness")
+    if show and report is not None and len(report["entities"]) > 1:
         print_tables([fairness_table(report)])
-    write_fairness(out_dir, report)
 
 
 def fairness_command(args: argparse.Namespace) -> int:
@@ -385,7 +381,7 @@ def examples_command(args: argparse.Namespace) -> int:
     if name is None:
         if to is not None:
             raise CliError("--to: name the example to copy (atmsim examples NAME --to DIR)")
-        from rich.table import Table
+        Table = rich.table.Table
 
         from .tables import rich_console
 

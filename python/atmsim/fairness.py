@@ -53,6 +53,11 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .compare import jain
+from .errors import ScenarioError
+from .outputs import write_file
+from .results import MAX_TABLE_ROWS, RunDirError, bad_summary, read_summary
+from .scenario import load_scenario, to_core
+from .tables import Table
 from .units import CELL_BITS
 
 IP_HEADER_BYTES = 40
@@ -437,10 +442,6 @@ def fairness_of_run_dir(run_dir, gfr_rule: str = "proportional") -> dict:
     """The fairness of a run directory from its scenario.toml and summary.json."""
     from pathlib import Path
 
-    from .errors import ScenarioError
-    from .results import RunDirError, bad_summary, read_summary
-    from .scenario import load_scenario, to_core
-
     run_dir = Path(run_dir)
     scenario_path, summary_path = run_dir / "scenario.toml", run_dir / "summary.json"
     try:
@@ -466,8 +467,6 @@ def write_fairness(run_dir, report: dict) -> None:
     import json
     from pathlib import Path
 
-    from .outputs import write_file
-
     path = Path(run_dir) / "summary.json"
     if not path.is_file():
         return
@@ -478,12 +477,9 @@ def write_fairness(run_dir, report: dict) -> None:
 
 def fairness_table(report: dict):
     """The table of ``atmsim fairness`` and ``atmsim run`` (``atmsim.tables``)."""
-    from .tables import Table
 
     def number(value: Optional[float], digits: str = ".3f") -> str:
         return "-" if value is None else format(value, digits)
-
-    from .results import MAX_TABLE_ROWS
 
     index = report.get("jain_normalised")
     entities = report["entities"]

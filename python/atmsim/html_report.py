@@ -14,13 +14,17 @@ script, no file beside it).
 - Run (summary.json): the tables of ``atmsim run`` (ports, VCs, flows, ...), the
   ledgers, the fairness against the max-min rates, and the run's figures (drawn
   from series.parquet when the directory has none).
+
+The page is rendered by jinja2 from the templates shipped in
+``atmsim/report_templates`` (one per kind, on a common base), with autoescaping
+on: every value read from a directory is escaped; only the markdown of
+docs/reproduction.md, rendered by markdown-it, goes in as HTML.
 """
 
 from __future__ import annotations
 
 import base64
 import csv
-import html
 import json
 import math
 import numbers
@@ -30,80 +34,79 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
+from ._lazy import matplotlib
+from ._lazy import pandas as pd
+from ._lazy import pyplot as plt
+from .binding import package_version
+from .fairness import FairnessInputError, fairness_of_run_dir, fairness_table
+from .outputs import check_out_file, naming, write_file
+from .plots import PlotInputError, plot_run_dir
+from .reproduce import registry
+from .reproduce.display import number
+from .reproduce.papers import BY_SEED, PAPERS, readable
+from .reproduce.stats import spread
+from .resources import data_dir
+from .results import (
+    RunDirError,
+    bad_summary,
+    ledger_lines,
+    read_series,
+    read_summary,
+    result_tables,
+)
+
 REPORT_FILE = "report.html"
 MAX_SERIES_LINES = 8
 """A sweep figure draws at most this many combinations of the other parameters."""
 
-STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto;
-       max-width: 1200px; padding: 0 1em; color: #1a1a1a; background: #fff; }
-h1 { font-size: 1.6em; border-bottom: 2px solid #333; padding-bottom: .3em; }
-h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 1px solid #aaa; }
-h3 { font-size: 1.1em; margin-top: 1.5em; }
-.citation { font-style: italic; color: #333; }
-.meta { color: #555; font-size: .9em; }
-table { border-collapse: collapse; margin: .8em 0; font-size: .85em; }
-th, td { border: 1px solid #bbb; padding: .25em .5em; vertical-align: top; }
-th { background: #e8e8e8; text-align: left; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.match, span.match { background: #c8efc8; color: #0b5a0b; font-weight: bold; }
-td.miss, span.miss { background: #f7c6c6; color: #8b0000; font-weight: bold; }
-td.na, span.na { background: #eee; color: #666; }
-td.reason, td.note { max-width: 28em; font-size: .92em; }
-img { max-width: 100%; border: 1px solid #ddd; margin: .5em 0; }
-details { margin: 1em 0; padding: .5em 1em; background: #f7f7f7; border-left: 4px solid #999; }
-summary { cursor: pointer; font-weight: bold; }
-.counts span { padding: .1em .5em; margin-right: .4em; border-radius: 3px; }
-"""
+TEMPLATES = Path(__file__).parent / "report_templates"
+"""The report's jinja2 templates (package data)."""
 
 
 class ReportInputError(ValueError):
     """A directory that is none of the three kinds (one line)."""
 
 
-def _e(value: Any) -> str:
-    return html.escape("" if value is None else str(value))
+def _environment():
+    """The jinja2 environment of the report templates, autoescaping on."""
+    import jinja2
 
-
-def _png(path: Path) -> str:
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return f'<img alt="{_e(path.stem)}" src="data:image/png;base64,{data}">'
-
-
-def _page(title: str, body: list[str]) -> str:
-    stamp = time.strftime("%Y-%m-%d %H:%M")
-    from .api import package_version
-
-    return "\n".join(
-        [
-            "<!DOCTYPE html>",
-            '<html lang="en"><head><meta charset="utf-8">',
-            f"<title>{_e(title)}</title>",
-            f"<style>{STYLE}</style></head><body>",
-            f"<h1>{_e(title)}</h1>",
-            f'<p class="meta">atmsim {_e(package_version())}, written {stamp}</p>',
-            *body,
-            "</body></html>",
-        ]
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
     )
 
 
-def _table(columns: list[str], rows: list[list[Any]], classes: Optional[list] = None) -> str:
-    """An HTML table; ``classes[r][c]`` is a cell's class ("num", "match", ...)."""
-    out = ["<table><thead><tr>", *(f"<th>{_e(c)}</th>" for c in columns), "</tr></thead><tbody>"]
-    for r, row in enumerate(rows):
-        out.append("<tr>")
-        for c, value in enumerate(row):
-            cls = classes[r][c] if classes else ""
-            attr = f' class="{cls}"' if cls else ""
-            out.append(f"<td{attr}>{_e(value)}</td>")
-        out.append("</tr>")
-    out.append("</tbody></table>")
-    return "".join(out)
+def _render(template: str, title: str, **context: Any) -> str:
+    """A page of ``template`` (which extends base.html.j2): the title, the atmsim
+    version and the time it was written, and ``context``."""
+
+    return (
+        _environment()
+        .get_template(template)
+        .render(
+            title=title,
+            version=package_version(),
+            stamp=time.strftime("%Y-%m-%d %H:%M"),
+            **context,
+        )
+    )
+
+
+def _png(path: Path) -> dict:
+    """A figure for the templates' ``figure`` macro: its name and base64 PNG data."""
+    return {"name": path.stem, "data": base64.b64encode(path.read_bytes()).decode("ascii")}
+
+
+def _table(columns: list[str], rows: list[list[Any]], classes: Optional[list] = None) -> dict:
+    """A table for the templates' ``table`` macro; ``classes[r][c]`` is a cell's class
+    ("num", "match", ...)."""
+    return {"columns": columns, "rows": rows, "classes": classes}
 
 
 def _number(value: Any) -> str:
-    from .reproduce.report import number
 
     try:
         x = float(value)
@@ -139,7 +142,6 @@ def write_report(directory: Path, out: Optional[Path] = None) -> Path:
     through a temporary file renamed into place; its path. Raises ReportInputError for
     a directory that is no atmsim output, OutDirError for a target that may not be
     written (``atmsim.outputs.check_out_file``)."""
-    from .outputs import check_out_file, naming, write_file
 
     directory = Path(directory)
     kind = kind_of(directory)
@@ -163,7 +165,6 @@ def write_report(directory: Path, out: Optional[Path] = None) -> Path:
 def _docs_sections() -> dict[str, str]:
     """docs/reproduction.md (package data) split by document: seed -> the markdown of its
     "Misses and their likely causes" subsection ("" when it has none)."""
-    from .resources import data_dir
 
     path = data_dir() / "docs" / "reproduction.md"
     if not path.is_file():
@@ -185,7 +186,6 @@ def _docs_sections() -> dict[str, str]:
 
 def _docs_anchor(seed: str) -> str:
     """The GitHub-style anchor of the document's section in docs/reproduction.md."""
-    from .resources import data_dir
 
     path = data_dir() / "docs" / "reproduction.md"
     if path.is_file():
@@ -208,8 +208,7 @@ def _read_table(path: Path) -> list[dict]:
 
 
 def reproduce_page(directory: Path) -> str:
-    from .reproduce import registry
-    from .reproduce.papers import BY_SEED, PAPERS, readable
+    from markupsafe import Markup
 
     experiments = registry()
     folders = sorted(child for child in directory.iterdir() if (child / "table.csv").is_file())
@@ -218,15 +217,8 @@ def reproduce_page(directory: Path) -> str:
         by_seed.setdefault(folder.name.split("-", 1)[0], []).append(folder)
     order = {key: n for n, key in enumerate(experiments)}
     misses_docs = _docs_sections()
-    body: list[str] = [
-        "<p>Each published number or claim against our simulation: the mean over the "
-        "run seeds with its 95 % interval, the tolerance and its reason, and the verdict "
-        '(<span class="match">match</span>, <span class="miss">miss</span>, '
-        '<span class="na">n/a</span>: not compared). How a result is judged: '
-        'docs/reproduction.md, "How a result is judged".</p>'
-    ]
     overview_rows, overview_classes = [], []
-    sections: list[str] = []
+    documents: list[dict] = []
     docs_path = _docs_link()
     for seed in [paper.seed for paper in PAPERS if paper.seed in by_seed] + sorted(
         set(by_seed) - set(BY_SEED)
@@ -236,8 +228,6 @@ def reproduce_page(directory: Path) -> str:
         rows_all = [row for folder in chosen for row in _read_table(folder / "table.csv")]
         counts = {v: sum(r["verdict"] == v for r in rows_all) for v in ("match", "miss", "n/a")}
         beats = sum(r.get("beats_nulls") == "yes" for r in rows_all)
-        title = f"{paper.id} ({seed}): {paper.title}" if paper else seed
-        anchor = f"doc-{seed}"
         overview_rows.append(
             [
                 paper.id if paper else seed,
@@ -252,46 +242,42 @@ def reproduce_page(directory: Path) -> str:
         overview_classes.append(
             ["", "", "num", "match", "num", "miss" if counts["miss"] else "num", "na"]
         )
-        part = [f'<h2 id="{anchor}">{_e(title)}</h2>']
-        if paper:
-            part.append(f'<p class="citation">{_e(paper.citation)}</p>')
-            part.append(f'<p class="meta">{_e(paper.topic)}; alias {seed}</p>')
-        part.append(
-            '<p class="counts">'
-            f'<span class="match">{counts["match"]} match</span>'
-            f"({beats} beat every null model) "
-            f'<span class="miss">{counts["miss"]} miss</span>'
-            f'<span class="na">{counts["n/a"]} n/a</span>'
-            f" in {len(chosen)} experiment{'s' if len(chosen) != 1 else ''}</p>"
-        )
-        for folder in chosen:
-            part.extend(_experiment_section(folder, experiments.get(folder.name), readable))
         analysis = misses_docs.get(seed)
-        link = f"{docs_path}{_docs_anchor(seed)}" if docs_path else ""
-        where = f'<a href="{_e(link)}">docs/reproduction.md</a>' if link else "docs/reproduction.md"
-        if analysis:
-            part.append(
-                f"<details open><summary>Misses and their likely causes ({where})</summary>"
-                f"{_markdown(analysis)}</details>"
-            )
-        elif counts["miss"]:
-            part.append(f"<p>The analysis of these misses is not written in {where} yet.</p>")
-        sections.append("\n".join(part))
-    body.append("<h2>Documents</h2>")
-    body.append(
-        _table(
-            ["id", "citation", "experiments", "match", "beat every null model", "miss", "n/a"],
-            overview_rows,
-            overview_classes,
+        documents.append(
+            {
+                "anchor": f"doc-{seed}",
+                "title": f"{paper.id} ({seed}): {paper.title}" if paper else seed,
+                "seed": seed,
+                "citation": paper.citation if paper else "",
+                "topic": paper.topic if paper else "",
+                "match": counts["match"],
+                "miss": counts["miss"],
+                "na": counts["n/a"],
+                "beats": beats,
+                "experiments": [
+                    _experiment_section(folder, experiments.get(folder.name), readable)
+                    for folder in chosen
+                ],
+                "link": f"{docs_path}{_docs_anchor(seed)}" if docs_path else "",
+                # docs/reproduction.md as HTML: the package's own text, rendered here
+                "analysis": Markup(_markdown(analysis)) if analysis else "",
+            }
         )
+    overview = _table(
+        ["id", "citation", "experiments", "match", "beat every null model", "miss", "n/a"],
+        overview_rows,
+        overview_classes,
     )
-    body.extend(sections)
-    return _page(f"atmsim reproduce: {directory}", body)
+    return _render(
+        "reproduce.html.j2",
+        f"atmsim reproduce: {directory}",
+        overview=overview,
+        documents=documents,
+    )
 
 
 def _docs_link() -> str:
     """A file: URI of the shipped docs/reproduction.md (the same text as the repository's)."""
-    from .resources import data_dir
 
     path = data_dir() / "docs" / "reproduction.md"
     return path.resolve().as_uri() if path.is_file() else ""
@@ -307,15 +293,9 @@ def _nulls_cell(row: dict) -> str:
     return text
 
 
-def _experiment_section(folder: Path, experiment: Any, readable) -> list[str]:
+def _experiment_section(folder: Path, experiment: Any, readable) -> dict:
+    """One experiment of the reproduce page: its names, its table.csv, its figures."""
     rows = _read_table(folder / "table.csv")
-    title = experiment.title if experiment is not None else ""
-    source = experiment.source if experiment is not None else ""
-    out = [
-        f'<h3 id="{_e(folder.name)}">{_e(readable(folder.name))} '
-        f'<span class="meta">({_e(folder.name)})</span></h3>',
-        f'<p>{_e(title)}<br><span class="meta">{_e(source)}</span></p>',
-    ]
     columns = [
         "quantity",
         "unit",
@@ -366,24 +346,26 @@ def _experiment_section(folder: Path, experiment: Any, readable) -> list[str]:
                 "reason",
             ]
         )
-    out.append(_table(columns, table_rows, classes))
-    for png in sorted(folder.glob("*.png")):
-        out.append(_png(png))
-    return out
+    return {
+        "id": folder.name,
+        "readable": readable(folder.name),
+        "title": experiment.title if experiment is not None else "",
+        "source": experiment.source if experiment is not None else "",
+        **_table(columns, table_rows, classes),
+        "figures": [_png(png) for png in sorted(folder.glob("*.png"))],
+    }
 
 
 # --- sweep ----------------------------------------------------------------------------------
 
 
 def _spread(values) -> tuple[float, float, float, int]:
-    from .reproduce.stats import spread
 
     s = spread([float(v) for v in values])
     return s.mean, s.low, s.high, s.n
 
 
 def sweep_page(directory: Path) -> str:
-    import pandas as pd
 
     meta = json.loads((directory / "sweep.json").read_text(encoding="utf-8"))
     frame = pd.read_parquet(directory / "results.parquet")
@@ -395,13 +377,7 @@ def sweep_page(directory: Path) -> str:
     ]
     ok = frame[frame["status"] == "ok"]
     counts = frame["status"].value_counts().to_dict()
-    body = [
-        f"<p>Base scenario <code>{_e(meta.get('base'))}</code>; parameters "
-        f"{_e(', '.join(parameters) or 'none')}; seeds {_e(meta.get('seeds'))}; "
-        f"{len(frame)} runs: "
-        + ", ".join(f"{n} {_e(status)}" for status, n in sorted(counts.items()))
-        + ". Each point is the mean over the seeds with its Student-t 95 % interval.</p>"
-    ]
+    figures: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         grid = [p for p in meta.get("grid", parameters) if p in parameters]
         for metric in metrics:
@@ -410,7 +386,7 @@ def sweep_page(directory: Path) -> str:
                 others = [p for p in grid if p != x]
                 path = _sweep_figure(ok, metric, x, others, Path(tmp))
                 if path is not None:
-                    body.append(_png(path))
+                    figures.append(_png(path))
     # the table of means
     keys = parameters
     columns = [*keys, "seeds", *[f"{m} (mean [95 %])" for m in metrics]]
@@ -425,31 +401,34 @@ def sweep_page(directory: Path) -> str:
             row.append(f"{_number(mean)}{interval}")
         rows.append(row)
         classes.append(["" for _ in keys] + ["num"] * (1 + len(metrics)))
-    body.append("<h2>Means over the seeds</h2>")
-    body.append(_table(columns, rows, classes))
     failed = frame[frame["status"] != "ok"]
-    if len(failed):
-        body.append("<h2>Runs that did not finish ok</h2>")
-        body.append(
-            _table(
-                ["run_id", *keys, "seed", "status", "error"],
-                [
-                    [r["run_id"], *[r[k] for k in keys], r["seed"], r["status"], r["error"]]
-                    for _, r in failed.iterrows()
-                ],
-            )
+    return _render(
+        "sweep.html.j2",
+        f"atmsim sweep {meta.get('name', '')}: {directory}",
+        base=meta.get("base"),
+        parameters=", ".join(parameters) or "none",
+        seeds=meta.get("seeds"),
+        runs=len(frame),
+        counts=", ".join(f"{n} {status}" for status, n in sorted(counts.items())),
+        figures=figures,
+        means=_table(columns, rows, classes),
+        failed=_table(
+            ["run_id", *keys, "seed", "status", "error"],
+            [
+                [r["run_id"], *[r[k] for k in keys], r["seed"], r["status"], r["error"]]
+                for _, r in failed.iterrows()
+            ],
         )
-    return _page(f"atmsim sweep {meta.get('name', '')}: {directory}", body)
+        if len(failed)
+        else None,
+    )
 
 
 def _sweep_figure(frame, metric: str, x: Optional[str], others: list[str], tmp: Path):
     """metric against x (mean and 95 % interval over the seeds), a line per combination
     of the other parameters (at most MAX_SERIES_LINES)."""
-    import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import pandas as pd
 
     if frame.empty or frame[metric].isna().all():
         return None
@@ -496,7 +475,6 @@ def _sweep_figure(frame, metric: str, x: Optional[str], others: list[str], tmp: 
     path = tmp / f"{safe}.png"
     figure.savefig(path, dpi=100)
     plt.close(figure)
-    del pd
     return path
 
 
@@ -507,16 +485,19 @@ def _sort_key(value: Any):
 # --- one run --------------------------------------------------------------------------------
 
 
-def _table_html(table) -> str:
-    """A table of atmsim run (``atmsim.tables.Table``) as an HTML table, its
-    right-justified columns (the numbers) of class "num"."""
+def _titled_table(table) -> dict:
+    """A table of atmsim run (``atmsim.tables.Table``) for the templates'
+    ``titled_table`` macro, its right-justified columns (the numbers) of class "num"."""
     classes = [["num" if right else "" for right in table.right] for _ in table.rows]
-    caption = f'<p class="meta">{_e(table.caption)}</p>' if table.caption else ""
-    return f"<h3>{_e(table.title)}</h3>{_table(table.headers, table.rows, classes)}{caption}"
+    return {
+        **_table(table.headers, table.rows, classes),
+        "headers": table.headers,
+        "title": table.title,
+        "caption": table.caption,
+    }
 
 
 def run_page(directory: Path) -> str:
-    from .results import RunDirError, bad_summary, read_summary
 
     summary = read_summary(directory)  # RunDirError: incomplete, or not atmsim's
     try:
@@ -529,36 +510,19 @@ def run_page(directory: Path) -> str:
 
 
 def _run_page(directory: Path, summary: dict) -> str:
-    from .fairness import FairnessInputError, fairness_of_run_dir, fairness_table
-    from .results import ledger_lines, read_series, result_tables
 
-    body = [
-        f"<p>Scenario <code>{_e(summary.get('scenario'))}</code>, seed {_e(summary.get('seed'))}, "
-        f"{_e(summary.get('sim_time_s'))} s simulated"
-        + ("" if summary.get("completed", True) else " (interrupted: partial results)")
-        + "</p>"
-    ]
-    body.append("<ul>")
-    for line, ok in ledger_lines(summary):
-        cls = "match" if ok else "miss"
-        body.append(
-            f'<li><span class="{cls}">{"balanced" if ok else "UNBALANCED"}</span> {_e(line)}</li>'
-        )
-    body.append("</ul>")
-    for table in result_tables(summary):
-        body.append(_table_html(table))
+    tables = [_titled_table(table) for table in result_tables(summary)]
     try:
         report = summary.get("fairness") or fairness_of_run_dir(directory)
         if len(report["entities"]) > 1:
-            body.append(_table_html(fairness_table(report)))
+            tables.append(_titled_table(fairness_table(report)))
     except FairnessInputError:
         pass
-    figures = sorted(directory.glob("*.png"))
+    figures: list[dict] = []
+    pngs = sorted(directory.glob("*.png"))
     if (directory / "series.parquet").exists():
         read_series(directory / "series.parquet")  # a file that is not atmsim's: refused
-    if not figures and (directory / "series.parquet").is_file():
-        from .plots import PlotInputError, plot_run_dir
-
+    if not pngs and (directory / "series.parquet").is_file():
         with tempfile.TemporaryDirectory() as tmp:
             import shutil
 
@@ -566,9 +530,19 @@ def _run_page(directory: Path, summary: dict) -> str:
                 shutil.copy(directory / name, Path(tmp) / name)
             try:
                 for path in plot_run_dir(Path(tmp)):
-                    body.append(_png(path))
+                    figures.append(_png(path))
             except PlotInputError:
                 pass
     else:
-        body.extend(_png(path) for path in figures)
-    return _page(f"atmsim run: {directory}", body)
+        figures.extend(_png(path) for path in pngs)
+    return _render(
+        "run.html.j2",
+        f"atmsim run: {directory}",
+        scenario=summary.get("scenario"),
+        seed=summary.get("seed"),
+        sim_time_s=summary.get("sim_time_s"),
+        completed=summary.get("completed", True),
+        ledgers=ledger_lines(summary),
+        tables=tables,
+        figures=figures,
+    )

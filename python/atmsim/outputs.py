@@ -34,6 +34,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Union
 
+from .binding import package_version
+from .errors import one_line
+
 MARKER = ".atmsim"
 """The file that marks a directory as atmsim's output (JSON: kind, version)."""
 
@@ -65,8 +68,6 @@ class OutDirError(ValueError):
 
 def show_path(path: PathLike) -> str:
     """``path`` for a message: on one line, cut to SHOWN_PATH_CHARS characters."""
-    from .errors import one_line
-
     text = one_line(os.fspath(path))
     if len(text) > SHOWN_PATH_CHARS:
         return text[: SHOWN_PATH_CHARS - 3] + "..."
@@ -185,8 +186,6 @@ def prepare_out_dir(path: PathLike, kind: str = "run") -> Path:
 
 def marker_text(kind: str) -> str:
     """The marker of a ``kind`` directory: ``{"kind": ..., "version": ...}``."""
-    from .api import package_version
-
     return json.dumps({"kind": kind, "version": package_version()}) + "\n"
 
 

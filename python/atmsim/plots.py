@@ -5,8 +5,8 @@ acr.png, ...); ``plot_series`` does the same from a series DataFrame;
 ``experiment_figure`` draws one figure of an ``atmsim reproduce`` experiment,
 one panel per run when it compares several (EFCI, ERICA, FMMRA).
 
-matplotlib is imported inside the functions (Agg backend), so importing this
-module stays cheap.
+matplotlib (Agg backend), pandas and numpy come from ``atmsim._lazy``: each is
+imported when a figure first needs it, so importing this module stays cheap.
 """
 
 from __future__ import annotations
@@ -14,8 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-import pandas as pd
-
+from ._lazy import matplotlib
+from ._lazy import numpy as np
+from ._lazy import pandas as pd
+from ._lazy import pyplot as plt
+from .outputs import replacing
+from .results import check_complete, read_series, read_summary
 from .units import CELL_BITS
 
 
@@ -74,15 +78,11 @@ MB = 1024 * 1024
 
 
 def _agg() -> None:
-    import matplotlib
-
     matplotlib.use("Agg")
 
 
 def plot_run_dir(run_dir: Path) -> list[Path]:
     """Every figure of a run directory's series.parquet, written into it."""
-    from .results import check_complete, read_series, read_summary
-
     series_path = run_dir / "series.parquet"
     if not run_dir.is_dir():
         raise PlotInputError(f"{run_dir}: no such run directory")
@@ -147,8 +147,6 @@ sampled every 10 ms is a solid band, its mean over 0.3 s shows the level."""
 def _plot_smoothed(axes, rows) -> None:
     """Each port's queue samples, faint, and their moving mean over about 1 % of the
     run (by sample count) on top."""
-    import matplotlib
-
     groups = list(rows.groupby("entity", sort=False))
     for n, (entity, samples) in enumerate(groups):
         color = matplotlib.colormaps["tab20" if len(groups) > 10 else "tab10"](n % 20)
@@ -164,9 +162,6 @@ def _plot_smoothed(axes, rows) -> None:
 def _plot_ccdf(out_dir: Path, rows, metric: str, unit: str, suffix: str) -> Optional[Path]:
     """queue_ccdf.png (ip_queue_ccdf.png): per port, the share of the probe samples with
     a queue above x, on a log scale: the tail that a time trace hides."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-
     figure, axes = _new_figure()
     drawn = 0
     for entity, samples in rows.groupby("entity", sort=False):
@@ -197,8 +192,6 @@ def _plot_ccdf(out_dir: Path, rows, metric: str, unit: str, suffix: str) -> Opti
 
 
 def _new_figure(rows: int = 1):
-    import matplotlib.pyplot as plt
-
     figure, axes = plt.subplots(rows, 1, figsize=(9, 4.5 if rows == 1 else 7), sharex=True)
     return figure, axes
 
@@ -207,9 +200,6 @@ def _plot_lines(axes, rows, scale: float = 1.0, skip_zero: bool = False) -> None
     """One line per entity; values x ``scale``; zeros left out (no sample yet) if asked;
     infinite values (a load factor over an interval without ABR capacity) left out.
     A flow's ACK VC (``<flow>-ack``) is dashed."""
-    import matplotlib
-    import numpy as np
-
     groups = list(rows.groupby("entity", sort=False))
     many = len(groups) > 10  # more lines than the default colour cycle: use 20 colours
     for n, (entity, samples) in enumerate(groups):
@@ -228,8 +218,6 @@ LOAD_FACTOR_TOP = 5.0
 
 def _clip_load_factor(axes, rows) -> None:
     """Keep z readable: the y axis stops at LOAD_FACTOR_TOP when samples go beyond it."""
-    import numpy as np
-
     values = rows["value"].to_numpy()
     finite = values[np.isfinite(values)]
     if finite.size and finite.max() > LOAD_FACTOR_TOP:
@@ -247,8 +235,6 @@ def _clip_load_factor(axes, rows) -> None:
 
 def _finish(figure, axes, y_label: str, title: str, path: Path) -> None:
     """Grid, legends (up to 12 lines), time axis, title; save as ``path``."""
-    import matplotlib.pyplot as plt
-
     for ax in axes if isinstance(axes, (list, tuple)) else [axes]:
         ax.grid(True, alpha=0.3)
         lines = len(ax.get_lines())
@@ -410,7 +396,5 @@ def save_figure(figure, path: Path) -> None:
     """Save a figure as PNG through a temporary file renamed over ``path``
     (``atmsim.outputs.replacing``): a run stopped while it draws leaves the old figure
     or none, never half of one."""
-    from .outputs import replacing
-
     with replacing(path) as temporary:
         figure.savefig(temporary, dpi=120, format="png")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
+from ._lazy import pandas as pd
 from .tables import Table, print_tables
 from .units import CELL_BITS, PAYLOAD_BITS
 
@@ -581,8 +582,6 @@ def summary_problem(summary: object) -> str:
 def read_series(path: Path):
     """series.parquet as a DataFrame, checked to be atmsim's (SERIES_COLUMNS, numeric
     time_s and value); RunDirError (one line naming the file) otherwise."""
-    import pandas as pd
-
     try:
         series = pd.read_parquet(path)
     except (OSError, ValueError) as error:  # pyarrow's errors derive from these

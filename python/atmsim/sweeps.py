@@ -54,8 +54,29 @@ from itertools import product
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
+from ._lazy import pandas as pd
+from ._lazy import rich
+from .api import run
+from .compare import jain
+from .determinism import seed_dependence
 from .errors import ScenarioError, show_value
+from .failures import internal_error_message
+from .fairness import fairness
+from .outputs import (
+    MARKER,
+    check_out_dir,
+    marker_text,
+    naming,
+    prepare_out_dir,
+    replacing,
+    write_file,
+)
 from .resources import shipped_example, shipped_sweep
+from .results import ledger_lines
+from .rundir import SCENARIO_FILE, scenario_text
+from .rundir import write_run_dir as write_files
+from .scenario import load_scenario, read_toml, resolved_toml, to_core, tomllib, validate_scenario
+from .units import CELL_BITS
 from .workers import imap_unordered
 
 EXECUTORS = ("local", "dask", "ray")
@@ -152,8 +173,6 @@ def load_spec(spec: Union[str, Path, dict], base_dir: Optional[Path] = None) -> 
     """Parse and check a spec: a TOML file, the name of a shipped sweep, or a dict shaped
     like the file (``base`` then relative to ``base_dir``, default the current directory).
     Raises SweepError."""
-    from .scenario import read_toml
-
     if isinstance(spec, dict):
         data, file, text = copy.deepcopy(spec), "<sweep spec>", ""
         folder = Path(base_dir or ".")
@@ -348,8 +367,6 @@ def plan(spec: Spec) -> list[Planned]:
     """Every run of the spec, resolved: its id, resolved scenario and core input; a
     point whose scenario is invalid (e.g. a threshold above the buffer) keeps the
     error instead."""
-    from .scenario import load_scenario, resolved_toml, to_core
-
     fixed = [f"{key}={toml_value(value)}" for key, value in spec.fixed.items()]
     planned = []
     for point in spec.points():
@@ -375,10 +392,6 @@ def run_task(task: dict) -> dict:
 
     Returns ``run_id``, ``summary`` (or None), ``error`` (one line, or None),
     ``wall_s`` and ``series`` (Parquet bytes, when asked for)."""
-    from .api import run
-    from .failures import internal_error_message
-    from .scenario import tomllib, validate_scenario
-
     started = time.perf_counter()
     out: dict[str, Any] = {"run_id": task["run_id"], "summary": None, "error": None}
     try:
@@ -387,11 +400,7 @@ def run_task(task: dict) -> dict:
         result = run(scenario, progress=False)
         out["summary"] = result.summary
         if task.get("series") and result.has_probes:
-            import io
-
-            buffer = io.BytesIO()
-            result.series.to_parquet(buffer, index=False)
-            out["series"] = buffer.getvalue()
+            out["series"] = result.series_parquet()  # the core's writer, as atmsim run
     except KeyboardInterrupt:
         raise
     except Exception as error:
@@ -482,35 +491,39 @@ def execute_ray(tasks: list[dict], jobs: int, address: Optional[str]) -> Iterato
 
 
 def _write_json(path: Path, data: Any) -> None:
-    from .outputs import write_file
-
     write_file(path, json.dumps(data, indent=2) + "\n")
 
 
-def write_run_dir(runs: Path, item: Planned, summary: Optional[dict], extra: dict) -> Path:
-    """``runs/<run id>/`` with scenario.toml and summary.json (or failed.json), written
-    into a temporary directory and renamed into place: a run directory is whole or
-    absent. A directory of an earlier failed attempt is replaced."""
-    from .outputs import MARKER, marker_text, naming
+def sweep_header(item: Planned) -> list[str]:
+    """The comment lines at the top of a sweep run's scenario.toml."""
+    return ["# atmsim sweep run; overrides: " + ", ".join(item.overrides)]
 
+
+def write_run_dir(runs: Path, item: Planned, summary: Optional[dict], extra: dict) -> Path:
+    """``runs/<run id>/``: the run directory of a finished run, written as every run
+    directory is (``atmsim.rundir.write_run_dir``; series.parquet only with the spec's
+    ``series``), or for a failed run its scenario.toml and failed.json. Written into a
+    temporary directory and renamed into place: a run directory is whole or absent. A
+    directory of an earlier failed attempt is replaced."""
     final = runs / item.run_id
     temporary = runs / f".{item.run_id}.{os.getpid()}.tmp"
     if temporary.exists():
         shutil.rmtree(temporary)
-    with naming(temporary):
-        temporary.mkdir(parents=True)
-    header = "# atmsim sweep run; overrides: " + ", ".join(item.overrides) + "\n"
-    files = {MARKER: marker_text("run"), "scenario.toml": header + item.scenario_toml}
+    header = sweep_header(item)
     if summary is not None:
-        files["summary.json"] = json.dumps(summary, indent=2) + "\n"
+        with naming(final):  # a full disk names the run's directory
+            write_files(temporary, item.scenario_toml, summary, extra.get("series"), header)
     else:
-        files["failed.json"] = json.dumps(extra, indent=2) + "\n"
-    for name, text in files.items():
-        with naming(final / name):  # a full disk names the file of the run
-            (temporary / name).write_text(text, encoding="utf-8")
-    if extra.get("series"):
-        with naming(final / "series.parquet"):
-            (temporary / "series.parquet").write_bytes(extra["series"])
+        with naming(temporary):
+            temporary.mkdir(parents=True)
+        files = {
+            MARKER: marker_text("run"),
+            SCENARIO_FILE: scenario_text(item.scenario_toml, header),
+            "failed.json": json.dumps(extra, indent=2) + "\n",
+        }
+        for name, text in files.items():
+            with naming(final / name):  # a full disk names the file of the run
+                (temporary / name).write_text(text, encoding="utf-8")
     with naming(final):
         if final.exists():
             old = runs / f".{item.run_id}.{os.getpid()}.old"
@@ -549,10 +562,6 @@ def failure_of(runs: Path, run_id: str) -> Optional[str]:
 def metric_value(metric: str, summary: dict, core: Optional[dict]) -> Any:
     """One metric of a run's summary (NaN when it does not apply: a link or flow the
     run does not have, a Jain index without flows or sources)."""
-    from .compare import jain
-    from .results import ledger_lines
-    from .units import CELL_BITS
-
     name, sep, entity = metric.partition(":")
     if sep:
         if name in FLOW_METRICS:
@@ -602,8 +611,6 @@ def metric_value(metric: str, summary: dict, core: Optional[dict]) -> Any:
     if name == "fair_jain":
         if core is None:
             return math.nan
-        from .fairness import fairness
-
         value = fairness(core, summary)["jain_normalised"]
         return math.nan if value is None else value
     if name == "ledger_ok":
@@ -627,8 +634,6 @@ def _column_values(values: list) -> list:
 
 def results_frame(spec: Spec, planned: list[Planned], runs: Path, walls: dict):
     """The tidy table: one row per run of ``planned``, from the run directories."""
-    import pandas as pd
-
     rows = []
     for item in planned:
         row: dict[str, Any] = {"run_id": item.run_id}
@@ -668,8 +673,6 @@ def results_frame(spec: Spec, planned: list[Planned], runs: Path, walls: dict):
 
 def write_results(frame, path: Path) -> None:
     """results.parquet, written to a temporary file and renamed."""
-    from .outputs import replacing
-
     with replacing(path) as temporary:
         frame.to_parquet(temporary, index=False)
 
@@ -694,8 +697,6 @@ class SweepOutcome:
 def check_sweep_dir(out: Path) -> Path:
     """``out`` if it may receive a sweep: new, empty, or an earlier sweep's output (one
     marked as a sweep's: ``atmsim.outputs``). Raises OutDirError."""
-    from .outputs import check_out_dir
-
     return check_out_dir(out, "sweep")
 
 
@@ -732,15 +733,11 @@ def run_sweep(
     notes = []
     _check_metrics(spec, valid)
     if spec.seeds and len(spec.seeds) > 1 and valid and valid[0].core is not None:
-        from .determinism import seed_dependence
-
         if not seed_dependence(valid[0].core):
             notes.append(
                 f"note: the {len(spec.seeds)} seeds give identical runs: the scenario draws "
                 "no random number"
             )
-    from .outputs import naming, prepare_out_dir, write_file
-
     prepare_out_dir(out, "sweep")  # before any run: a directory that cannot be written
     runs = out / RUNS_DIR
     with naming(runs):
@@ -864,15 +861,13 @@ class _Progress:
     """A rich progress bar on stderr: runs done of the total, failures, ETA."""
 
     def __init__(self, name: str, total: int, done: int) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
+        Console = rich.console.Console
+        BarColumn = rich.progress.BarColumn
+        MofNCompleteColumn = rich.progress.MofNCompleteColumn
+        Progress = rich.progress.Progress
+        TextColumn = rich.progress.TextColumn
+        TimeElapsedColumn = rich.progress.TimeElapsedColumn
+        TimeRemainingColumn = rich.progress.TimeRemainingColumn
 
         self.progress = Progress(
             TextColumn("[bold]{task.description}"),

@@ -25,6 +25,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Optional, TextIO
 
+from ._lazy import rich
+
 PIPE_WIDTH = 200
 """The width when stdout is a file or a pipe: wide, so that tables are not cut into 80."""
 
@@ -153,9 +155,8 @@ def rich_console():
     file or a pipe does not squeeze the tables. When stdout's reader leaves (``atmsim
     examples | head``) it raises BrokenPipeError, which the command answers with exit
     141 as for any other output; rich itself would exit 1."""
-    from rich.console import Console
 
-    class _Console(Console):
+    class _Console(rich.console.Console):
         def on_broken_pipe(self) -> None:
             raise BrokenPipeError
 

@@ -25,6 +25,7 @@
 //! `runs=N`; `vcs=N` runs the scale series at that one N; `secs=S` sets its
 //! simulated time.
 
+use atmsim_core::atm::CELL_BITS;
 use atmsim_core::atm::{Cell, Reassembly};
 use atmsim_core::engine::time::cell_time_ps;
 use atmsim_core::engine::{RngStream, TieKey, Time, TimingWheel};
@@ -38,7 +39,7 @@ use std::time::Instant;
 /// N geometric on/off sources, each on its own VC, into one port of a link
 /// of `link_bps` with a `buffer`-cell buffer, for `secs` simulated seconds.
 fn onoff_mux(n: usize, link_bps: f64, peak: f64, mean: f64, buffer: u32, secs: f64) -> Scenario {
-    let link_cps = link_bps / 424.0;
+    let link_cps = link_bps / CELL_BITS;
     let (peak, mean) = (peak * link_cps, mean * link_cps);
     let vcs: Vec<String> = (0..n)
         .map(|i| format!(r#"{{"name":"s{i}","class":"ubr","links":[0]}}"#))
@@ -67,7 +68,7 @@ fn onoff_mux(n: usize, link_bps: f64, peak: f64, mean: f64, buffer: u32, secs: f
 /// `link_bps`, together at the link's rate, all started at 0 with random
 /// arbitration of simultaneous cells.
 fn together(n: usize, link_bps: f64, secs: f64) -> Scenario {
-    let link_cps = link_bps / 424.0;
+    let link_cps = link_bps / CELL_BITS;
     let rate = link_cps / n as f64;
     let vcs: Vec<String> = (0..n)
         .map(|i| format!(r#"{{"name":"s{i}","class":"ubr","links":[0]}}"#))
@@ -343,7 +344,7 @@ fn push_lazy<T: Copy>(
 /// CPU seconds of the loop).
 fn floor_run(level: Floor) -> (u64, u64, f64) {
     let (n, link_bps, peak, mean, buffer, secs) = MUX_ONOFF;
-    let link_cps = link_bps / 424.0;
+    let link_cps = link_bps / CELL_BITS;
     let (peak, mean) = (peak * link_cps, mean * link_cps);
     let end = (secs * 1e12) as Time;
     let mut sources: Vec<(GeometricOnOff, RngStream)> = (0..n)

@@ -36,6 +36,12 @@
 //!
 //! `docs/model.md` ("Where things live") tells where a new model's code
 //! and parameters go.
+//!
+//! Unsafe code is refused crate-wide; each of the few places that needs it
+//! (unchecked indexing in the timing wheel's ring, a prefetch hint) allows it
+//! locally, with a SAFETY comment saying why it is sound.
+
+#![deny(unsafe_code)]
 
 pub mod abr;
 pub mod atm;

@@ -2,6 +2,7 @@
 //! the analytic rates (the max-min rates of the reference configurations), EFCI reacts, and the ledger
 //! balances with RM cells, VBR priority and TCP on top.
 
+use atmsim_core::atm::CELL_BITS;
 use atmsim_core::stats::Summary;
 use atmsim_core::{Scenario, Simulation};
 use serde_json::{json, Value};
@@ -10,7 +11,7 @@ mod common;
 use common::{merge, run, MS, OC3_CPS, S};
 
 fn abr_params(pcr: f64) -> Value {
-    json!({"pcr_cps": pcr, "mcr_cps": 0.0, "icr_cps": 10e6 / 424.0, "rif": 1.0, "rdf": 1.0 / 512.0,
+    json!({"pcr_cps": pcr, "mcr_cps": 0.0, "icr_cps": 10e6 / CELL_BITS, "rif": 1.0, "rdf": 1.0 / 512.0,
            "nrm": 32, "mrm": 2, "trm_ps": 100 * MS, "crm": 16, "cdf": 0.5, "adtf_ps": 500 * MS, "tcr_cps": 10.0})
 }
 
@@ -60,7 +61,7 @@ impl Net {
         let (ia, ib) = (self.node(a), self.node(b));
         for (x, y, alg) in [(ia, ib, algo.clone()), (ib, ia, algo)] {
             self.links.push(json!({"name": format!("{}-{}", self.nodes[x], self.nodes[y]),
-                "from": x, "to": y, "bit_rate_bps": cps * 424.0, "cell_rate_cps": cps, "delay_ps": delay,
+                "from": x, "to": y, "bit_rate_bps": cps * CELL_BITS, "cell_rate_cps": cps, "delay_ps": delay,
                 "buffer_cells": null, "policy": {"kind": "tail"}, "algorithm": alg}));
         }
     }
@@ -206,7 +207,7 @@ fn fmmra_gives_n_greedy_sources_c_over_n() {
 
 /// GFC-2 (seed 001 section 6.2, scaled from ATM Forum 94-0557): 7 switches in a chain.
 fn gfc2(algo: Value) -> Net {
-    let mbps = |m: f64| m * 1e6 / 424.0;
+    let mbps = |m: f64| m * 1e6 / CELL_BITS;
     let mut net = Net::default();
     let hop = 1_000 * 1_000_000; // 200 km, 1 ms
     let chain = [
@@ -268,7 +269,7 @@ fn check_gfc2(algo: Value, scale: f64) {
     let (s, rates) = mean_rates(&gfc2(algo), 2);
     for (v, r) in s.vcs.iter().zip(rates) {
         let g = v.name.chars().next().unwrap();
-        let mbps = r * 424.0 / 1e6;
+        let mbps = r * CELL_BITS / 1e6;
         let want = gfc2_max_min(g) * scale;
         assert!(
             (mbps / want - 1.0).abs() < 0.05,
@@ -396,7 +397,7 @@ fn tcp_over_abr(n: usize, buffer: Option<u32>, tbe: u32, vbr: bool, secs: u64) -
         net.vcs
             .push(json!({"name": "vbr", "class": "vbr", "links": fwd}));
         net.sources.push(json!({"name": "vbr", "vc": vc, "start_ps": 2 * MS, "model": {"kind": "vbr_onoff",
-            "peak_cps": 124.41e6 / 424.0, "on_ps": 100 * MS, "off_ps": 100 * MS, "distribution": "fixed"}}));
+            "peak_cps": 124.41e6 / CELL_BITS, "on_ps": 100 * MS, "off_ps": 100 * MS, "distribution": "fixed"}}));
     }
     net.scenario(secs, json!({"flows": flows}))
 }

@@ -1,6 +1,7 @@
 //! Small networks run end to end through the core: timing of links and
 //! ports, strict priority, drop policies in place, and the ledger.
 
+use atmsim_core::atm::CELL_BITS;
 use atmsim_core::{Scenario, Simulation};
 use serde_json::{json, Value};
 
@@ -35,7 +36,7 @@ fn scenario(
 }
 
 fn link(from: u32, cps: f64, delay_ps: u64, buffer: Option<u32>, policy: Value) -> Value {
-    json!({"name": format!("l{from}"), "from": from, "to": from + 1, "bit_rate_bps": cps * 424.0,
+    json!({"name": format!("l{from}"), "from": from, "to": from + 1, "bit_rate_bps": cps * CELL_BITS,
            "cell_rate_cps": cps, "delay_ps": delay_ps, "buffer_cells": buffer, "policy": policy})
 }
 
@@ -506,7 +507,7 @@ fn two_inputs_into_one_port(arbitration: &str, skew_ps: u64, buffer: u32, seed: 
     let ct = 2_726_337u64;
     let node = |n: &str| json!({"name": n});
     let l = |name: &str, from: u32, to: u32, delay_ps: u64, buffer: Option<u32>| {
-        json!({"name": name, "from": from, "to": to, "bit_rate_bps": OC3_CPS * 424.0,
+        json!({"name": name, "from": from, "to": to, "bit_rate_bps": OC3_CPS * CELL_BITS,
                "cell_rate_cps": OC3_CPS, "delay_ps": delay_ps, "buffer_cells": buffer,
                "policy": tail()})
     };

@@ -6,15 +6,16 @@
 //! and each buffer unit, an ABR VC, a source of each model, an ATM and an IP
 //! flow, and probes.
 
+use atmsim_core::atm::CELL_BITS;
 use atmsim_core::scenario::{self, Scenario};
 use atmsim_core::Simulation;
 use serde_json::{json, Value};
 
 const S: u64 = 1_000_000_000_000;
 const MAX_TIME: u64 = 1_000_000 * S;
-const OC3_CPS: f64 = 155.52e6 / 424.0;
-const MIN_CELL_RATE: f64 = 1e3 * 26.0 / 27.0 / 424.0;
-const MAX_CELL_RATE: f64 = 1e12 / 424.0;
+const OC3_CPS: f64 = 155.52e6 / CELL_BITS;
+const MIN_CELL_RATE: f64 = 1e3 * 26.0 / 27.0 / CELL_BITS;
+const MAX_CELL_RATE: f64 = 1e12 / CELL_BITS;
 
 fn atm_link(from: u32, to: u32, policy: Value, algorithm: Value) -> Value {
     json!({"name": format!("l{from}-{to}"), "from": from, "to": to, "bit_rate_bps": 155.52e6,

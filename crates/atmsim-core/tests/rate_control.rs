@@ -1,6 +1,7 @@
 //! Explicit-rate control of TCP at an IP router (seed 001): rates written
 //! into ACK windows, the ack bucket, and the fast paths kept off them.
 
+use atmsim_core::atm::CELL_BITS;
 use atmsim_core::stats::{Metric, Series, Summary};
 use atmsim_core::{Scenario, Simulation};
 use serde_json::{json, Value};
@@ -238,7 +239,7 @@ fn the_fast_paths_stay_off_where_rates_and_acks_are_controlled() {
 /// `window` the rule of the ATM edges at s_i, where the ACK VCs end (the
 /// ack_control of each sw1 -> s_i link), JSON or null.
 fn atm_edge(control: Value, window: Value, fast_paths: bool, secs: u64) -> Scenario {
-    let (oc3_bps, oc3_cps) = (155.52e6, 155.52e6 / 424.0);
+    let (oc3_bps, oc3_cps) = (155.52e6, 155.52e6 / CELL_BITS);
     let delay: u64 = 1000 * 5_000_000; // 1000 km at 5 us/km, ps
     let mut nodes = vec![json!({"name": "sw1"}), json!({"name": "sw2"})];
     let mut links: Vec<Value> = vec![];
@@ -388,7 +389,7 @@ fn flows_sharing_a_vc_share_its_rate_as_one_unit() {
         values(&series, "f1", Metric::ErBps)
     );
     // Within the port's payload rate (155.52e6 / 424 cells/s x 384 bits).
-    let payload_bps = 155.52e6 / 424.0 * 384.0;
+    let payload_bps = 155.52e6 / CELL_BITS * 384.0;
     assert!(
         2.0 * er(0) + er(2) <= 1.1 * payload_bps,
         "{} {}",

@@ -10,6 +10,8 @@
 //! raises the same kind of error. Release builds must unwind on panic (the
 //! workspace's release profile says so).
 
+#![deny(unsafe_code)]
+
 use atmsim_core::stats::series::METRIC_NAMES;
 use atmsim_core::{Scenario, Simulation as CoreSimulation};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};

@@ -27,6 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from ..resources import data_dir
+from .catalog import registry
+from .experiments import SEEDS
+from .papers import BY_SEED
+
 COLUMNS = (
     "seed",
     "source",
@@ -60,16 +65,12 @@ class Entry:
 
 def inventory_dir() -> Path:
     """Where the inventory files are (package data)."""
-    from ..resources import data_dir
-
     return data_dir() / "reproduce" / "inventory"
 
 
 def load(directory: Optional[Path] = None) -> list[Entry]:
     """Every entry of every seed's file, in seed order. Raises ValueError naming the
     file and line of a malformed entry."""
-    from . import SEEDS
-
     directory = directory or inventory_dir()
     entries: list[Entry] = []
     for seed in SEEDS:
@@ -103,8 +104,6 @@ def load(directory: Optional[Path] = None) -> list[Entry]:
 def problems(entries: Iterable[Entry]) -> list[str]:
     """Entries that name an experiment or a row the registry does not have, or a row
     another experiment judges (``Quantity.see``: the entry should name that one)."""
-    from . import registry
-
     experiments = registry()
     found = []
     for entry in entries:
@@ -163,8 +162,6 @@ def coverage(entries: Iterable[Entry], verdicts: dict[tuple[str, str], str]) -> 
 
 def coverage_lines(table: dict[str, dict]) -> list[str]:
     """The coverage as an aligned text table (80 columns)."""
-    from .papers import BY_SEED
-
     header = ["document", *COUNTS]
     rows = [[BY_SEED[seed].id if seed in BY_SEED else seed, *map(str, c.values())]
             for seed, c in table.items()]  # fmt: skip

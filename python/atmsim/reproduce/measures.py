@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-import pandas as pd
-
+from .._lazy import numpy as np
+from .._lazy import pandas as pd
 from ..compare import jain
 from ..units import CELL_BITS
 

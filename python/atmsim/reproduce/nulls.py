@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import NullModel, NullPrediction, Quantity
+from .experiments import NullModel, NullPrediction, Quantity
 
 NO_EFFECT = NullModel(
     "no-effect",

@@ -10,7 +10,6 @@ the ``seedNNN-...`` names, which docs/reproduction.md and the scripts refer to.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 
 @dataclass(frozen=True)
@@ -102,17 +101,6 @@ PAPERS = (
 
 BY_SEED = {paper.seed: paper for paper in PAPERS}
 BY_ID = {paper.id: paper for paper in PAPERS}
-
-
-def paper_of(name: str) -> Optional[Paper]:
-    """The paper of a document id (readable or ``seedNNN``) or of an experiment id in
-    either form; None when it names none."""
-    key = name.strip().lower()
-    for paper in PAPERS:
-        for prefix in (paper.seed, paper.id):
-            if key == prefix or key.startswith(prefix + "-"):
-                return paper
-    return None
 
 
 def readable(experiment_id: str) -> str:

@@ -9,23 +9,18 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from rich.console import Console
-from rich.table import Table
-
+from .._lazy import rich
+from ..html_report import write_report
 from ..outputs import check_out_dir, prepare_out_dir
 from ..tables import rich_console
-from . import (
-    SCENARIO_DIR,
-    SEEDS,
-    Outcome,
-    UnknownExperiment,
-    registry,
-    run_experiments,
-    select,
-    valid_ids,
-    write_csv,
-)
-from .papers import BY_SEED, PAPERS, readable
+from . import inventory
+from .catalog import UnknownExperiment, registry, select, valid_ids
+from .csv_tables import write_csv
+from .display import number
+from .experiments import SCENARIO_DIR, SEEDS
+from .judging import Outcome
+from .papers import BY_SEED, PAPERS, canonical, readable
+from .runner import run_experiments
 
 VERDICT_STYLE = {"match": "green", "miss": "bold red", "n/a": "dim"}
 
@@ -34,21 +29,10 @@ class ReproduceInputError(ValueError):
     """Bad input to ``atmsim reproduce`` (one line)."""
 
 
-def _console() -> Console:
+def _console() -> rich.console.Console:
     # A file or a pipe: 200 columns, not to squeeze the table; a reader that
     # leaves the pipe: exit 141 (see ``rich_console``).
     return rich_console()
-
-
-def number(value: Optional[float]) -> str:
-    """A simulated value as printed: 18,040 / 109.6 / 0.9513 / NaN."""
-    if value is None or not math.isfinite(value):
-        return "NaN"
-    if abs(value) >= 1000 or (value.is_integer() and abs(value) >= 10):
-        return f"{value:,.0f}"
-    if abs(value) >= 100:
-        return f"{value:.1f}"
-    return f"{value:.4g}"
 
 
 def plural(count: int, noun: str) -> str:
@@ -62,7 +46,7 @@ def list_experiments() -> None:
     console = _console()
     for paper in PAPERS:
         keys = [key for key, experiment in registry().items() if experiment.seed == paper.seed]
-        table = Table(
+        table = rich.table.Table(
             title=f"[bold]{paper.id}[/] (alias {paper.seed}): {paper.citation}",
             title_justify="left",
             caption=f"atmsim reproduce {paper.id}: all {plural(len(keys), 'experiment')}",
@@ -116,8 +100,8 @@ PRINTED_COLUMNS = (
 match."""
 
 
-def results_table(outcomes: list[Outcome]) -> Table:
-    table = Table(
+def results_table(outcomes: list[Outcome]) -> rich.table.Table:
+    table = rich.table.Table(
         title="Published and simulated (simulated: mean over the run seeds; ci95: its 95 % "
         "interval)",
         title_justify="left",
@@ -203,8 +187,6 @@ def print_coverage(out: Path) -> int:
     inventory (``reproduce.inventory``), those a row covers with that row's verdict in
     ``out`` (an earlier reproduce output; "not run" without one), and those none
     covers. 1 when the inventory names a row the experiments do not have."""
-    from . import inventory
-
     entries = inventory.load()
     wrong = inventory.problems(entries)
     for line in wrong:
@@ -219,8 +201,6 @@ def print_coverage(out: Path) -> int:
 
 def combined_name(requested: list[str]) -> str:
     """``seed000`` when exactly one seed was asked for, else ``selected``."""
-    from .papers import canonical
-
     keys = [canonical(name) for name in requested]
     if len(keys) == 1 and keys[0] in SEEDS:
         return keys[0]
@@ -312,7 +292,5 @@ def main(
         f"{counts_text(rows)} in {plural(len(ids), 'experiment')}; {wall:.1f} s wall, --jobs {jobs}"
     )
     if report:
-        from ..html_report import write_report
-
         print(f"report: {write_report(Path(out))}")
     return code

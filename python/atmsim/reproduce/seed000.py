@@ -11,7 +11,7 @@ drop). Scenario files: scenarios/reproduce/seed000-*.toml.
 from __future__ import annotations
 
 from ..compare import ABOVE, BELOW, EXACT, REPORT, above, absolute, factor, relative
-from . import Experiment, NullModel, Quantity, Run
+from .experiments import Experiment, NullModel, Quantity, Run
 from .measures import (
     LINK_MBPS,
     cells_per_segment,

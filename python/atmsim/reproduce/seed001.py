@@ -32,12 +32,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
-
+from .._lazy import numpy as np
 from ..compare import ABOVE, BELOW, REPORT, absolute, below, jain, relative
-from ..templates import GFC2_GROUPS, GFC2_LINKS, GFC2_MAX_MIN_MBPS, Gfc2Ip, HeteroRtt
+from ..scenario.templates import GFC2_GROUPS, GFC2_LINKS, GFC2_MAX_MIN_MBPS, Gfc2Ip, HeteroRtt
 from ..units import PROPAGATION_PS_PER_KM, parse_bit_rate_bps
-from . import Experiment, NullModel, NullPrediction, Quantity, Run
+from .experiments import Experiment, NullModel, NullPrediction, Quantity, Run
 from .nulls import unless_a_null_matches
 
 HETERO = "seed001-hetero.toml"
@@ -290,8 +289,6 @@ def _goodput(result, names) -> float:
 
 
 def _jain(values) -> float:
-    from ..compare import jain
-
     return jain(list(values))
 
 

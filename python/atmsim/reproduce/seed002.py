@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Callable, Optional
 
 from ..compare import ABOVE, BELOW, EXACT, REPORT, absolute, relative
-from . import Experiment, NullModel, Quantity, Run
+from .experiments import Experiment, NullModel, Quantity, Run
 from .measures import (
     LINK_MBPS,
     cells_per_segment,

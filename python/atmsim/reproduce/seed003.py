@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from ..compare import ABOVE, BELOW, EXACT, REPORT, above, absolute
-from . import Experiment, NullModel, Quantity, Run
+from .experiments import Experiment, NullModel, Quantity, Run
 from .measures import (
     acr_error,
     acr_settling_ms,

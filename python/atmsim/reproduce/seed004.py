@@ -43,11 +43,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
+from .._lazy import numpy as np
 from ..compare import ABOVE, BELOW, REPORT, Tolerance, absolute, relative
 from ..units import PAYLOAD_BITS
-from . import Experiment, NullModel, NullPrediction, Quantity, Run
+from .experiments import Experiment, NullModel, NullPrediction, Quantity, Run
 from .measures import cells_per_segment
 from .nulls import unless_a_null_matches
 

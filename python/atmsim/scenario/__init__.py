@@ -26,13 +26,16 @@ After validation every default is filled in, so ``resolved_toml`` is a plain
 dump of the model.
 """
 
-# The modules, each importing at run time only those listed before it (network.py
-# imports the models for annotations only, under TYPE_CHECKING):
+# The modules, each importing only those listed before it (network.py and memory.py
+# import the models for annotations only, under TYPE_CHECKING):
 #
 # - common.py: names and limits shared by the others, and the error helpers;
+# - limits.py: the allowed ranges of the keys and their checks;
 # - quantities.py: the validators and annotated types of quantities (Time, Rate, ...);
 # - network.py: template and copy expansion, the Flat* tuples, Network, flatten;
-# - models.py: the table models (Run, Node, Link, ...) and Scenario;
+# - memory.py: the estimate of a run's memory;
+# - models/: the table models, one module per table (Run, Node, Link, ...), and Scenario;
+# - templates.py: the named topology templates (``[template]``), expanded to tables;
 # - load.py: reading the TOML, --set overrides, validate_scenario, load_scenario;
 # - core_json.py: scenario_dict, expanded_dict, resolved_toml and to_core.
 #

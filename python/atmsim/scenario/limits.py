@@ -20,7 +20,7 @@ key) whose message states the range, e.g. ``must be from 1 kbps to 1 Tbps, got
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any, Optional
 
 from pydantic import BeforeValidator, Field
 
@@ -181,15 +181,6 @@ def check_link_rate(value: str) -> Optional[str]:
 def cells_text(cps: float) -> str:
     """A cell rate for a message: "366792 cells/s (155.52 Mbps)"."""
     return f"{cps:.6g} cells/s ({cps * CELL_BITS / 1e6:.6g} Mbps)"
-
-
-def first_problem(checks: list[tuple[str, Callable[[], Optional[str]]]]) -> Optional[tuple]:
-    """The first (key, message) of ``checks`` whose function returns a message."""
-    for key, check in checks:
-        message = check()
-        if message is not None:
-            return key, message
-    return None
 
 
 def _check_path(value: Any) -> Any:

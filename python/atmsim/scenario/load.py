@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from ..errors import ScenarioError, from_validation_error, key_part, show_value
 from .common import SECTIONS, _quoted
 from .models import Scenario
+from .templates import expand
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -169,7 +170,7 @@ def validate_scenario(
 ) -> Scenario:
     """Validate a TOML dict into a resolved Scenario, or raise a ScenarioError.
 
-    A dict with a ``[template]`` table is first expanded (python/atmsim/templates.py)
+    A dict with a ``[template]`` table is first expanded (python/atmsim/scenario/templates.py)
     and the other tables merged on top; the Scenario keeps that source form for
     ``resolved_toml``.
     """
@@ -177,8 +178,6 @@ def validate_scenario(
     source = None
     try:
         if "template" in data:
-            from ..templates import expand
-
             data, expansion, source = expand(data, file)
         scenario = Scenario.model_validate(data)
     except ScenarioError as error:  # a bad [template] table

@@ -36,6 +36,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, NamedTuple, Optional
 
+from ..units import parse_cell_rate_cps, parse_time_ps
+
 try:
     import resource
 except ImportError:  # pragma: no cover - not on Windows
@@ -147,8 +149,6 @@ def probe_ticks(duration_ps: int, period_ps: Optional[int]) -> int:
 
 def estimate(scenario: Scenario, network: Network) -> MemoryEstimate:
     """The memory a run of ``scenario`` needs; ``network`` is its expansion."""
-    from ..units import parse_time_ps
-
     probes = scenario.probes
     counts = {
         "queue": len(network.links),
@@ -210,8 +210,6 @@ def cells_held(duration_ps: int, network: Network) -> tuple[float, tuple[str, st
 
     Cell sources never cross IP links, so the cells of sources count at ATM links only.
     """
-    from ..units import parse_cell_rate_cps, parse_time_ps
-
     run_s = duration_ps / 1e12
     offered: dict[str, float] = {}
     """Link -> the cells/s its sources offer (their rates added up)."""

@@ -56,6 +56,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from ..api import run
+from ..binding import package_version
 from ..resources import scenario_dir
 from .ns2 import (
     Dumbbell,
@@ -159,8 +161,6 @@ def bench_cells(runs: int = 5, echo: Echo = _quiet, long_s: float = LONG_S) -> d
     ``long`` = ``cells_per_cpu_s`` (a ``spread``), ``cells``, ``sim_time_s``
     and ``runs``.
     """
-    from ..api import run
-
     _check_runs(runs)
     per_wall, per_cpu, events_wall = [], [], []
     cells = events = 0
@@ -293,8 +293,6 @@ def bench_scale(
     ``paired_cost_vs_first``: the spread of the same ratio taken round by
     round), ``duration_s`` and ``runs``.
     """
-    from ..api import run
-
     _check_runs(runs)
     if len(set(vcs)) != len(vcs):
         raise ValueError(f"each number of VCs once, not {list(vcs)}")
@@ -784,8 +782,6 @@ def cpu_model() -> str:
 
 def machine() -> dict[str, Any]:
     """The machine a benchmark ran on, and how busy it was."""
-    from ..api import package_version
-
     try:
         load = list(os.getloadavg())
     except OSError:

@@ -31,6 +31,10 @@ import json
 import sys
 from typing import Any
 
+from ..api import import_core, prepare
+from ..scenario import to_core
+from .bench import onoff_mux, scale_scenario
+
 
 def rss_kib() -> int:
     """This process's resident set now (VmRSS, KiB); 0 without /proc."""
@@ -45,16 +49,11 @@ def rss_kib() -> int:
 
 
 def _core_json(scenario: dict) -> str:
-    from ..api import prepare
-    from ..scenario import to_core
-
     return json.dumps(to_core(prepare(scenario)))
 
 
 def mux_scenario(duration_s: float, delay_s: float = 0.0, buffer: int = 1000, load: float = 0.9):
     """mux_onoff (10 on/off sources, peak 0.2 of the link each) at ``load``, no probes."""
-    from .bench import onoff_mux
-
     link = 155.52
     return onoff_mux(
         10,
@@ -72,8 +71,6 @@ def _run(core_json: str, slices: int = 1) -> tuple[list[int], dict]:
     before the core and after each slice (KiB), and the summary."""
     import gc
 
-    from ..api import import_core
-
     core = import_core()
     duration_ps = json.loads(core_json)["duration_ps"]
     gc.collect()
@@ -88,8 +85,6 @@ def _run(core_json: str, slices: int = 1) -> tuple[list[int], dict]:
 
 def measure(kind: str, args: list[str]) -> dict[str, Any]:
     """One measure (see the module's docstring)."""
-    from .bench import scale_scenario
-
     if kind == "vcs":
         n = int(args[0])
         readings, summary = _run(_core_json(scale_scenario(n, 0.01)))

@@ -30,7 +30,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ..api import run
+from ..binding import import_core
+from ..compare import jain
+from ..fairness import allocate, capacities, entities
+from ..outputs import prepare_out_dir, replacing, write_file
+from ..reproduce.stats import spread
+from ..scenario.templates import Gfc2, HeteroRtt, NSource, gfc2, hetero_rtt, n_source
+from ..units import parse_time_ps
 from . import theory
+from .bench import machine
 
 CONFIDENCE = 0.999
 """The level of the intervals over run seeds. The full grids hold about 35 statistical
@@ -131,8 +140,6 @@ def point_text(params: dict) -> str:
 
 
 def _run(scenario: dict, seed: int):
-    from ..api import run
-
     return run(scenario, seed=seed, progress=False)
 
 
@@ -160,8 +167,6 @@ def _window(scenario: dict, warmup_s: float, seed: int):
 
 
 def _seconds(text: str) -> float:
-    from ..units import parse_time_ps
-
     return parse_time_ps(text) / 1e12
 
 
@@ -191,8 +196,6 @@ def _statistical(
 ) -> Check:
     """The mean of ``samples`` (one per run seed) against ``expected``: it passes when
     the theory lies in the CONFIDENCE interval of the mean (Student's t over seeds)."""
-    from ..reproduce.stats import spread
-
     s = spread(list(samples), CONFIDENCE)
     half = s.half_width if math.isfinite(s.half_width) else math.inf
     return Check(
@@ -374,8 +377,6 @@ def _abr_scenario(params: dict) -> dict:
     """The topology of a max-min grid point, greedy ABR sources."""
     topology, algorithm = params["topology"], params["algorithm"]
     if topology == "gfc2":
-        from ..templates import Gfc2, gfc2
-
         scenario = gfc2(Gfc2.model_validate({"kind": "gfc2", "algorithm": algorithm}))
         scenario["probes"] = {}
         scenario["run"]["duration"] = _ps(params["_duration_s"])
@@ -440,8 +441,6 @@ def _measure_abr(params: dict, seed: int) -> dict:
     """Each VC's rate on the wire over [W, T] (its data cells and its forward RM cells,
     which the switch counts as its input too) and each link's ABR load, against the
     max-min allocation of the capacities times the algorithm's target share."""
-    from ..fairness import allocate, capacities, entities
-
     scenario = _abr_scenario(params)
     early, late, span, result = _window(scenario, params["_warmup_s"], seed)
     core = result.core_input
@@ -466,8 +465,6 @@ def _measure_abr(params: dict, seed: int) -> dict:
         offered = _port_delta(early, late, link, "cells_in") * 424 / span
         loads[link] = offered / caps[index]
     normalised = [rates[name] / fair[name] for name in rates]
-    from ..compare import jain
-
     return {
         "jain": min(1.0, jain(normalised)),
         "worst_load": min(loads.values()),
@@ -976,8 +973,6 @@ def _measure_checksum(params: dict, seed: int) -> dict:
     """Random TCP headers (10 words, as the core's ACKs carry) and random new windows,
     the corner words 0x0000 and 0xFFFF included: the core's incremental update of the
     checksum against a full recomputation (RFC 1071) written here."""
-    from .._core import checksum_update
-
     rng = random.Random(seed * 7919 + params["batch"])
     mismatches = 0
     for case in range(params["headers"]):
@@ -988,7 +983,7 @@ def _measure_checksum(params: dict, seed: int) -> dict:
             words[7] = 0
         checksum = theory.internet_checksum(words)
         new = [0, 0xFFFF, words[7], rng.randrange(0x10000)][case % 4]
-        incremental = checksum_update(checksum, words[7], new)
+        incremental = import_core().checksum_update(checksum, words[7], new)
         words[7] = new
         if incremental != theory.internet_checksum(words):
             mismatches += 1
@@ -999,8 +994,6 @@ def _measure_checksum_in_run(params: dict, seed: int) -> dict:
     """Seed 001's hetero-rtt configuration with windows written by the router: every
     rewritten ACK's checksum is checked by the sender that takes it; a failure unbalances
     the run's ledger."""
-    from ..templates import HeteroRtt, hetero_rtt
-
     scenario = hetero_rtt(
         HeteroRtt.model_validate({"kind": "hetero-rtt", "window_rule": "30 ms", "n": 2})
     )
@@ -1060,8 +1053,6 @@ def _ubr_windows(params: dict) -> tuple[dict, int, int]:
     (RTT 3 ms), MSS 512, n connections of the given window; the bottleneck's buffer a
     factor of the sum of the windows in cells. Returns the scenario, the sum of the
     windows in cells and the pipe in cells."""
-    from ..templates import NSource, n_source
-
     n, window_kb, factor = params["n"], params["window_kb"], params["factor"]
     mss = 512
     segments = window_kb * 1024 // mss
@@ -1134,8 +1125,6 @@ def _measure_abr_buffer(params: dict, seed: int) -> dict:
     says it used ("default values"; ICR = PCR, RIF = RDF = CDF = 1/16, TBE 2^24 - 1),
     as scenarios/reproduce/seed002-table1.toml sets them. The largest queue of the
     whole run counts, start-up included, as the seed reports it."""
-    from ..templates import NSource, n_source
-
     km = params["km"]
     template = NSource.model_validate(
         {
@@ -1732,9 +1721,6 @@ def write_outputs(outcome: Outcome, out: Any, command: str) -> list[Any]:
     import csv
     import json
     from pathlib import Path
-
-    from ..outputs import prepare_out_dir, replacing, write_file
-    from .bench import machine
 
     out = prepare_out_dir(Path(out), "validate-model")
     rows = [check.row() for checks in outcome.checks.values() for check in checks]

@@ -13,7 +13,7 @@ pub use aal5::{cells_per_datagram, Reassembly};
 // The cell lies below this module (the drop policies in `crate::buffer`,
 // which the ports here use, read it too); `atm::cell` keeps naming it.
 pub use crate::cell;
-pub use crate::cell::{Cell, ServiceClass};
+pub use crate::cell::{Cell, ServiceClass, CELL_BITS};
 pub use link::{slot_arrival, Lane, Link, SlotClock};
 pub use params::Arbitration;
 pub use port::{Port, PortMode};

@@ -464,6 +464,7 @@ impl Port {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::atm::CELL_BITS;
     use crate::buffer::tail::TailDrop;
     use crate::engine::time::cell_time_ps;
 
@@ -473,7 +474,7 @@ mod tests {
         // cell) fed 5 x 10^7 cells at once: they would leave over 2.2 x 10^19
         // ps, more than u64 holds. The count of cells stays exact; the
         // departures past NEVER are handed out as NEVER.
-        let ct = cell_time_ps(1e3 * 26.0 / 27.0 / 424.0);
+        let ct = cell_time_ps(1e3 * 26.0 / 27.0 / CELL_BITS);
         let mut p = Port::new(ct, u32::MAX, PortMode::Fifo, Box::new(TailDrop));
         let n = 50_000_000u64;
         let cell = Cell::data(0, 0, 1, true);

@@ -132,9 +132,8 @@ impl<K: TieKey> TimingWheel<K> {
         // turn of about twice the usual interval. With a few items the
         // current bucket then holds each of them several times over and
         // works as a sorted array: an item rescheduled within it slides in
-        // near the end of the run, and the wheel seldom moves on (buckets
-        // of 2 to 4 gaps ran mux_onoff's 10 sources 20 % slower, and
-        // 100 to 100,000 sources no faster: see docs/performance.md).
+        // near the end of the run, and the wheel seldom moves on (smaller
+        // buckets were measured slower: docs/performance.md).
         let mean_gap = if per_s > 0.0 { 1e12 / per_s } else { 1e12 };
         let shift = (16.0 * mean_gap).max(1.0).log2().ceil() as u32;
         let turn = (2.0 * gap_ps / (1u64 << shift.min(63)) as f64).max(16.0);
@@ -456,7 +455,7 @@ impl<K: TieKey> TimingWheel<K> {
 }
 
 /// A queue of (time, item) in a power-of-two ring buffer: `near`'s
-/// storage (a `VecDeque` cost some 40 instructions an item more here).
+/// storage (cheaper per item here than a `VecDeque`: docs/performance.md).
 struct Ring {
     buf: Box<[(Time, u32)]>,
     /// `buf.len() - 1`.
@@ -483,6 +482,7 @@ impl Ring {
     }
 
     #[inline(always)]
+    #[allow(unsafe_code)]
     fn at(&self, pos: usize) -> (Time, u32) {
         debug_assert_eq!(self.buf.len(), self.mask + 1);
         // SAFETY: `buf.len()` is `mask + 1` (a power of two, set with
@@ -512,6 +512,7 @@ impl Ring {
     }
 
     #[inline(always)]
+    #[allow(unsafe_code)]
     fn push_back(&mut self, x: (Time, u32)) {
         if self.len() > self.mask {
             self.grow();

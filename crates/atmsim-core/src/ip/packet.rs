@@ -17,8 +17,8 @@ pub const MAX_SACK_BLOCKS: usize = 4;
 /// the header checksum uses their low 32 bits, as on the wire. The SACK
 /// blocks of an ACK travel beside it, in its flow's [`SackRing`] under
 /// `sack_id`: they are rare, and every packet is copied several times on
-/// its way (keeping them inline made each packet 64 bytes, and the
-/// dumbbell about 4 % slower).
+/// its way (inline, they would make each packet 64 bytes; the cost is in
+/// docs/performance.md).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Packet {
     /// First payload byte.

@@ -274,6 +274,7 @@ fn base_rtt(sc: &Scenario, f: usize) -> Time {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::atm::CELL_BITS;
 
     const MS: u64 = 1_000_000_000;
 
@@ -302,7 +303,7 @@ mod tests {
         let us: Time = 1_000_000;
         let link = |name: &str, from: u32, to: u32, cps: f64, delay_ps: Time| {
             serde_json::json!({"name": name, "from": from, "to": to,
-                "bit_rate_bps": cps * 424.0, "cell_rate_cps": cps, "delay_ps": delay_ps,
+                "bit_rate_bps": cps * CELL_BITS, "cell_rate_cps": cps, "delay_ps": delay_ps,
                 "buffer_cells": null, "policy": {"kind": "tail"}})
         };
         let v = serde_json::json!({"duration_ps": MS, "seed": 1,

@@ -742,6 +742,7 @@ const PREFETCH_SOURCES: usize = 1000;
 
 /// Asks the CPU to bring `*p`'s cache line in (a hint: no effect on results).
 #[inline(always)]
+#[allow(unsafe_code)]
 fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch never faults and reads nothing the program sees.

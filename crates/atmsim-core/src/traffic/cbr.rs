@@ -40,6 +40,7 @@ impl TrafficSource for Cbr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::atm::CELL_BITS;
     use crate::engine::PS_PER_S;
     use crate::traffic::testing::trace;
 
@@ -61,7 +62,7 @@ mod tests {
     #[test]
     fn a_late_start_keeps_the_rate() {
         use crate::engine::time::MAX_TIME_PS;
-        let r = 155.52e6 / 424.0;
+        let r = 155.52e6 / CELL_BITS;
         let start = MAX_TIME_PS - PS_PER_S / 100;
         let tr = trace(&mut Cbr::new(r), 1, start, start + PS_PER_S / 100);
         assert!((tr.len() as f64 - r / 100.0).abs() <= 1.0, "{}", tr.len());

@@ -76,6 +76,7 @@ impl TrafficSource for GeometricOnOff {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::atm::CELL_BITS;
     use crate::engine::PS_PER_S;
     use crate::traffic::testing::trace;
 
@@ -83,7 +84,7 @@ mod tests {
     fn the_longest_mean_silence_does_not_overflow() {
         // Peak at the fastest link, mean at one cell every 1000 s, bursts of
         // 10^9 cells: silences average 2.4 x 10^21 slots, beyond u64.
-        let mut s = GeometricOnOff::new(1e12 / 424.0, 1e-3, 1e9);
+        let mut s = GeometricOnOff::new(1e12 / CELL_BITS, 1e-3, 1e9);
         let mut rng = RngStream::new(1, 0);
         let mut t = s.first(0, &mut rng);
         s.left_in_burst = 1;

@@ -2,12 +2,13 @@
 //! end with its ledgers checked.
 #![allow(dead_code)] // each test file uses part of it
 
+use atmsim_core::atm::CELL_BITS;
 use atmsim_core::stats::Summary;
 use atmsim_core::{Scenario, Simulation};
 use serde_json::Value;
 
 /// Cells/s of a 155.52 Mb/s link.
-pub const OC3_CPS: f64 = 155.52e6 / 424.0;
+pub const OC3_CPS: f64 = 155.52e6 / CELL_BITS;
 /// Picoseconds per millisecond and per second.
 pub const MS: u64 = 1_000_000_000;
 pub const S: u64 = 1_000 * MS;

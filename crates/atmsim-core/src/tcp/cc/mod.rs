@@ -65,8 +65,7 @@ pub trait CongestionControl: Send + Sync {
 
 /// One of the variants, dispatched statically: the sender calls its
 /// variant a few times per ACK, and a `match` the compiler can inline costs
-/// less than a virtual call (measured: about 3 % of the dumbbell's
-/// instructions).
+/// less than a virtual call (docs/performance.md).
 pub enum Cc {
     /// `tahoe-nofr`.
     TahoeNofr(tahoe_nofr::TahoeNoFr),

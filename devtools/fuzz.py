@@ -32,14 +32,13 @@ failure is kept in the output directory (``failures/<id>.toml`` and a line of
 ``failures.jsonl`` with the case id, its mutations, the command, the exit code and
 the output), and ``summary.json`` counts the classes and the kinds of failure::
 
-    .venv/bin/python -m atmsim.validation.fuzz --cases 100000 --seed 1 --out runs/fuzz --jobs 2
+    .venv/bin/python -m devtools.fuzz --cases 100000 --seed 1 --out runs/fuzz --jobs 2
 
 Ctrl-C stops the campaign; the cases done so far are counted and kept.
 """
 
 from __future__ import annotations
 
-import argparse
 import copy
 import datetime
 import io
@@ -65,9 +64,13 @@ from typing import Any, Callable, Optional
 
 import tomli_w
 
-from ..scenario import tomllib
+from atmsim import _entry, api
+from atmsim._lazy import argparse
+from atmsim.results import ledger_lines
+from atmsim.scenario import load_scenario, resolved_toml, to_core, tomllib
+from atmsim.scenario.templates import expand
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 """The source checkout this module sits in."""
 
 SEED_DIRS = (REPO_ROOT / "scenarios", REPO_ROOT / "scenarios" / "reproduce")
@@ -117,8 +120,6 @@ class Seed:
 
 def load_seeds(dirs: tuple[Path, ...] = SEED_DIRS) -> list[Seed]:
     """The seed scenarios, in a fixed order (sorted by name)."""
-    from ..templates import expand
-
     seeds = []
     for directory in dirs:
         for path in sorted(directory.glob("*.toml")):
@@ -1057,8 +1058,6 @@ def run_case(case: Case, workdir: Path) -> Outcome:
     """Run ``case`` in this process through the command's entry point; ``workdir`` is a
     directory of this process's own (the scenario file and the run directory go there,
     and the run directory is removed afterwards)."""
-    from .._entry import main
-
     scenario = workdir / "case.toml"
     out = workdir / "run"
     shutil.rmtree(out, ignore_errors=True)
@@ -1071,7 +1070,7 @@ def run_case(case: Case, workdir: Path) -> Outcome:
         sys.argv = ["atmsim", *argv]
         code: Optional[int]
         try:
-            main()
+            _entry.main()
             code = 0
         except SystemExit as stop:
             code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
@@ -1101,10 +1100,10 @@ def run_case(case: Case, workdir: Path) -> Outcome:
     return outcome
 
 
-_VOLATILE = ("wall_s", "events", "scenario", "fairness")
+_VOLATILE = ("wall_s", "events", "scenario")
 """Summary keys that differ between two runs of one scenario (the wall clock, the events
-the fast paths save), or that the command adds to a run's own (its name, the fairness
-section)."""
+the fast paths save), or between the run of a file and that of its reloaded record (the
+scenario's name)."""
 
 
 def accepted_run_problems(out: Path) -> list[str]:
@@ -1117,9 +1116,6 @@ def accepted_run_problems(out: Path) -> list[str]:
     - physics: no open-loop source sends above its peak (its rate for CBR) over its
       time, and no port sends above its line rate.
     """
-    from .. import api
-    from ..scenario import load_scenario, resolved_toml, to_core
-
     problems: list[str] = []
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     written = (out / "scenario.toml").read_text(encoding="utf-8")
@@ -1186,8 +1182,6 @@ def _read_text(path: Path) -> str:
 
 
 def _ledgers_balance(summary_path: Path) -> bool:
-    from ..results import ledger_lines
-
     try:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
         return all(ok for _, ok in ledger_lines(summary))
@@ -1303,8 +1297,6 @@ def _worker_main(conn: Any, workdir: str, memory_bytes: int, steps: Any = None) 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if memory_bytes:
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    from .. import api  # the heavy imports once, before the first case
-
     if steps is not None:
 
         def count_step() -> None:
@@ -1592,10 +1584,10 @@ def _progress(tally: Tally, total: int, wall: float) -> str:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    """``python -m atmsim.validation.fuzz``: exit 0 when no case failed, 1 otherwise,
+    """``python -m devtools.fuzz``: exit 0 when no case failed, 1 otherwise,
     130 when interrupted."""
     parser = argparse.ArgumentParser(
-        prog="python -m atmsim.validation.fuzz",
+        prog="python -m devtools.fuzz",
         description="Mutate the repository's scenarios and check that every mutant runs "
         "with balanced ledgers or is refused with one line (exit 2).",
     )
@@ -1648,7 +1640,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 if __name__ == "__main__":
     # Through the module's own name, so that the cases sent to the workers pickle as
-    # atmsim.validation.fuzz.Case, not __main__.Case.
-    from atmsim.validation.fuzz import main as fuzz_main
+    # devtools.fuzz.Case, not __main__.Case.
+    from devtools.fuzz import main as fuzz_main
 
     sys.exit(fuzz_main())

@@ -34,18 +34,22 @@ them all. Kinds:
   member, with or without explicit-rate control at every chain router.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here, as in the table models: pydantic would
+# then parse and evaluate each field's annotation string when the classes are built
+# (about half of this module's import time). Annotations that name a class defined
+# further down are written as strings.
 
 import copy
 from typing import Any, Callable, Literal, Optional, Union
 
-from pydantic import ValidationError, model_validator
+from pydantic import ConfigDict, ValidationError, model_validator
 
-from .errors import ScenarioError, from_validation_error, show_value
-from .scenario import Buffer, Size, Table, Timer, WindowScale, _fail
-from .scenario.limits import MAX_COUNT, MAX_LINK_KM
-from .scenario.limits import number as number_in
-from .scenario.models import (
+from ..errors import ScenarioError, from_validation_error, show_value
+from ..units import parse_cell_rate_cps, parse_time_ps
+from .common import _fail
+from .limits import MAX_COUNT, MAX_LINK_KM, MIN_SOURCE_CPS
+from .limits import number as number_in
+from .models import (
     Count,
     Crm,
     Duration,
@@ -53,14 +57,17 @@ from .scenario.models import (
     EfciLow,
     Interval,
     IntervalCells,
+    Link,
     Mss,
     PositiveTime,
     ProbePeriod,
     StartTime,
+    Table,
     UnitFraction,
     UnitInterval,
 )
-from .units import parse_time_ps
+from .models.ports import _check_window_rule
+from .quantities import Buffer, Size, Timer, WindowScale
 
 Km = number_in(0, MAX_LINK_KM, unit="km")
 """A link length in km: 0 to 2e8 (a propagation delay of at most 1000 s)."""
@@ -73,7 +80,15 @@ OC3 = "155.52 Mbps"
 Algorithm = Literal["erica", "erica_plus", "fmmra", "efci", "none"]
 
 
-class _Switch(Table):
+class _Template(Table):
+    """The base of the templates' parameter tables. Their validators are built when a
+    file first names a template, not when every command's start-up imports this module
+    (through ``atmsim.scenario.load``): few files use a template."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class _Switch(_Template):
     """Parameters of the switch algorithm at the bottleneck port(s)."""
 
     algorithm: Algorithm = "erica"
@@ -109,7 +124,7 @@ class _Switch(Table):
         return ["kind", *first, *[key for key in own if key not in first], *switch]
 
     @model_validator(mode="after")
-    def _efci(self) -> _Switch:
+    def _efci(self) -> "_Switch":
         if self.efci_low is None:
             self.efci_low = self.efci_high
         elif self.efci_low > self.efci_high:
@@ -161,8 +176,6 @@ def _km(length: float) -> str:
 
 def _check_port(buffer: Any, policy: Any) -> None:
     """Check a template's buffer and policy as a link would (errors at template.<key>)."""
-    from .scenario import Link
-
     try:
         Link.model_validate(
             {"from": "a", "to": "b", "rate": OC3, "buffer": buffer, "policy": policy}
@@ -212,7 +225,7 @@ class NSource(_Switch):
     """Probe period. Our choice: the ERICA averaging interval, fine enough for 30 ms RTTs."""
 
     @model_validator(mode="after")
-    def _port(self) -> NSource:
+    def _port(self) -> "NSource":
         _check_port(self.buffer, self.policy)
         self.check_efci_buffer(self.buffer)
         return self
@@ -299,7 +312,7 @@ def n_source(params: NSource) -> dict:
 
 
 def _dumbbell(
-    params: Union[NSource, FmmraLan], bottleneck_km: float, flow: dict, vbr: Optional[dict]
+    params: Union[NSource, "FmmraLan"], bottleneck_km: float, flow: dict, vbr: Optional[dict]
 ) -> dict:
     """s{i} -> sw1 -> sw2 -> d{i} (duplex, 155.52 Mbps), TCP flows tcp{i}, and an optional
     VBR source "vbr" from host vbr-src through sw1 -> sw2 to host vbr-dst. ``params``
@@ -422,7 +435,7 @@ class FmmraLan(_Switch):
     """Probe period, our choice: 1/10 of the shortest VBR on time."""
 
     @model_validator(mode="after")
-    def _port(self) -> FmmraLan:
+    def _port(self) -> "FmmraLan":
         _check_port(self.buffer, self.policy)
         self.check_efci_buffer(self.buffer)
         return self
@@ -525,7 +538,7 @@ class Gfc2(_Switch):
     """Probe period, our choice."""
 
     @model_validator(mode="after")
-    def _port(self) -> Gfc2:
+    def _port(self) -> "Gfc2":
         _check_port(self.buffer, "tail")
         self.check_efci_buffer(self.buffer)
         return self
@@ -614,7 +627,7 @@ SEED004_MCR_85 = (
 """Seed 004's second MCR set (85 % of the GFR capacity; Tables 2-5)."""
 
 
-class GfrBackbone(Table):
+class GfrBackbone(_Template):
     """``kind = "gfr-backbone"`` (seed 004 section 4): len(mcr) local switch pairs
     ``edge{i}`` -> ``exit{i}`` joined through the backbone ``bb1`` -> ``bb2``; one GFR
     VC ``vc{i}`` per pair (ACKs on the UBR VC ``vc{i}-ack``), carrying n TCP
@@ -671,10 +684,7 @@ class GfrBackbone(Table):
     """Probe period, our choice: about one round trip."""
 
     @model_validator(mode="after")
-    def _check(self) -> GfrBackbone:
-        from .scenario.limits import MIN_SOURCE_CPS
-        from .units import parse_cell_rate_cps
-
+    def _check(self) -> "GfrBackbone":
         if not 1 <= len(self.mcr) <= 1000:
             raise _fail("mcr", f"expected 1 to 1000 rates (one per VC), got {len(self.mcr)}")
         for k, rate in enumerate(self.mcr):
@@ -775,7 +785,7 @@ SEED001_TCP: dict[str, Any] = {
 """The TCP parameters seed 001 states (its Table 1 and section 4)."""
 
 
-class _RateControlled(Table):
+class _RateControlled(_Template):
     """Parameters shared by seed 001's configurations: the explicit-rate control at the
     routers and the TCP the seed leaves open."""
 
@@ -810,9 +820,7 @@ class _RateControlled(Table):
     """Probe period, our choice: twice the averaging interval."""
 
     @model_validator(mode="after")
-    def _rule(self) -> _RateControlled:
-        from .scenario.models import _check_window_rule
-
+    def _rule(self) -> "_RateControlled":
         try:
             _check_window_rule(self.window_rule)
         except ValueError as error:
@@ -860,7 +868,7 @@ class HeteroRtt(_RateControlled):
     """r1 -> r2: seed 001, 1000 km."""
 
     @model_validator(mode="after")
-    def _groups(self) -> HeteroRtt:
+    def _groups(self) -> "HeteroRtt":
         if not 1 <= len(self.access_km) <= 1000:
             raise _fail("access_km", f"expected 1 to 1000 lengths, got {len(self.access_km)}")
         for k, km in enumerate(self.access_km):

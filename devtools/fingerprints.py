@@ -8,7 +8,7 @@ still gives them, with the fast paths on and off. A refactoring or a
 speed-up must leave them unchanged; an intended model change updates them
 once, with the reason in the CHANGELOG::
 
-    .venv/bin/python -m atmsim.validation.fingerprints --update
+    .venv/bin/python -m devtools.fingerprints --update
 
 Without ``--update`` the command checks and lists the runs whose digests
 moved (exit 1), and ``--fast-paths off`` checks the plain event path.
@@ -16,7 +16,6 @@ moved (exit 1), and ``--fast-paths off`` checks the plain event path.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -26,9 +25,12 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
 
-from ..resources import scenario_dir
+from atmsim._lazy import argparse
+from atmsim.api import run
+from atmsim.reproduce import registry, seed_override
+from atmsim.resources import scenario_dir
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 """The source checkout this module sits in."""
 
 FINGERPRINT_FILE = REPO_ROOT / "tests" / "fingerprints.json"
@@ -55,8 +57,6 @@ def fingerprint_runs() -> dict[str, tuple[Path, tuple[str, ...]]]:
     seeds differ from it only by the number, and fingerprinting all ten would
     multiply this check's time by ten.
     """
-    from ..reproduce import registry, seed_override
-
     runs: dict[str, tuple[Path, tuple[str, ...]]] = {}
     for path in sorted(EXAMPLES_DIR.glob("*.toml")):
         runs[f"example/{path.stem}"] = (path, ())
@@ -74,9 +74,17 @@ def fingerprint_runs() -> dict[str, tuple[Path, tuple[str, ...]]]:
     return dict(sorted(runs.items()))
 
 
+DERIVED_KEYS = ("fairness",)
+"""Summary keys left out of the digest because Python computes them from the rest of
+the summary and the scenario (``atmsim.rundir.complete_summary``): the digest of
+what they are computed from pins them."""
+
+
 def digest_result(summary: dict, series: Any) -> dict[str, str]:
-    """The digests of one run: its summary (without VOLATILE_KEYS) and its series."""
-    kept = {key: value for key, value in summary.items() if key not in VOLATILE_KEYS}
+    """The digests of one run: its summary (without VOLATILE_KEYS and DERIVED_KEYS)
+    and its series."""
+    left_out = (*VOLATILE_KEYS, *DERIVED_KEYS)
+    kept = {key: value for key, value in summary.items() if key not in left_out}
     text = json.dumps(kept, sort_keys=True, separators=(",", ":"), allow_nan=True)
     series_hash = hashlib.sha256()
     series_hash.update(series["time_s"].to_numpy(dtype="<f8").tobytes())
@@ -92,8 +100,6 @@ def digest_result(summary: dict, series: Any) -> dict[str, str]:
 
 def run_one(name: str, path: Path, overrides: tuple[str, ...], extra: tuple[str, ...]) -> tuple:
     """Run one fingerprinted scenario; (name, digests)."""
-    from ..api import run
-
     result = run(path, overrides=[*overrides, *extra], progress=False)
     return name, digest_result(result.summary, result.series)
 
@@ -132,7 +138,7 @@ def save(digests: dict[str, dict[str, str]]) -> None:
     document = {
         "about": "Digests of every example and reproduce run (summary without "
         + ", ".join(VOLATILE_KEYS)
-        + "; series). Update: python -m atmsim.validation.fingerprints --update",
+        + "; series). Update: python -m devtools.fingerprints --update",
         "runs": digests,
     }
     FINGERPRINT_FILE.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
@@ -155,7 +161,7 @@ def differences(golden: dict, now: dict) -> list[str]:
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m atmsim.validation.fingerprints", description=__doc__.split("\n\n")[0]
+        prog="python -m devtools.fingerprints", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--update", action="store_true", help="write the golden digests")
     parser.add_argument(

@@ -1,0 +1,10 @@
+"""Developer tooling that checks atmsim rather than uses it, kept out of the package
+users install: the fingerprints of every example and reproduce run
+(``devtools.fingerprints``), the scenario fuzzer (``devtools.fuzz``) and the comparison
+with ns-2 (``devtools.ns2_compare``). Run from the repository root, as
+``.venv/bin/python -m devtools.<module>`` or through ``scripts/``; the tests import it
+(pytest puts the repository root on the path: pyproject.toml).
+
+What users run stays in ``atmsim.validation``: ``atmsim bench`` (with the ns-2 dumbbell
+harness) and ``atmsim validate-model`` (the truths).
+"""

@@ -1,0 +1,56 @@
+"""``[probes]``: the time series sampled and how often."""
+
+# No `from __future__ import annotations`: pydantic would then parse and evaluate
+# every field's annotation string when the classes are built (see base.py).
+
+from typing import Optional
+
+from pydantic import model_validator
+
+from ..common import _fail
+from ..quantities import (
+    NameList,
+)
+from .base import ProbePeriod, Table
+
+
+class Probes(Table):
+    """``[probes]``: time series sampled every ``period``.
+
+    ``queue`` and ``utilization`` list link names, ``vc_rate`` VC names (after
+    count expansion, e.g. "s1"; a flow's VCs are "<flow>" and "<flow>-ack"),
+    ``vc_losses`` VC names whose data cells dropped and AAL5 frames lost by merging
+    so far are recorded (metrics ``cells_dropped``, ``frames_merged``: when each
+    loss and merge happened, to a period),
+    ``vc_queue`` ATM links whose port's cells of each VC are sampled (entities
+    "<link>/<vc>"), ``flows`` flow names (window, sequence number, RTT),
+    ``abr_vcs`` ABR VC names (ACR, last ER received), ``abr_ports`` links with a
+    switch algorithm (load factor, fair share, ER written, ABR queue); each may be
+    "all".
+    """
+
+    period: Optional[ProbePeriod] = None
+    """Sampling period, 1 ns to 10^6 s; required when any list is non-empty."""
+    queue: NameList = []
+    utilization: NameList = []
+    vc_rate: NameList = []
+    vc_losses: NameList = []
+    vc_queue: NameList = []
+    flows: NameList = []
+    abr_vcs: NameList = []
+    abr_ports: NameList = []
+
+    @model_validator(mode="after")
+    def _period(self) -> "Probes":
+        lists = (
+            self.queue,
+            self.utilization,
+            self.vc_rate,
+            self.vc_losses,
+            self.vc_queue,
+            self.flows,
+        )
+        if any(lists) or self.abr_vcs or self.abr_ports:
+            if self.period is None:
+                raise _fail("period", "required when a probe list is set")
+        return self
