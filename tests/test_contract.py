@@ -19,7 +19,9 @@ from typing import Any, Callable
 import pytest
 from jsonschema import Draft202012Validator
 
-from atmsim.scenario import load_scenario, to_core, tomllib, validate_scenario
+from atmsim.scenario import limits, load_scenario, to_core, tomllib, validate_scenario
+from atmsim.scenario.core_schema import core_range
+from atmsim.units import parse_time_ps
 from devtools.fingerprints import fingerprint_runs
 
 from conftest import FLOW_TINY, REPO, TINY, needs_core
@@ -169,3 +171,39 @@ def test_the_tables_name_every_key_with_its_range():
     assert "| `delay_ps` | integer | required | [0, 10^15] ([0, 1,000 s]) |" in text
     assert "| `w_q` | number | required | (0, 1] |" in text
     assert "| `period_ps` | integer | `0` | 0 or [1,000, 10^18] ([1 ns, 10^6 s]) |" in text
+
+
+def test_the_package_ships_the_schema_as_generated():
+    """Python reads the core's ranges from its own copy of the schema."""
+    shipped = REPO / "python" / "atmsim" / "scenario" / "core-schema.json"
+    assert json.loads(shipped.read_text(encoding="utf-8")) == SCHEMA
+
+
+@pytest.mark.parametrize(
+    "where, written",
+    [
+        ("AlgorithmSpec[erica].interval_ps", limits.INTERVAL_RANGE),
+        ("AlgorithmSpec[erica_plus].t0_ps", limits.INTERVAL_RANGE),
+        ("RateControlSpec.interval_ps", limits.INTERVAL_RANGE),
+        ("AbrParams.trm_ps", limits.ABR_TRM),
+        ("AbrParams.adtf_ps", limits.ABR_ADTF),
+        ("TimerMode[coarse].tick_ps", limits.TCP_TICK),
+        ("FlowSpec.delayed_ack_ps", ("0 s", limits.TCP_MAX_RECEIVER_TIME)),
+        ("FlowSpec.processing_ps", ("0 s", limits.TCP_MAX_RECEIVER_TIME)),
+        ("LinkSpec.delay_ps", ("0 s", limits.MAX_LINK_DELAY)),
+        ("ProbeSpec.period_ps", limits.PROBE_PERIOD),
+    ],
+)
+def test_time_ranges_written_in_the_scenarios_units_are_the_cores(where: str, written: tuple):
+    """Times keep their ranges as a person writes them ("1 us"); they are the core's."""
+    lo, hi, lo_open = core_range(where)
+    assert (parse_time_ps(written[0]), parse_time_ps(written[1]), lo_open) == (lo, hi, False)
+
+
+def test_core_range_reads_each_kind_of_place():
+    assert core_range("seed") == (0, 2**64 - 1, False)
+    assert core_range("VcSpec.links") == (1, 255, False)
+    assert core_range("AlgorithmSpec[erica_plus].b") == (0.0, 10.0, True)
+    assert core_range("FrameSize.fixed").hi == 65535
+    with pytest.raises(KeyError):
+        core_range("LinkSpec.no_such_key")

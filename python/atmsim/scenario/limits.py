@@ -5,7 +5,10 @@ ranges (docs/scenarios.md, "Allowed ranges", lists them per key): nothing a
 scenario file can say makes a time, a count or a size wrap or overflow in the
 core. Times lie in [0, 10^6 s] everywhere (``units.MAX_TIME_PS``), sizes in
 [0, 2^53 bytes] (``units.MAX_SIZE_BYTES``); the constants below are the tighter
-ranges of particular keys.
+ranges of particular keys. Those of counts, sizes and rates that the core
+shares are read from the core's schema (``core_schema.core_range``), not
+restated; times keep their ranges as written in the scenario's units
+(``tests/test_contract.py`` checks that they are the core's).
 
 The checks are annotated types for the table models (``whole``, ``number``,
 ``time_in``) and functions for the checks that need other keys (``check_time``,
@@ -29,17 +32,18 @@ from ..units import (
     parse_bit_rate_bps,
     parse_time_ps,
 )
+from .core_schema import core_range
 
 MAX_COUNT = 100_000
 """``count`` of any table and the size parameters of templates (``n``)."""
 
-MAX_EXPANDED = 1_000_000
+MAX_EXPANDED = core_range("nodes").hi
 """Nodes, links, VCs, sources and flows of the expanded network, each."""
 
-MAX_PATH_LINKS = 255
+MAX_PATH_LINKS = core_range("VcSpec.links").hi
 """Links of a VC's or an IP flow's path: the core counts hops in 8 bits."""
 
-LINK_RATE_BPS = (1e3, 1e12)
+LINK_RATE_BPS = core_range("LinkSpec.bit_rate_bps")[:2]
 """Line rates, ATM and IP: 1 kbps to 1 Tbps."""
 LINK_RATE_TEXT = ("1 kbps", "1 Tbps")
 
@@ -47,35 +51,35 @@ MAX_LINK_DELAY = "1000 s"
 """Propagation delay of a link (and so a length of at most 2e8 km at 5 us/km)."""
 MAX_LINK_KM = 2e8
 
-MIN_SOURCE_CPS = 1e-3
+MIN_SOURCE_CPS = core_range("SourceModel[cbr].rate_cps").lo
 """Least rate of a source (rate, peak, mean): gaps of at most 1000 s between cells."""
 
-MAX_ATM_BUFFER_CELLS = 2**32 - 2
+MAX_ATM_BUFFER_CELLS = core_range("LinkSpec.buffer_cells").hi
 """The core keeps ATM buffers in 32 bits; 2^32 - 1 means unlimited ("inf")."""
-MAX_IP_BUFFER_PACKETS = 2**32 - 1
+MAX_IP_BUFFER_PACKETS = core_range("LinkSpec.buffer_packets").hi
 
-MAX_FRAME_CELLS = 65535
+MAX_FRAME_CELLS = core_range("FrameSize.fixed").hi
 """Cells per AAL5 frame of a frames source (16 bits in the core)."""
 
-MAX_MEAN_BURST_CELLS = 1e9
+MAX_MEAN_BURST_CELLS = core_range("SourceModel[geometric_onoff].mean_burst_cells").hi
 
-MAX_INTERVAL_CELLS = 10**9
+MAX_INTERVAL_CELLS = core_range("AlgorithmSpec[erica].interval_cells").hi
 """ERICA, ERICA+, FMMRA: the averaging interval's cell bound."""
 
-MAX_EFCI_CELLS = 2**32 - 2
+MAX_EFCI_CELLS = core_range("AlgorithmSpec[efci].high_cells").hi
 
 INTERVAL_RANGE = ("1 us", "10 s")
 """ERICA, ERICA+, FMMRA averaging interval and ERICA+'s T0."""
 
-ABR_NRM = (2, 256)
+ABR_NRM = core_range("AbrParams.nrm")[:2]
 """TM 4.0: Nrm is a power of two from 2 to 256; any whole number in that range here."""
-ABR_MAX_CRM = 2**24 - 1
+ABR_MAX_CRM = core_range("AbrParams.crm").hi
 """TM 4.0: TBE is a 24-bit field; CRM = ceil(TBE / Nrm) at most as large."""
 ABR_TRM = ("100 us", MAX_TIME_TEXT)
 ABR_ADTF = ("10 ms", "10.23 s")
 """TM 4.0: ADTF from 0.01 s to 10.23 s in steps of 10 ms (any time in that range here)."""
 
-TCP_MAX_CWND_SEGMENTS = 1_000_000
+TCP_MAX_CWND_SEGMENTS = core_range("FlowSpec.initial_cwnd_segments").hi
 TCP_TICK = ("1 us", "1000 s")
 """A coarse TCP timer's tick."""
 TCP_MAX_RECEIVER_TIME = "1000 s"
@@ -83,7 +87,7 @@ TCP_MAX_RECEIVER_TIME = "1000 s"
 
 PROBE_PERIOD = ("1 ns", MAX_TIME_TEXT)
 
-MAX_SEED = 2**64 - 1
+MAX_SEED = core_range("seed").hi
 
 
 def _range_text(lo: str, hi: str, lo_open: bool = False) -> str:
@@ -190,3 +194,15 @@ def _check_path(value: Any) -> Any:
 
 NodePath = Annotated[list[str], BeforeValidator(_check_path), Field(min_length=2)]
 """A path of node names: 2 to 256 nodes (1 to 255 links)."""
+
+
+def core_whole(where: str, unit: str = "") -> Any:
+    """An integer field with the core's range of the value at ``where`` (``core_schema``)."""
+    lo, hi, _ = core_range(where)
+    return whole(lo, hi, unit)
+
+
+def core_number(where: str, unit: str = "") -> Any:
+    """A float field with the core's range of the value at ``where`` (``core_schema``)."""
+    lo, hi, lo_open = core_range(where)
+    return number(lo, hi, lo_open=lo_open, unit=unit)

@@ -1,9 +1,10 @@
 //! The switch-algorithm trait, the averaging-interval meter the algorithms
 //! share, and the scenario form of an algorithm.
 
+use super::params;
 use crate::atm::Cell;
 use crate::engine::Time;
-use crate::scenario::limits::{self, Limit};
+use crate::param::{Limit, FRACTION};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -63,16 +64,16 @@ pub enum AlgorithmSpec {
         #[serde(default)]
         variant: EricaVariant,
         /// Target utilization U of the link.
-        #[schemars(transform = Limit(limits::FRACTION))]
+        #[schemars(transform = Limit(FRACTION))]
         target_utilization: f64,
         /// Averaging interval: time bound, ps.
-        #[schemars(transform = Limit(limits::INTERVAL_PS))]
+        #[schemars(transform = Limit(params::INTERVAL_PS))]
         interval_ps: Time,
         /// Averaging interval: ABR input cells bound.
-        #[schemars(transform = Limit(limits::INTERVAL_CELLS))]
+        #[schemars(transform = Limit(params::INTERVAL_CELLS))]
         interval_cells: u32,
         /// Overload band: z > 1 + delta counts as overload.
-        #[schemars(transform = Limit(limits::ERICA_DELTA))]
+        #[schemars(transform = Limit(params::ERICA_DELTA))]
         delta: f64,
         /// Use each VC's measured rate instead of the CCR of its RM cells.
         measured_rate: bool,
@@ -82,47 +83,47 @@ pub enum AlgorithmSpec {
     /// ERICA+: ERICA with a queueing-delay target instead of a utilization.
     EricaPlus {
         /// Averaging interval: time bound, ps.
-        #[schemars(transform = Limit(limits::INTERVAL_PS))]
+        #[schemars(transform = Limit(params::INTERVAL_PS))]
         interval_ps: Time,
         /// Averaging interval: ABR input cells bound.
-        #[schemars(transform = Limit(limits::INTERVAL_CELLS))]
+        #[schemars(transform = Limit(params::INTERVAL_CELLS))]
         interval_cells: u32,
         /// Overload band.
-        #[schemars(transform = Limit(limits::ERICA_DELTA))]
+        #[schemars(transform = Limit(params::ERICA_DELTA))]
         delta: f64,
         /// Use measured per-VC rates.
         measured_rate: bool,
         /// Count VCs seen by backward RM cells.
         bidirectional_count: bool,
         /// Target queueing delay T0, ps.
-        #[schemars(transform = Limit(limits::INTERVAL_PS))]
+        #[schemars(transform = Limit(params::INTERVAL_PS))]
         t0_ps: Time,
         /// Curve above T0, a.
-        #[schemars(transform = Limit(limits::ERICA_PLUS_A))]
+        #[schemars(transform = Limit(params::ERICA_PLUS_A))]
         a: f64,
         /// Curve below T0, b.
-        #[schemars(transform = Limit(limits::ERICA_PLUS_B))]
+        #[schemars(transform = Limit(params::ERICA_PLUS_B))]
         b: f64,
         /// Floor of the target factor.
-        #[schemars(transform = Limit(limits::FRACTION))]
+        #[schemars(transform = Limit(FRACTION))]
         qdlf: f64,
     },
     /// Binary EFCI marking with hysteresis.
     Efci {
         /// ABR queue (cells) above which data cells are marked.
-        #[schemars(transform = Limit(limits::EFCI_HIGH_CELLS))]
+        #[schemars(transform = Limit(params::EFCI_HIGH_CELLS))]
         high_cells: u32,
         /// ABR queue (cells) below which marking stops (at most high_cells).
-        #[schemars(transform = Limit(limits::EFCI_LOW_CELLS))]
+        #[schemars(transform = Limit(params::EFCI_LOW_CELLS))]
         low_cells: u32,
     },
     /// FMMRA (our reconstruction).
     Fmmra {
         /// Averaging interval of the capacity measurement: time bound, ps.
-        #[schemars(transform = Limit(limits::INTERVAL_PS))]
+        #[schemars(transform = Limit(params::INTERVAL_PS))]
         interval_ps: Time,
         /// Averaging interval: cells bound.
-        #[schemars(transform = Limit(limits::INTERVAL_CELLS))]
+        #[schemars(transform = Limit(params::INTERVAL_CELLS))]
         interval_cells: u32,
     },
 }

@@ -1,6 +1,7 @@
 //! ABR (ATM Forum Traffic Management Specification 4.0; seeds 000, 002, 003): the source and destination end systems of TM 4.0
 //! and the switch algorithms that write explicit rates or set congestion
-//! bits: ERICA, ERICA+, EFCI and FMMRA.
+//! bits: ERICA, ERICA+, EFCI and FMMRA; [`params`] declares their
+//! parameters' ranges and checks.
 //!
 //! Not here: the queueing of cells (see [`crate::atm::port`]) and their
 //! routing (see [`crate::sim`]). A switch algorithm is attached to an output
@@ -14,6 +15,7 @@ pub mod efci;
 pub mod erica;
 pub mod erica_plus;
 pub mod fmmra;
+pub mod params;
 pub mod ses;
 
 pub use algorithm::{AlgorithmSpec, PortState, SwitchAlgorithm};

@@ -2,11 +2,12 @@
 //! VC's in-rate cells at ACR, inserts forward RM cells, and adjusts ACR on
 //! backward RM cells.
 
+use super::params;
 use super::{bn, ci, forward_rm, ni};
 use crate::atm::cell::{Cell, CLP};
 use crate::engine::time::later;
 use crate::engine::{Time, PS_PER_S};
-use crate::scenario::limits::{self, Limit};
+use crate::param::{Limit, FRACTION};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -16,42 +17,42 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields)]
 pub struct AbrParams {
     /// Peak cell rate (at most the cell rate of the VC's first link).
-    #[schemars(transform = Limit(limits::ABR_RATE_CPS))]
+    #[schemars(transform = Limit(params::ABR_RATE_CPS))]
     pub pcr_cps: f64,
     /// Minimum cell rate (at most PCR).
-    #[schemars(transform = Limit(limits::ABR_MCR_CPS))]
+    #[schemars(transform = Limit(params::ABR_MCR_CPS))]
     pub mcr_cps: f64,
     /// Initial cell rate (at most PCR).
-    #[schemars(transform = Limit(limits::ABR_RATE_CPS))]
+    #[schemars(transform = Limit(params::ABR_RATE_CPS))]
     pub icr_cps: f64,
     /// Rate increase factor (AIR = RIF x PCR).
-    #[schemars(transform = Limit(limits::FRACTION))]
+    #[schemars(transform = Limit(FRACTION))]
     pub rif: f64,
     /// Rate decrease factor.
-    #[schemars(transform = Limit(limits::FRACTION))]
+    #[schemars(transform = Limit(FRACTION))]
     pub rdf: f64,
     /// In-rate cells per forward RM cell.
-    #[schemars(transform = Limit(limits::ABR_NRM))]
+    #[schemars(transform = Limit(params::ABR_NRM))]
     pub nrm: u32,
     /// Fewest in-rate cells between forward RM cells sent on the Trm timer
     /// (at most Nrm).
-    #[schemars(transform = Limit(limits::ABR_MRM))]
+    #[schemars(transform = Limit(params::ABR_MRM))]
     pub mrm: u32,
     /// Upper bound on the time between forward RM cells.
-    #[schemars(transform = Limit(limits::ABR_TRM_PS))]
+    #[schemars(transform = Limit(params::ABR_TRM_PS))]
     pub trm_ps: Time,
     /// Forward RM cells sent without backward feedback before ACR is cut
     /// (ceil(TBE/Nrm)).
-    #[schemars(transform = Limit(limits::ABR_CRM))]
+    #[schemars(transform = Limit(params::ABR_CRM))]
     pub crm: u32,
     /// Cut-off decrease factor (rule 6).
-    #[schemars(transform = Limit(limits::FRACTION))]
+    #[schemars(transform = Limit(FRACTION))]
     pub cdf: f64,
     /// ACR retention time-out (rule 5).
-    #[schemars(transform = Limit(limits::ABR_ADTF_PS))]
+    #[schemars(transform = Limit(params::ABR_ADTF_PS))]
     pub adtf_ps: Time,
     /// Tagged cell rate: the least rate of forward RM cells (at most PCR).
-    #[schemars(transform = Limit(limits::ABR_RATE_CPS))]
+    #[schemars(transform = Limit(params::ABR_RATE_CPS))]
     pub tcr_cps: f64,
     /// Use it or lose it (an option; TM 4.0's mandatory rules only retain
     /// ACR for ADTF): before each forward RM cell, an ACR above the rate

@@ -6,7 +6,7 @@
 //! next frame's cells are appended to the partial one and the merged unit
 //! fails too: one lost EOM costs two frames (seed 000 section 11).
 
-use super::cell::{Cell, CELL_PAYLOAD_BYTES};
+use crate::cell::{Cell, CELL_PAYLOAD_BYTES};
 
 /// Bytes of the AAL5 trailer.
 pub const AAL5_TRAILER_BYTES: u32 = 8;

@@ -5,7 +5,7 @@
 //! a queue in arrival order and only the head's arrival is an event: the
 //! event heap stays small however long the link.
 
-use super::cell::Cell;
+use crate::cell::Cell;
 use crate::engine::Time;
 use std::collections::VecDeque;
 

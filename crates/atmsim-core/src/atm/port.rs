@@ -15,8 +15,8 @@
 //! The queue length is the number of cells waiting, not counting the cell
 //! being transmitted; the buffer size bounds that number.
 
-use super::cell::Cell;
 use crate::buffer::{Arrival, DropPolicy, DropReason, VcOccupancy, Verdict, COMMON_DROP_REASONS};
+use crate::cell::Cell;
 use crate::engine::time::NEVER;
 use crate::engine::Time;
 use std::collections::VecDeque;

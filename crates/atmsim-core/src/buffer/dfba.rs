@@ -13,9 +13,9 @@
 //!
 //! Cells of an accepted frame that meet a full buffer are cut as by PPD.
 
+use super::params::DfbaZ;
 use super::{Arrival, DropPolicy, DropReason, FrameGate, PolicyContext, Verdict};
 use crate::engine::RngStream;
-use crate::scenario::DfbaZ;
 
 /// X > H: the frame was refused as by EPD.
 pub const DFBA_HIGH: DropReason = DropReason("dfba:high");
@@ -120,8 +120,8 @@ impl DropPolicy for Dfba {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::atm::cell::{Cell, CLP};
     use crate::buffer::VcOccupancy;
+    use crate::cell::{Cell, CLP};
 
     /// DFBA with weights 0.1 and 0.3 (W = 0.4: shares 1/4 and 3/4), L = 100,
     /// H = 400, alpha = 0.5.

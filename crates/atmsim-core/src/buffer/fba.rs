@@ -53,8 +53,8 @@ impl DropPolicy for FairBufferAllocation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::atm::Cell;
     use crate::buffer::VcOccupancy;
+    use crate::cell::Cell;
 
     #[test]
     fn the_share_shrinks_as_the_buffer_fills() {

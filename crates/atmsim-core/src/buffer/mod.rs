@@ -5,19 +5,21 @@
 //! waiting, not counting the one being transmitted), its capacity and, if
 //! it asks, the port's cells per VC, and says accept or drop with a reason.
 //! Frame-based policies decide at a frame's first cell. One file per
-//! policy; [`build`] is the registry. Not here: the queueing itself (see
+//! policy; [`build`] is the registry; [`params`] declares the policies'
+//! parameters, their ranges and checks. Not here: the queueing itself (see
 //! [`crate::atm::port`]).
 
 pub mod dfba;
 pub mod epd;
 pub mod fba;
 pub mod intelligent_tail;
+pub mod params;
 pub mod ppd;
 pub mod selective_drop;
 pub mod tail;
 
-use crate::atm::Cell;
-use crate::scenario::PolicySpec;
+use crate::cell::Cell;
+pub use params::{DfbaZ, PolicySpec};
 
 /// Why a cell was dropped, as the summary names it: a plain name for the
 /// policies every port knows (`"tail"`, `"ppd"`, `"epd"`,
@@ -243,7 +245,7 @@ pub fn build(spec: &PolicySpec, ctx: PolicyContext) -> Box<dyn DropPolicy> {
             alpha,
             z,
         } => Box::new(dfba::Dfba::new(ctx, low, high, alpha, z)),
-        // Rejected on ATM links by Scenario::check; RED lives in crate::ip.
+        // Rejected on ATM links by PolicySpec::check_atm; RED lives in crate::ip.
         PolicySpec::Red { .. } => Box::new(tail::TailDrop),
     }
 }

@@ -56,8 +56,8 @@ impl DropPolicy for SelectiveDrop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::atm::Cell;
     use crate::buffer::{VcOccupancy, PPD, TAIL};
+    use crate::cell::Cell;
 
     fn occupancy(cells: &[u32]) -> VcOccupancy {
         let mut o = VcOccupancy::new(cells.len());

@@ -6,15 +6,18 @@
 //! rates ([`rate_control`]) and the ack bucket ([`ack_bucket`]); the
 //! translation of a rate into the window of passing ACKs is
 //! [`rate_control::limit_window`] ([`Packet::rewrite_window`] with the
-//! checksum updated incrementally), shared with the ATM edges.
+//! checksum updated incrementally), shared with the ATM edges; [`params`]
+//! declares their parameters.
 //! Not here: IP fragmentation (the seeds never fragment).
 
 pub mod ack_bucket;
 pub mod checksum;
 pub mod packet;
+pub mod params;
 pub mod port;
 pub mod rate_control;
 pub mod red;
 
 pub use packet::{Packet, SackBlock, SackRing};
+pub use params::{AckControlSpec, RateControlSpec, WindowRule};
 pub use port::{IpLimit, IpPort};

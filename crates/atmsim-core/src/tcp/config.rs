@@ -1,9 +1,48 @@
-//! Parameters of one TCP connection.
+//! Parameters of one TCP connection, their ranges and their check. The
+//! core JSON gives them among a flow's keys; the range of each key is the
+//! constant of the same name below.
 
-use crate::engine::Time;
-use crate::scenario::limits::{self, Limit};
+use crate::engine::{Time, PS_PER_S};
+use crate::param::{Ints, Limit, DELAY_PS, POSITIVE_TIME_PS};
 use schemars::JsonSchema;
 use serde::Deserialize;
+
+/// TCP MSS, bytes: a datagram of MSS + 40 header bytes fits 65,535.
+pub const MSS_BYTES: Ints = Ints {
+    min: 1,
+    max: 65_495,
+};
+
+/// Receiver window, bytes: at most the 16-bit field at the largest shift
+/// (and at least the MSS: checked).
+pub const RCV_WINDOW_BYTES: Ints = Ints {
+    min: 1,
+    max: 65_535 << 14,
+};
+
+/// Window-scale shift (RFC 1323).
+pub const WINDOW_SCALE: Ints = Ints { min: 0, max: 14 };
+
+/// Initial congestion window, segments.
+pub const INITIAL_CWND_SEGMENTS: Ints = Ints {
+    min: 1,
+    max: 1_000_000,
+};
+
+/// Byte counts kept exact as doubles: initial ssthresh, finite transfer.
+pub const BYTES_2_53: Ints = Ints {
+    min: 1,
+    max: 1 << 53,
+};
+
+/// Coarse timer tick: [1 us, 1000 s].
+pub const TICK_PS: Ints = Ints {
+    min: PS_PER_S / 1_000_000,
+    max: 1_000 * PS_PER_S,
+};
+
+/// Most SACK blocks per ACK.
+pub const SACK_BLOCKS: Ints = Ints { min: 1, max: 4 };
 
 /// Congestion-control variant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -28,7 +67,7 @@ pub enum TimerMode {
     /// BSD: a global tick of `tick_ps`; RTT measured and RTO kept in ticks.
     Coarse {
         /// Timer granularity G, ps.
-        #[schemars(transform = Limit(limits::TICK_PS))]
+        #[schemars(transform = Limit(TICK_PS))]
         tick_ps: Time,
     },
     /// Exact times (seed 003's "fine-grained double-precision timing").
@@ -55,7 +94,7 @@ pub enum RttArithmetic {
 }
 
 /// Everything that sets the behaviour of one connection (the core JSON
-/// gives it in a flow's object, see [`crate::scenario::FlowJson`]).
+/// gives it among the keys of a flow's object).
 #[derive(Clone, Debug)]
 pub struct TcpConfig {
     /// Congestion-control variant.
@@ -97,6 +136,65 @@ impl TcpConfig {
     /// The largest window the sender can be offered, bytes.
     pub fn max_window(&self) -> u64 {
         (self.window_field() as u64) << self.window_scale
+    }
+
+    /// Rejects a parameter of the flow at path `p` outside its range, or
+    /// parameters that contradict each other (a window below one MSS, BSD
+    /// arithmetic with a fine timer, RTOs out of order).
+    pub fn check(&self, p: &str) -> Result<(), String> {
+        let t = self;
+        MSS_BYTES.check(format_args!("{p}.mss_bytes"), t.mss_bytes as u64)?;
+        Ints {
+            min: t.mss_bytes as u64,
+            ..RCV_WINDOW_BYTES
+        }
+        .check(format_args!("{p}.rcv_window_bytes"), t.rcv_window_bytes)?;
+        WINDOW_SCALE.check(format_args!("{p}.window_scale"), t.window_scale as u64)?;
+        if t.max_window() < t.mss_bytes as u64 {
+            return Err(format!(
+                "{p}: the advertised window ({} bytes at shift {}) is below one MSS",
+                t.max_window(),
+                t.window_scale
+            ));
+        }
+        INITIAL_CWND_SEGMENTS.check(
+            format_args!("{p}.initial_cwnd_segments"),
+            t.initial_cwnd_segments as u64,
+        )?;
+        if let Some(b) = t.initial_ssthresh_bytes {
+            BYTES_2_53.check(format_args!("{p}.initial_ssthresh_bytes"), b)?;
+        }
+        if let TimerMode::Coarse { tick_ps } = t.timer {
+            TICK_PS.check(format_args!("{p}.timer.tick_ps"), tick_ps)?;
+        }
+        if t.rtt_arithmetic == RttArithmetic::Bsd && t.timer == TimerMode::Fine {
+            return Err(format!(
+                "{p}.rtt_arithmetic = \"bsd\" needs a coarse timer (BSD counts in ticks)"
+            ));
+        }
+        POSITIVE_TIME_PS.check(format_args!("{p}.initial_rto_ps"), t.initial_rto_ps)?;
+        POSITIVE_TIME_PS.check(format_args!("{p}.min_rto_ps"), t.min_rto_ps)?;
+        POSITIVE_TIME_PS.check(format_args!("{p}.max_rto_ps"), t.max_rto_ps)?;
+        if t.min_rto_ps > t.initial_rto_ps {
+            return Err(format!(
+                "{p}.min_rto_ps = {} is above {p}.initial_rto_ps = {}",
+                t.min_rto_ps, t.initial_rto_ps
+            ));
+        }
+        if t.initial_rto_ps > t.max_rto_ps {
+            return Err(format!(
+                "{p}.initial_rto_ps = {} is above {p}.max_rto_ps = {}",
+                t.initial_rto_ps, t.max_rto_ps
+            ));
+        }
+        DELAY_PS.check(format_args!("{p}.delayed_ack_ps"), t.delayed_ack_ps)?;
+        if let Some(b) = t.app_bytes {
+            BYTES_2_53.check(format_args!("{p}.app_bytes"), b)?;
+        }
+        SACK_BLOCKS.check(
+            format_args!("{p}.max_sack_blocks"),
+            t.max_sack_blocks as u64,
+        )
     }
 
     /// A configuration for tests and examples: MSS 512, 64 KB window, coarse

@@ -2,10 +2,10 @@
 //! at a given offered cell rate, periodic or Poisson. All cells of a frame
 //! are handed to the first port at once; the port paces them out.
 
+use super::params::{Arrivals, FrameSize};
 use super::{Emission, Fine, TrafficSource};
 use crate::engine::time::interval_ps;
 use crate::engine::{RngStream, Time};
-use crate::scenario::{Arrivals, FrameSize};
 
 /// Frames at an offered rate.
 pub struct FrameSource {

@@ -7,15 +7,17 @@
 //! ([`Fine`]) so that a rate is kept exactly over long runs, however late
 //! a source starts. Not here: where the cells go
 //! (see [`crate::sim`]) and closed-loop sources (TCP and ABR: [`crate::tcp`], [`crate::abr`]).
+//! [`params`] declares the sources' parameters, their ranges and check.
 
 pub mod cbr;
 pub mod frames;
 pub mod geometric_onoff;
+pub mod params;
 pub mod poisson;
 pub mod vbr_onoff;
 
 use crate::engine::{RngStream, Time};
-use crate::scenario::SourceModel;
+pub use params::{Arrivals, Distribution, FrameSize, SourceModel};
 
 /// What a source does when it fires.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -2,10 +2,10 @@
 //! off times fixed or exponential. Starts in the on state (seed 000: 100 ms
 //! on / 100 ms off at 124.41 Mbps from 2 ms).
 
+use super::params::Distribution;
 use super::{Emission, Fine, TrafficSource};
 use crate::engine::time::interval_ps;
 use crate::engine::{RngStream, Time};
-use crate::scenario::Distribution;
 
 /// Off and on periods a source draws one by one, looking for the on period
 /// its next cell falls in, before it computes where that is at once.

@@ -29,6 +29,8 @@ from ..limits import (
     PROBE_PERIOD,
     TCP_MAX_CWND_SEGMENTS,
     TCP_MAX_RECEIVER_TIME,
+    core_number,
+    core_whole,
     int_range_text,
     number,
     time_in,
@@ -96,17 +98,17 @@ def share_of(value: str) -> float:
     return float(match.group("number")) / 100
 
 
-Delta = number(0, 10)
-EricaA = number(1, 10)
-EricaB = number(0, 10, lo_open=True)
-RateIncrease = number(0, 10)
+Delta = core_number("AlgorithmSpec[erica].delta")
+EricaA = core_number("AlgorithmSpec[erica_plus].a")
+EricaB = core_number("AlgorithmSpec[erica_plus].b")
+RateIncrease = core_number("RateControlSpec.max_increase")
 """The largest increase of an explicit rate per interval, a fraction (seed 001: 0.1)."""
 Nrm = whole(*ABR_NRM)
 Mrm = whole(1, ABR_NRM[1])
 Crm = whole(1, ABR_MAX_CRM)
 Mss = whole(1, MAX_MSS_BYTES)
 InitialCwnd = whole(1, TCP_MAX_CWND_SEGMENTS)
-SackBlocks = whole(1, 4)
+SackBlocks = core_whole("FlowSpec.max_sack_blocks")
 MeanBurst = number(1, MAX_MEAN_BURST_CELLS)
 
 

@@ -18,7 +18,7 @@ from ..limits import (
     MIN_SOURCE_CPS,
     NodePath,
     cells_text,
-    whole,
+    core_whole,
 )
 from ..quantities import (
     Fraction,
@@ -167,7 +167,7 @@ class Abr(Table):
         }
 
 
-GfrCells = whole(1, 65535)
+GfrCells = core_whole("GfrParams.mbs_cells")
 """A GFR VC's MBS or MFS, cells (the length field of an AAL5 frame in cells fits 16 bits)."""
 GFR_MFS_CELLS = 192
 """Default MFS: the AAL5 frame of the largest IP datagram of IP over ATM's default MTU
