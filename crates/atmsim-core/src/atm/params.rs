@@ -1,6 +1,7 @@
 //! The ATM layer's parameters: the rates of a link and how a switch
 //! output port takes the cells that reach it together.
 
+use crate::cell::CELL_BITS;
 use crate::param::Reals;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -16,9 +17,9 @@ pub const BIT_RATE_BPS: Reals = Reals {
 /// the least line rate to the greatest. Computed in the same order as the
 /// Python layer, so its smallest rate is this bound exactly.
 pub const CELL_RATE_CPS: Reals = Reals {
-    min: BIT_RATE_BPS.min * 26.0 / 27.0 / 424.0,
+    min: BIT_RATE_BPS.min * 26.0 / 27.0 / CELL_BITS,
     min_open: false,
-    max: BIT_RATE_BPS.max / 424.0,
+    max: BIT_RATE_BPS.max / CELL_BITS,
 };
 
 /// How a switch output port takes the cells that reach it together.
@@ -51,6 +52,6 @@ mod tests {
     fn the_cell_rate_bounds_follow_the_line_rate_bounds() {
         // 1 kbit/s with SONET: 1000 x 26/27 / 424 cells/s; 1 Tbit/s: 10^12 / 424.
         assert!((CELL_RATE_CPS.min - 2.271_139_8).abs() < 1e-6);
-        assert_eq!(CELL_RATE_CPS.max, 1e12 / 424.0);
+        assert_eq!(CELL_RATE_CPS.max, 1e12 / CELL_BITS);
     }
 }
