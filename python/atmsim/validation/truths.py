@@ -38,6 +38,7 @@ from ..outputs import prepare_out_dir, replacing, write_file
 from ..reproduce.stats import spread
 from ..scenario.templates import Gfc2, HeteroRtt, NSource, gfc2, hetero_rtt, n_source
 from ..units import parse_time_ps
+from ..workers import imap_unordered
 from . import theory
 from .bench import machine
 
@@ -1506,11 +1507,14 @@ def _job(name: str, full: bool, index: int, seed: int) -> tuple[str, int, int, A
         return name, index, seed, f"{type(error).__name__}: {error}".replace("\n", " ")
 
 
-def _quiet_worker() -> None:
-    """Workers leave Ctrl-C to the parent, which ends them."""
-    import signal
+def _job_task(job: tuple) -> tuple[str, int, int, Any]:
+    return _job(*job)
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+def _job_died(job: tuple, description: str) -> tuple[str, int, int, Any]:
+    """The answer of a measurement whose worker process died under it: its error."""
+    name, _full, index, seed = job
+    return name, index, seed, description
 
 
 def _cost(truth: Truth, point: dict) -> float:
@@ -1541,30 +1545,14 @@ def run_suite(
     total = len(work)
     if progress:
         progress(0, total)
-    if jobs <= 1 or total <= 1:
-        for done, job in enumerate(work, start=1):
-            name, index, seed, value = _job(*job)
+    answers = imap_unordered(_job_task, work, jobs, died=_job_died)
+    try:
+        for done, (name, index, seed, value) in enumerate(answers, start=1):
             results.setdefault((name, index), {})[seed] = value
             if progress:
                 progress(done, total)
-    else:
-        import multiprocessing
-
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        pool = multiprocessing.get_context(method).Pool(jobs, initializer=_quiet_worker)
-        try:
-            pending = [pool.apply_async(_job, job) for job in work]
-            for done, handle in enumerate(pending, start=1):
-                name, index, seed, value = handle.get()
-                results.setdefault((name, index), {})[seed] = value
-                if progress:
-                    progress(done, total)
-            pool.close()
-        except BaseException:
-            pool.terminate()
-            raise
-        finally:
-            pool.join()
+    finally:
+        answers.close()  # the workers end now, before an exception goes on
     checks: dict[str, list[Check]] = {}
     for truth in truths:
         for index, point in enumerate(truth.grid(full)):
