@@ -522,3 +522,19 @@ def test_ctrl_c_is_answered_within_a_long_slice(tmp_path: Path) -> None:
     assert process.returncode == 130, err
     assert answered < 2.0, answered
     assert "Traceback" not in err
+
+
+@needs_core
+@pytest.mark.parametrize(
+    "name", ["ubr_taildrop", "ubr_taildrop.toml", "scenarios/ubr_taildrop.toml"]
+)
+def test_shipped_examples_run_from_any_directory(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """atmsim.run takes a shipped example by name, and by the checkout's relative path
+    that the README shows, from a directory that holds neither, as the CLI does."""
+    monkeypatch.chdir(tmp_path)
+    result = atmsim.run(name, overrides=["run.duration=1 ms"], progress=False)
+    assert result.summary["scenario"] == "ubr_taildrop"
+    with pytest.raises(atmsim.ScenarioError, match="elsewhere/ubr_taildrop.toml"):
+        atmsim.run("elsewhere/ubr_taildrop.toml", progress=False)

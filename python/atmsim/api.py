@@ -22,6 +22,7 @@ from ._lazy import rich
 from .binding import CoreUnavailable, import_core, package_version  # noqa: F401 (re-exported)
 from .errors import ScenarioError
 from .fairness import fairness
+from .resources import resolve_scenario
 from .results import PERSIST_KEYS
 from .rundir import (
     complete_summary,
@@ -351,7 +352,7 @@ def prepare(
     if fast_paths is not None:
         overrides.append(f"run.fast_paths={'true' if fast_paths else 'false'}")
     if isinstance(scenario, (str, Path)):
-        return load_scenario(scenario, overrides)
+        return load_scenario(resolve_scenario(scenario), overrides)
     if isinstance(scenario, Scenario):
         if not overrides:
             return scenario

@@ -86,13 +86,18 @@ def shipped(name: str) -> Optional[Path]:
 
 
 def resolve_scenario(path: str | Path) -> Path:
-    """``path`` itself when it exists (or names a directory part), else the shipped
-    example of that name: ``atmsim run ubr_epd`` works from any directory. A path
-    that is neither stays as given, so that loading it reports "no such file"."""
+    """``path`` itself when it exists, else the shipped example of that name:
+    ``atmsim run ubr_epd`` and ``atmsim.run("ubr_epd")`` work from any directory, and
+    so does the checkout's relative path ``scenarios/ubr_epd.toml`` that the README
+    shows. A path that is none of these stays as given, so that loading it reports
+    "no such file"."""
     given = Path(path)
     if given.exists():
         return given
-    found = shipped_example(str(path))
+    name = str(path)
+    if not given.is_absolute() and len(given.parts) == 2 and given.parts[0] == "scenarios":
+        name = given.parts[1]
+    found = shipped_example(name)
     return found if found is not None else given
 
 
