@@ -406,6 +406,7 @@ def test_ray_local_instance_gives_the_same_table(tmp_path):
 
 @needs_core
 def test_a_missing_executor_is_a_one_line_error(tmp_path, monkeypatch, capsys):
+    """A missing Dask or Ray is refused in one line before the output folder is made."""
     spec = write_spec(tmp_path, EXECUTOR_SPEC)
     for module, flag, extra in (
         ("dask.distributed", "--dask", "atmsim[dask]"),
@@ -416,6 +417,7 @@ def test_a_missing_executor_is_a_one_line_error(tmp_path, monkeypatch, capsys):
         err = capsys.readouterr().err
         assert code == 2, err
         assert err.startswith(f"error: {flag}: ") and extra in err and err.count("\n") == 1
+        assert not (tmp_path / f"o{flag}").exists()  # refused before anything is written
         monkeypatch.delitem(sys.modules, module)
 
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import importlib.util
 import json
 import math
 import os
@@ -423,15 +424,38 @@ def execute_local(tasks: list[dict], jobs: int) -> Iterator[dict]:
     return imap_unordered(run_task, tasks, jobs, died=_worker_died)
 
 
+EXECUTOR_MODULES = {
+    "dask": (
+        "dask.distributed",
+        "--dask: dask[distributed] is not installed (pip install 'atmsim[dask]')",
+    ),
+    "ray": ("ray", "--ray: ray is not installed (pip install 'atmsim[ray]')"),
+}
+"""Executor -> (the module it needs, the message when that module is missing)."""
+
+
+def check_executor(executor: str) -> None:
+    """Raise ExecutorUnavailable when ``executor`` needs a package that is not installed:
+    found without importing it, before a sweep writes anything."""
+    needed = EXECUTOR_MODULES.get(executor)
+    if needed is None:
+        return
+    module, message = needed
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package missing or broken
+        found = False
+    if not found:
+        raise ExecutorUnavailable(message)
+
+
 def execute_dask(tasks: list[dict], jobs: int, address: Optional[str]) -> Iterator[dict]:
     """Run the tasks on a Dask cluster: the scheduler at ``address``, or a LocalCluster of
     ``jobs`` single-threaded worker processes on the loopback interface."""
     try:
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
-        raise ExecutorUnavailable(
-            "--dask: dask[distributed] is not installed (pip install 'atmsim[dask]')"
-        ) from None
+        raise ExecutorUnavailable(EXECUTOR_MODULES["dask"][1]) from None
     cluster = None
     if address:
         client = Client(address)
@@ -461,9 +485,7 @@ def execute_ray(tasks: list[dict], jobs: int, address: Optional[str]) -> Iterato
     try:
         import ray
     except ImportError:
-        raise ExecutorUnavailable(
-            "--ray: ray is not installed (pip install 'atmsim[ray]')"
-        ) from None
+        raise ExecutorUnavailable(EXECUTOR_MODULES["ray"][1]) from None
     started = False
     if not ray.is_initialized():
         if address:
@@ -722,6 +744,7 @@ def run_sweep(
     (after writing the results so far) on Ctrl-C."""
     if executor not in EXECUTORS:
         raise SweepError(f"executor {executor!r}: expected one of {', '.join(EXECUTORS)}")
+    check_executor(executor)  # before anything is written
     started = time.perf_counter()
     out = check_sweep_dir(Path(out) if out is not None else default_out(spec))
     jobs = jobs or os.cpu_count() or 1
