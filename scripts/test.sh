@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Sets up atmsim (scripts/setup.sh) and runs every check: formatting and
+# Sets up atmsim with the test tools (scripts/setup.sh --dev) and runs every check: formatting and
 # lints (cargo fmt, cargo clippy, ruff), the Rust tests and the Python tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --dev
 # The HTML report's test renders it in headless Chromium, Debian's package: install
 # it when it is missing and apt-get can (root, or sudo without a password); the test
 # is skipped, saying why, only when that fails.
