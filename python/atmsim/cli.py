@@ -439,6 +439,13 @@ def sweep_command(args: argparse.Namespace) -> int:
         )
     except SweepError as error:
         raise CliError(str(error)) from None
+    except KeyboardInterrupt:
+        print(
+            "interrupted: the runs finished before are written, with results.parquet; "
+            "the same command runs the rest",
+            file=sys.stderr,
+        )
+        raise
     for note in outcome.notes:
         print(note, file=sys.stderr)
     frame = outcome.frame

@@ -267,7 +267,15 @@ def main(
             f"{outcome.wall_s:6.1f} s in runs"
         )
 
-    outcomes = run_experiments(ids, out, jobs=jobs, on_done=progress)
+    try:
+        outcomes = run_experiments(ids, out, jobs=jobs, on_done=progress)
+    except KeyboardInterrupt:
+        print(
+            f"interrupted: the experiments finished before are written in {out}; "
+            "the others are not (run them again)",
+            file=sys.stderr,
+        )
+        raise
     rows = [row for outcome in outcomes for row in outcome.rows]
     combined = write_csv(Path(out) / f"{combined_name(requested)}.csv", rows)
     _console().print(results_table(outcomes))
