@@ -170,3 +170,11 @@ def cli_main(*args: str) -> int:
     with pytest.raises(SystemExit) as info:
         cli.main(list(args))
     return info.value.code
+
+
+@pytest.fixture(autouse=True)
+def _no_columns_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tables are drawn for COLUMNS when it is set: the tests draw them as for a pipe
+    without it, whatever the shell that runs pytest sets (a test sets it when it is
+    about the width)."""
+    monkeypatch.delenv("COLUMNS", raising=False)

@@ -653,3 +653,37 @@ def test_cli_end_to_end_one_experiment(tmp_path):
     )
     final = r"^0 match \(0 beat every null model\), 0 miss \(4 n/a\) in 1 experiment; .* s wall"
     assert re.search(final, result.stdout, re.M)
+
+
+@pytest.mark.parametrize("columns", ["80", "120"])
+def test_the_comparison_reads_at_80_columns(columns, monkeypatch, capsys):
+    """Below 160 columns (COLUMNS, also when piped) the comparison goes experiment by
+    experiment: no line wider than the screen, no number folded across lines."""
+    from atmsim.reproduce.report import print_results
+
+    monkeypatch.setenv("COLUMNS", columns)
+    quantity = Quantity(
+        "longest round trip of the 70 ms group, over the whole run",
+        600.0,
+        "ms",
+        relative(0.10),
+        "because",
+    )
+    row = judge("seed001-fig2", quantity, [540.25, 541.75])
+    row["note"] = "a long note " * 12
+    print_results([Outcome(experiment="seed001-fig2", rows=[row])])
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= int(columns)
+    assert any("541" in line and "600" in line and "±10 %" in line for line in lines), out
+    assert "a long note" in out and "seed001-fig2" in out
+
+
+def test_the_comparison_is_one_table_when_wide(monkeypatch, capsys):
+    from atmsim.reproduce.report import print_results
+
+    monkeypatch.setenv("COLUMNS", "200")
+    quantity = Quantity("VC1", 11.86, "Mbps", relative(0.25), "because")
+    print_results([Outcome(experiment="e", rows=[judge("e", quantity, [12.0])])])
+    header = [line for line in capsys.readouterr().out.splitlines() if "quantity" in line]
+    assert header and "nulls" in header[0] and "note" in header[0]

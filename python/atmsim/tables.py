@@ -161,13 +161,24 @@ def rich_console():
             raise BrokenPipeError
 
     console = _Console()
-    if not console.is_terminal:
-        console = _Console(width=PIPE_WIDTH)
+    if not console.is_terminal or columns_setting() is not None:
+        console = _Console(width=terminal_width())
     return console
 
 
+def columns_setting() -> Optional[int]:
+    """The width the ``COLUMNS`` environment variable asks for (20 or more), or None."""
+    text = os.environ.get("COLUMNS", "").strip()
+    return int(text) if text.isdigit() and int(text) >= 20 else None
+
+
 def terminal_width(stream: Optional[TextIO] = None) -> int:
-    """The terminal's width when ``stream`` (stdout) is one, else ``PIPE_WIDTH``."""
+    """The width to draw for: ``COLUMNS`` when it is set (also for a file or a pipe:
+    ``COLUMNS=80 atmsim reproduce ... | less``), else the terminal's when ``stream``
+    (stdout) is one, else ``PIPE_WIDTH``."""
+    setting = columns_setting()
+    if setting is not None:
+        return setting
     stream = stream if stream is not None else sys.stdout
     if stream.isatty():
         return shutil.get_terminal_size((80, 24)).columns

@@ -131,6 +131,70 @@ def results_table(outcomes: list[Outcome]) -> rich.table.Table:
     return table
 
 
+WIDE_TABLE = 160
+"""Below this many columns the comparison is printed experiment by experiment
+(``narrow_results``): the one wide table would fold its numbers."""
+
+
+def narrow_results(outcomes: list[Outcome], width: int) -> list:
+    """The comparison for a narrow screen (80 columns and up): per experiment, a table of
+    quantity, published, simulated (with its interval), tolerance and verdict, and under
+    it each row's null models and note, wrapped to ``width``."""
+    parts: list = []
+    for outcome in outcomes:
+        table = rich.table.Table(
+            title=f"[bold]{outcome.experiment}[/]", title_justify="left", width=width
+        )
+        table.add_column("quantity", ratio=1, overflow="fold")
+        for column in ("published", "simulated", "tolerance", "verdict"):
+            table.add_column(
+                column, justify="left" if column == "verdict" else "right", no_wrap=True
+            )
+        notes = []
+        if outcome.error:
+            notes.append(f"[bold red]error: {outcome.error}[/]")
+        for row in outcome.rows:
+            reference = row.get("see") is not None
+            simulated = f"see {row['see']}" if reference else number(row["simulated"])
+            spread_text = "" if reference else interval(row)
+            if spread_text not in ("", "-"):
+                simulated += f"\n{spread_text}"
+            unit = f" ({row['unit']})" if row["unit"] else ""
+            style = VERDICT_STYLE.get(row["verdict"], "")
+            table.add_row(
+                row["quantity"] + unit,
+                row["published_text"],
+                simulated,
+                row["tolerance"],
+                f"[{style}]{row['verdict']}[/]",
+            )
+            said = "; ".join(text for text in (_nulls_cell(row), row["note"]) if text)
+            if said:
+                notes.append(f"{row['quantity']}: {said}")
+        parts.append(table)
+        for note in notes:
+            parts.append(
+                rich.text.Text.from_markup("  " + note)
+                if note.startswith("[")
+                else rich.text.Text("  " + note)
+            )
+    return parts
+
+
+def print_results(outcomes: list[Outcome]) -> None:
+    """The comparison: one wide table, or experiment by experiment below WIDE_TABLE
+    columns (``COLUMNS``, the terminal's width)."""
+    console = _console()
+    if console.width >= WIDE_TABLE:
+        console.print(results_table(outcomes))
+        return
+    console.print(
+        "Published and simulated (simulated: mean over the run seeds, under it its 95 % interval)"
+    )
+    for part in narrow_results(outcomes, console.width):
+        console.print(part)
+
+
 def _nulls_cell(row: dict) -> str:
     """ "beats" for a match that no null model matches; the null models that also match
     (or all of them, with their verdicts, for a miss); "" when there is nothing to
@@ -278,7 +342,7 @@ def main(
         raise
     rows = [row for outcome in outcomes for row in outcome.rows]
     combined = write_csv(Path(out) / f"{combined_name(requested)}.csv", rows)
-    _console().print(results_table(outcomes))
+    print_results(outcomes)
     wall = time.perf_counter() - started
     code = 0
     for outcome in outcomes:
