@@ -35,6 +35,33 @@ def _console() -> rich.console.Console:
     return rich_console()
 
 
+class SeedBar:
+    """A progress bar on stderr (a terminal) while reproduce runs: the (experiment, run
+    seed) tasks done of all, with the time elapsed and left. The lines printed meanwhile
+    (one per finished experiment) appear above it."""
+
+    def __init__(self) -> None:
+        self.progress = rich.progress.Progress(
+            rich.progress.TextColumn("runs"),
+            rich.progress.BarColumn(),
+            rich.progress.MofNCompleteColumn(),
+            rich.progress.TimeElapsedColumn(),
+            rich.progress.TimeRemainingColumn(),
+            console=rich.console.Console(stderr=True),
+            transient=True,
+        )
+        self.task = None
+
+    def update(self, done: int, total: int) -> None:
+        if self.task is None:
+            self.progress.start()
+            self.task = self.progress.add_task("runs", total=total)
+        self.progress.update(self.task, completed=done)
+
+    def stop(self) -> None:
+        self.progress.stop()
+
+
 def plural(count: int, noun: str) -> str:
     """ "1 experiment", "2 experiments"."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
@@ -331,15 +358,22 @@ def main(
             f"{outcome.wall_s:6.1f} s in runs"
         )
 
+    bar = SeedBar() if sys.stderr.isatty() else None
     try:
-        outcomes = run_experiments(ids, out, jobs=jobs, on_done=progress)
+        outcomes = run_experiments(
+            ids, out, jobs=jobs, on_done=progress, on_seed=bar.update if bar else None
+        )
     except KeyboardInterrupt:
+        if bar is not None:
+            bar.stop()
         print(
             f"interrupted: the experiments finished before are written in {out}; "
             "the others are not (run them again)",
             file=sys.stderr,
         )
         raise
+    if bar is not None:
+        bar.stop()
     rows = [row for outcome in outcomes for row in outcome.rows]
     combined = write_csv(Path(out) / f"{combined_name(requested)}.csv", rows)
     print_results(outcomes)

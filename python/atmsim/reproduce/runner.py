@@ -129,12 +129,14 @@ def run_experiments(
     figures: bool = True,
     on_done: Optional[Callable[[Outcome, int, int], None]] = None,
     seeds: Optional[tuple] = None,
+    on_seed: Optional[Callable[[int, int], None]] = None,
 ) -> list[Outcome]:
     """Run experiments: every (experiment, run seed) is one task, ``jobs`` tasks at a
     time (processes), the heaviest experiments first; the first seed of each writes its
     files. ``seeds`` replaces every experiment's own seeds (tests use one or two).
-    ``on_done(outcome, k, total)`` is called as each experiment's last seed finishes.
-    Returns the outcomes in the order of ``ids``.
+    ``on_done(outcome, k, total)`` is called as each experiment's last seed finishes,
+    ``on_seed(done, total)`` as each task (experiment, seed) finishes and once before
+    the first. Returns the outcomes in the order of ``ids``.
 
     Ctrl-C and SIGTERM are this process's to answer (``atmsim.workers``): the worker
     processes ignore both, and this process kills them and raises KeyboardInterrupt,
@@ -171,9 +173,13 @@ def run_experiments(
             finish(part.experiment)
 
     stream = imap_unordered(_run_task, tasks, jobs, died=_worker_died)
+    if on_seed is not None:
+        on_seed(0, len(tasks))
     try:
-        for part in stream:
+        for done, part in enumerate(stream, start=1):
             collect(part)
+            if on_seed is not None:
+                on_seed(done, len(tasks))
     finally:
         stream.close()  # the workers end now, before the exception goes on
     return [outcomes[key] for key in ids]
