@@ -24,10 +24,12 @@ docs/performance.md, "CLI start-up").
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -206,7 +208,8 @@ def plot_command(args: argparse.Namespace) -> int:
     from .plots import PlotInputError, plot_run_dir
 
     try:
-        written = plot_run_dir(args.run_dir)
+        with working("drawing the figures"):
+            written = plot_run_dir(args.run_dir)
     except PlotInputError as error:
         raise CliError(str(error)) from None
     for path in written:
@@ -242,7 +245,8 @@ def report_command(args: argparse.Namespace) -> int:
     from .html_report import ReportInputError, write_report
 
     try:
-        path = write_report(args.directory, args.out)
+        with working("writing the report"):
+            path = write_report(args.directory, args.out)
     except ReportInputError as error:
         raise CliError(str(error)) from None
     print(path)
@@ -848,6 +852,17 @@ def _name_stdout() -> None:
         line_buffering=stream.line_buffering,
         write_through=unbuffered,
     )
+
+
+@contextlib.contextmanager
+def working(what: str) -> Iterator[None]:
+    """A spinner on stderr, when it is a terminal, while ``what`` takes its seconds
+    (``atmsim plot``, ``atmsim report``); nothing otherwise."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    with rich.console.Console(stderr=True).status(what + " ..."):
+        yield
 
 
 def _error(message: str) -> None:
