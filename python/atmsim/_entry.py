@@ -38,15 +38,16 @@ def main() -> None:
 def _main() -> None:
     # pydantic looks for plugins (packages' entry points of group "pydantic", used by
     # tools that trace validation) when it builds its first model: a scan of every
-    # installed package's metadata, about 10 ms of ``atmsim validate``. The command
+    # installed package's metadata, a measurable part of ``atmsim validate``
+    # (docs/performance.md, "CLI start-up"). The command
     # needs none, so it runs, with the processes it starts, as with
     # PYDANTIC_DISABLE_PLUGINS=__all__, unless that variable is set (then pydantic
     # follows it; set it empty to load every plugin).
     os.environ.setdefault(PLUGINS_SETTING, "__all__")
     # Loading the CLI builds pydantic's schemas and the scenario models: tens of
     # thousands of objects that live as long as the process, which the cyclic
-    # collector would walk again and again while they are made (about 10 ms of
-    # the 0.15 s of ``atmsim validate``). It waits until they are made, then
+    # collector would walk again and again while they are made (docs/performance.md,
+    # "CLI start-up"). It waits until they are made, then
     # leaves them out of its walks (``gc.freeze``).
     collecting = gc.isenabled()
     gc.disable()

@@ -14,7 +14,8 @@ def package_version() -> str:
     (pyproject.toml declares the version dynamic, so maturin takes the Cargo
     workspace's); the package metadata's when the core cannot be imported; "unknown"
     in a bare source tree. Asking the core spares ``atmsim run``, which records the
-    version in summary.json, the 13 ms import of ``importlib.metadata``."""
+    version in summary.json, the import of ``importlib.metadata`` (docs/performance.md,
+    "CLI start-up")."""
     try:
         return str(import_core().version())
     except CoreUnavailable:

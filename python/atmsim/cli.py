@@ -17,9 +17,9 @@ results table; ``atmsim.workers``); 141 stdout's reader left early
 (``atmsim run ... | head``), quietly, the run's files written.
 
 The parser is the standard library's argparse rather than typer: typer, its
-click and the building of every command's parameters at each start took
-about 23 ms of the 0.15 s that ``atmsim validate`` may take (see
-docs/performance.md, "CLI start-up").
+click and the building of every command's parameters at each start cost a
+good part of what ``atmsim validate`` may take (docs/performance.md, "CLI
+start-up").
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ def data_dir() -> Path:
 
     atmsim runs from a regular installation (a directory, not a zip archive), where
     ``importlib.resources`` gives a real path. (Imported here: a command given an
-    existing file never needs it, and its import is 2 ms of ``atmsim validate``.)"""
+    existing file never needs it, and its import counts in ``atmsim validate``.)"""
     from importlib import resources
 
     return Path(str(resources.files("atmsim") / "data"))

@@ -10,8 +10,8 @@ terminal is cut into parts by columns, each repeating the first (the name
 column) and titled "(1/2)", "(2/2)": no number is ever folded or cut.
 
 These tables are drawn here rather than by rich: importing rich, and measuring
-and drawing four tables with it, took about 35 ms of ``atmsim run``, whose whole
-process has 0.27 s (docs/performance.md, "CLI start-up"). rich still draws
+and drawing four tables with it, was a good part of a short ``atmsim run``
+(docs/performance.md, "CLI start-up"). rich still draws
 what needs more than this (the progress bars, ``atmsim examples``' folded
 descriptions, ``atmsim reproduce``'s coloured verdicts).
 """
