@@ -9,6 +9,7 @@ import csv
 import json
 import math
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -539,6 +540,21 @@ def test_cli_list(tmp_path):
             assert paper.title.split(" ")[0] in result.stdout
         assert "Buffer Management for the GFR Service" in result.stdout
         assert "98-0405" in result.stdout and "tcp-over-abr-sec8" in result.stdout
+
+
+def test_short_citations():
+    """The short citations the code and the docs use, and docs/model.md's list of them."""
+    assert [paper.short_citation for paper in PAPERS] == [
+        "TCP over ABR (Kalyanaraman et al., 1996)",
+        "Explicit rate control of TCP (Satyavolu et al., 1998)",
+        "ABR and UBR buffering (Kalyanaraman et al., 1998)",
+        "TCP over FMMRA (An et al., 1998)",
+        "GFR buffer management (Goyal et al., 1998)",
+    ]
+    model = (Path(__file__).resolve().parents[1] / "docs" / "model.md").read_text()
+    listed = " ".join(model.split("## The five documents")[1].split("\n## ")[0].split())
+    for paper in PAPERS:
+        assert paper.short_citation in listed and paper.title in listed
 
 
 def test_cli_bad_jobs():
