@@ -100,7 +100,8 @@ Delta = number(0, 10)
 EricaA = number(1, 10)
 EricaB = number(0, 10, lo_open=True)
 RateIncrease = number(0, 10)
-"""The largest increase of an explicit rate per interval, a fraction (seed 001: 0.1)."""
+"""The largest increase of an explicit rate per interval, a fraction (Explicit rate control of TCP
+(Satyavolu et al., 1998): 0.1)."""
 Nrm = whole(*ABR_NRM)
 Mrm = whole(1, ABR_NRM[1])
 Crm = whole(1, ABR_MAX_CRM)
