@@ -14,14 +14,14 @@ then merged on top of that expansion (``merge_tables``), so anything can be
 overridden. One function per template returns the TOML-shaped dict; one
 parameter model per template lists its parameters and their defaults.
 
-Every default below is either given by a seed (the comment names the seed and
+Every default below is either given by a paper (the comment names the paper and
 section) or is **our choice** (the comment says why). docs/scenarios.md lists
 them all. Kinds:
 
 - ``n-source-vbr`` (TCP over ABR's (Kalyanaraman et al., 1996) section 6, Figure 3): n TCP sources
   over ABR s1..sN -> sw1 -> sw2 -> d1..dN, optional VBR on/off background;
 - ``n-source`` (ABR and UBR buffering (Kalyanaraman et al., 1998), Figure 5, Tables 1-4): the same
-without VBR;
+  without VBR;
 - ``fmmra-lan`` (TCP over FMMRA's (An et al., 1998) section 4, Fig. 2, section 4.1): the LAN version
   with MSS 9180, 64 KB windows and a 100 Mbps VBR source from 300 ms;
 - ``gfc2``: the Generic Fairness Configuration 2 (ATM Forum 94-0557, scaled as
