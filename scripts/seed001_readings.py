@@ -1,6 +1,6 @@
-"""How seed 001's Figure 3 levels are read: "queue lengths which oscillate between
-about 100 and 150 packets", "the actual window size oscillates between 30000 and 40000
-bytes" (section 6.1).
+"""How Explicit rate control of TCP's (Satyavolu et al., 1998) Figure 3 levels are read: "queue
+lengths which oscillate between about 100 and 150 packets", "the actual window size oscillates
+between 30000 and 40000 bytes" (section 6.1).
 
 Runs seed001-fig3's scenario once per number-of-active-sources decay given, reads the
 queue at r1 -> r2 and the flows' actual windows from 1 s on four ways

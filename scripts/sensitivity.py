@@ -106,8 +106,9 @@ SEED001_KEYS = (
     ("seed001-fig4", "queue at r1 -> r2 from 1 s, 90th percentile"),
     ("seed001-fig6", "own RTT: Jain index against the max-min rates"),
 )
-"""Seed 001's values worth showing: Figure 3's queue and unfairness, Figure 4's
-fairness and queue, Figure 6's fairness with each flow's own round trip."""
+"""Explicit rate control of TCP's (Satyavolu et al., 1998) values worth showing: Figure 3's queue
+and unfairness, Figure 4's fairness and queue, Figure 6's fairness with each flow's own round
+trip."""
 SEED004 = tuple(key for key in registry() if key.startswith("seed004"))
 SEED004_KEYS = (
     ("seed004-table1", "VC1 excess"),
@@ -117,9 +118,9 @@ SEED004_KEYS = (
     ("seed004-table2", "VC5 achieved / MCR"),
     ("seed004-table6", "Z_i = 1 - W_i/W: excess against MCR"),
 )
-"""Seed 004's values worth showing: the extreme VCs' excess in Table 1 and the slope of
-the excess against the MCR, the total excess (the overheads), Table 2's VC5 against its
-MCR (the smallest margin), and the slope of Table 6's first rule."""
+"""GFR buffer management's (Goyal et al., 1998) values worth showing: the extreme VCs' excess in
+Table 1 and the slope of the excess against the MCR, the total excess (the overheads), Table 2's VC5
+against its MCR (the smallest margin), and the slope of Table 6's first rule."""
 
 
 def _dfba(low: str, high: str) -> tuple:
@@ -141,9 +142,10 @@ def _itd(threshold: int) -> Callable[[str, str, Run], Run]:
 
 
 def _split(where: str) -> Callable[[str, str, Run], Run]:
-    """Seed 002 Table 4: the RTT beyond the access links put on the bottleneck and the
-    exit links equally ("equal"), or all but 1 km on one of them ("bottleneck",
-    "exit"). Runs of other files (Table 1's n = 15 for RTT 30 ms / 10 ms) are left."""
+    """ABR and UBR buffering's (Kalyanaraman et al., 1998) Table 4: the RTT beyond the access links
+    put on the bottleneck and the exit links equally ("equal"), or all but 1 km on one of them
+    ("bottleneck", "exit"). Runs of other files (Table 1's n = 15 for RTT 30 ms / 10 ms) are
+    left."""
 
     def change(key: str, name: str, run: Run) -> Run:
         if not run.scenario.startswith("seed002-table4"):
@@ -167,7 +169,7 @@ def _split(where: str) -> Callable[[str, str, Run], Run]:
 
 SEED002_TABLE4 = tuple(key for key in registry() if key.startswith("seed002-table4"))
 SEED002_SHORT = tuple(key for key in SEED002_ABR if "rtt550" not in key)
-"""Seed 002's ABR experiments without the satellite rows (whose runs last 20 s)."""
+"""ABR and UBR buffering's ABR experiments without the satellite rows (whose runs last 20 s)."""
 SEED002_QUEUES = (
     ("seed002-table1-n5", "maximum queue at the bottleneck"),
     ("seed002-table1-n15", "maximum queue at the bottleneck"),
@@ -611,7 +613,8 @@ LEVERS = {
             parameter="TCP's receiver window in seed 004",
             experiments=SEED004,
             values=tuple(Value(w, (f"template.window={w}",)) for w in ("64 KB", "256 KB", "1 MB")),
-            chosen="64 KB",  # 1 MB: the window-scaled 16 x 64 KB of seeds 000 and 002
+            # 1 MB: the window-scaled 16 x 64 KB of TCP over ABR and of ABR and UBR buffering
+            chosen="64 KB",
             source=("the largest window without RFC 1323 scaling, which seed 004 does not mention"),
             key_values=SEED004_KEYS,
         ),

@@ -1,16 +1,16 @@
 """The switch buffer of TCP over ABR with ERICA against the number of sources and the RTT.
 
-Seed 002 (Kalyanaraman, Jain, Fahmy, Goyal, "Performance and Buffering Requirements
+ABR and UBR buffering (Kalyanaraman, Jain, Fahmy, Goyal, "Performance and Buffering Requirements
 of Internet Protocols over ATM ABR and UBR Services") claims that with a good
 switch algorithm and the right parameters the buffer for zero loss is bounded by
 (a x RTT + c x feedback delay) x link rate, "typical WAN buffer requirements were
 under 3 x RTT x link bandwidth", and nearly independent of the number of sources.
 This study runs the ``n-source`` template (python/atmsim/scenario/templates.py) with n = 5,
 10, 15 and 30 sources and three links of equal length L, RTT = 6 x L x 5 us/km
-(167, 333, 667, 1333 km: RTT 5, 10, 20, 40 ms), an unlimited buffer, TCP as seed
-002 states it (MSS 512, window 16 x 64 KB, infinite sources; the template's
-Tahoe), ERICA at 90 % with (1 ms, 100 cells), and the ABR source parameters of
-the seed 002 reproduction (TM 4.0's defaults: ICR = PCR, RIF = RDF = CDF = 1/16,
+(167, 333, 667, 1333 km: RTT 5, 10, 20, 40 ms), an unlimited buffer, TCP as
+the ABR and UBR buffering paper states it (MSS 512, window 16 x 64 KB, infinite sources; the
+template's Tahoe), ERICA at 90 % with (1 ms, 100 cells), and the ABR source parameters of
+the ABR and UBR buffering reproduction (TM 4.0's defaults: ICR = PCR, RIF = RDF = CDF = 1/16,
 TBE 16,777,215, ADTF 0.5 s), 2 s per run, run seeds 1-3.
 
 Configurations (docs/model.md, "ABR", says which sources each option follows):
@@ -60,7 +60,7 @@ def rtt_s(km: float) -> float:
 
 
 def scenario(n: int, km: float, config: dict, duration: str) -> dict:
-    """The n-source template with seed 002's source parameters and ``config``."""
+    """The n-source template with ABR and UBR buffering's source parameters and ``config``."""
     abr = {"icr": "auto", "rif": "1/16", "rdf": "1/16", "cdf": "1/16"}
     algorithm: dict = {"kind": "erica"}
     for key, value in config.items():

@@ -67,7 +67,8 @@ period = "1 ms"
 abr_vcs = "all"
 abr_ports = ["sw-b"]
 """
-"""One greedy ABR source a -> sw -> b with ERICA at sw -> b (seed 000's source parameters)."""
+"""One greedy ABR source a -> sw -> b with ERICA at sw -> b (TCP over ABR's (Kalyanaraman et
+al., 1996) source parameters)."""
 
 
 # --- parameters and the core JSON ---------------------------------------------------------
@@ -161,7 +162,7 @@ def test_tm40_defaults(tmp_path: Path) -> None:
         ("tbe = 513", 17),
         ("tbe = 128", 4),
         ("tbe = 640, nrm = 16", 40),
-        ("crm = 20", 20),  # seed 003 gives CRM directly
+        ("crm = 20", 20),  # TCP over FMMRA (An et al., 1998) gives CRM directly
         ("tbe = 1", 1),
     ],
 )
@@ -529,7 +530,7 @@ def test_n_source_vbr_expansion(tmp_path: Path) -> None:
         4,
         "100 ms",
     )
-    # Seed 000's 100 ms granularity is a BSD timer's: BSD's RTO arithmetic.
+    # TCP over ABR's 100 ms granularity is a BSD timer's: BSD's RTO arithmetic.
     assert flow.rtt_arithmetic == "bsd"
     core = to_core(scenario)
     by_name = {vc["name"]: vc for vc in core["vcs"]}
@@ -550,9 +551,9 @@ def test_n_source_vbr_expansion(tmp_path: Path) -> None:
 
 
 def test_seed002_scenarios_use_tm4_default_source_parameters() -> None:
-    """Seed 002's "default values" of the ABR source parameters are TM 4.0's: ICR = PCR,
-    RIF = RDF = CDF = 1/16, TBE 2^24 - 1 (CRM = ceil(TBE / Nrm)), in every ABR scenario
-    of seed 002; the UBR one has no ABR."""
+    """ABR and UBR buffering's (Kalyanaraman et al., 1998) "default values" of the ABR source
+    parameters are TM 4.0's: ICR = PCR, RIF = RDF = CDF = 1/16, TBE 2^24 - 1 (CRM = ceil(TBE /
+    Nrm)), in every ABR scenario of the ABR and UBR buffering paper; the UBR one has no ABR."""
     folder = Path(__file__).resolve().parents[1] / "scenarios" / "reproduce"
     files = sorted(folder.glob("seed002-table*.toml"))
     assert len(files) == 5
@@ -923,8 +924,8 @@ def test_gfc2_fmmra_reaches_the_max_min_rates() -> None:
 @needs_core
 @pytest.mark.parametrize("km", [667, 1333])
 def test_abr_buffer_is_bounded_by_rtts_and_nearly_independent_of_sources(km: int) -> None:
-    """Seed 002's central claim with the default ERICA (bidirectional counting, CCR
-    from the RM cells: docs/model.md, "ABR"): with 5 and 15 TCP sources (seed 002's
+    """ABR and UBR buffering's central claim with the default ERICA (bidirectional counting, CCR
+    from the RM cells: docs/model.md, "ABR"): with 5 and 15 TCP sources (ABR and UBR buffering's
     source and TCP parameters) and three links of ``km`` (WAN round trips of 20 and
     40 ms), the maximum queue stays within 3 RTT x link rate ("typical WAN buffer
     requirements were under 3 x RTT x link bandwidth": one RTT for the doubling of

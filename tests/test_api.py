@@ -456,8 +456,8 @@ def test_atmsim_run_does_not_load_pandas(tiny: Path, tmp_path: Path) -> None:
 @needs_core
 def test_vc_losses_probes_record_when_cells_drop_and_frames_merge() -> None:
     """``probes.vc_losses``: each listed VC's data cells dropped and AAL5 frames merged
-    so far, every period; the last sample is the run's total (seed 000 section 11's
-    tail-drop run, to 0.45 s: its first overflow is at about 0.4 s)."""
+    so far, every period; the last sample is the run's total (TCP over ABR (Kalyanaraman et
+    al., 1996) section 11's tail-drop run, to 0.45 s: its first overflow is at about 0.4 s)."""
     from atmsim.resources import reproduce_dir
     from atmsim.scenario import to_core
 

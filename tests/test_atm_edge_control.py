@@ -1,7 +1,7 @@
-"""Explicit-rate control of TCP at ATM edge ports in scenario files (seed 001, "Explicit
-rate control of TCP applications", sections 3 and 7): ``rate_control`` on an ATM link,
-``ack_control`` on the last link of the ACK VCs, their errors (one line, exit 2) and a
-real run of UBR TCP over ATM with the windows written at the senders' edge."""
+"""Explicit-rate control of TCP at ATM edge ports in scenario files (Explicit rate control of TCP
+(Satyavolu et al., 1998), "Explicit rate control of TCP applications", sections 3 and 7):
+``rate_control`` on an ATM link, ``ack_control`` on the last link of the ACK VCs, their errors (one
+line, exit 2) and a real run of UBR TCP over ATM with the windows written at the senders' edge."""
 
 from __future__ import annotations
 

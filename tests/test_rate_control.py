@@ -1,6 +1,6 @@
-"""Explicit-rate control of TCP at IP routers in scenario files (seed 001):
-``rate_control`` and ``ack_control`` on IP links, their errors and core JSON, the
-hetero-rtt and gfc2-ip templates, and real runs (windows written, the ack bucket's
+"""Explicit-rate control of TCP at IP routers in scenario files (Explicit rate control of TCP,
+Satyavolu et al., 1998): ``rate_control`` and ``ack_control`` on IP links, their errors and core
+JSON, the hetero-rtt and gfc2-ip templates, and real runs (windows written, the ack bucket's
 ledger term, the per-flow summary and series)."""
 
 from __future__ import annotations
@@ -84,7 +84,8 @@ def test_defaults_and_core_json(tmp_path: Path) -> None:
         "qdlf": 0.5,
         "delta": 0.1,
         "max_increase": 0.1,
-        "active_decay": 0.0,  # the flows seen in the interval, as seed 001's pseudo-code
+        # the flows seen in the interval, as Explicit rate control of TCP's pseudo-code
+        "active_decay": 0.0,
     }
     assert "ack_control" not in bottleneck
     assert links["r2-r1"][1]["ack_control"] == {
@@ -290,8 +291,8 @@ def test_ack_buckets_at_two_routers_keep_the_ledger(tmp_path):
 def test_a_port_told_ahead_counts_no_arrival_after_the_run(tmp_path):
     """Found by the fuzzer's differential check: an eager IP port (the fast paths) is
     told of arrivals beyond the run's end, and its largest queue counted one of them:
-    2 packets with the fast paths, 1 without (seed 001's exit link to d3 at half rate,
-    50 ms)."""
+    2 packets with the fast paths, 1 without (Explicit rate control of TCP's exit link to d3 at half
+    rate, 50 ms)."""
     from atmsim import api
 
     overrides = ['template.duration="50 ms"', 'links.r2-d3.rate="77.76 Mbps"']

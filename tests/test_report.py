@@ -35,8 +35,8 @@ needs_chromium = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def reproduce_dir(tmp_path_factory) -> Path:
-    """A small reproduce output: seed 000 section 9 with two run seeds (section 8's rows
-    are all shown unjudged: null models match them)."""
+    """A small reproduce output: TCP over ABR's (Kalyanaraman et al., 1996) section 9 with two run
+    seeds (section 8's rows are all shown unjudged: null models match them)."""
     out = tmp_path_factory.mktemp("reproduce")
     outcomes = run_experiments(["seed000-sec9"], out, jobs=1, seeds=(1, 2))
     assert not outcomes[0].error

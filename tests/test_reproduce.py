@@ -9,6 +9,7 @@ import csv
 import json
 import math
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -189,7 +190,8 @@ def test_measures_helpers():
 def test_cells_and_vbr_share():
     assert cells_per_segment(512) == 12  # 512 + 56 bytes in 48-byte payloads
     assert cells_per_segment(9180) == 193
-    # seed 000's VBR: on 100 ms from 2 ms, off 100 ms, over 2 s: on half the time
+    # TCP over ABR's (Kalyanaraman et al., 1996) VBR: on 100 ms from 2 ms, off 100 ms, over 2 s: on
+    # half the time
     assert on_share(0.002, 0.1, 0.1, 2.0) == pytest.approx(0.5)
     assert on_share(0.0, 0.1, 0.3, 1.0) == pytest.approx(0.3)  # on at 0, 0.4, 0.8 (cut)
 
@@ -440,7 +442,8 @@ def test_references_point_at_the_same_value_and_configuration():
                 if q.name == quantity.name and q.published == quantity.published and q.see is None
             ]
             assert same, (experiment.id, quantity.name)
-    # seed 002 prints its 15-source, 1000 km result in Tables 1, 2 and 4: one configuration
+    # ABR and UBR buffering (Kalyanaraman et al., 1998) prints its 15-source, 1000 km result in
+    # Tables 1, 2 and 4: one configuration
     n15 = experiments["seed002-table1-n15"].runs["main"]
     table2 = registry()["seed002-table2-1000km"]
     table4 = registry()["seed002-table4-rtt30-fb10ms"]
@@ -539,6 +542,21 @@ def test_cli_list(tmp_path):
             assert paper.title.split(" ")[0] in result.stdout
         assert "Buffer Management for the GFR Service" in result.stdout
         assert "98-0405" in result.stdout and "tcp-over-abr-sec8" in result.stdout
+
+
+def test_short_citations():
+    """The short citations the code and the docs use, and docs/model.md's list of them."""
+    assert [paper.short_citation for paper in PAPERS] == [
+        "TCP over ABR (Kalyanaraman et al., 1996)",
+        "Explicit rate control of TCP (Satyavolu et al., 1998)",
+        "ABR and UBR buffering (Kalyanaraman et al., 1998)",
+        "TCP over FMMRA (An et al., 1998)",
+        "GFR buffer management (Goyal et al., 1998)",
+    ]
+    model = (Path(__file__).resolve().parents[1] / "docs" / "model.md").read_text()
+    listed = " ".join(model.split("## The five documents")[1].split("\n## ")[0].split())
+    for paper in PAPERS:
+        assert paper.short_citation in listed and paper.title in listed
 
 
 def test_cli_bad_jobs():

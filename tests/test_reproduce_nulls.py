@@ -1,7 +1,8 @@
 """Every seed of atmsim reproduce: every judged quantity carries a null model, a row a
-null model matches is shown unjudged, every judged row is in the inventory, each seed
-003 claim is judged once, and the extractors of the instants (losses, timeouts,
-merges), of seed 002's formula coefficient c and of seed 003's comparisons."""
+null model matches is shown unjudged, every judged row is in the inventory, each
+TCP over FMMRA (An et al., 1998) claim is judged once, and the extractors of the instants (losses,
+timeouts, merges), of ABR and UBR buffering's (Kalyanaraman et al., 1998) formula coefficient c and
+of TCP over FMMRA's comparisons."""
 
 from __future__ import annotations
 
@@ -75,16 +76,17 @@ def test_null_models_come_from_the_inputs():
         quantity = next(q for q in experiments[experiment].published if q.name.startswith(name))
         return {null.model.id: null.value for null in quantity.nulls}
 
-    # seed 000 section 8's own arithmetic: 155 x 0.9 x 48/53 x 512/568 x 31/32 x 0.9
+    # TCP over ABR (Kalyanaraman et al., 1996) section 8's own arithmetic: 155 x 0.9 x 48/53 x
+    # 512/568 x 31/32 x 0.9
     assert nulls("seed000-sec8", "total TCP throughput")["seed-check"] == pytest.approx(99.29, 1e-3)
-    # seed 002: ERICA's target in 12-cell segments, 31 data cells in 32
+    # the ABR and UBR buffering paper: ERICA's target in 12-cell segments, 31 data cells in 32
     assert nulls("seed002-table2-50km", "total TCP throughput")["target"] == pytest.approx(
         109.157, 1e-4
     )
     # one round trip of 30 ms at 366,792 cells/s; 5 windows of 2048 segments of 12 cells
     queue = nulls("seed002-table1-n5", "maximum queue")
     assert queue == {"one-rtt": pytest.approx(11003.77, 1e-4), "window-sum": 122880.0}
-    # seed 003: 10 windows of 64 KB in 9180-byte segments of 193 cells
+    # the TCP over FMMRA paper: 10 windows of 64 KB in 9180-byte segments of 193 cells
     assert nulls("seed003-queue-10tcp-10ms", "max queue, ERICA")["window-sum"] == 10 * 8 * 193
 
 

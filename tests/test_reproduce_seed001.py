@@ -1,7 +1,7 @@
-"""Seed 001's reproduction ("Explicit rate control of TCP applications"): every judged
-row carries a null model, the null models are computed from the configuration alone
-(and agree with ``atmsim.fairness`` on it), one run seed because nothing is random,
-and the readings of Figure 3's levels."""
+"""Explicit rate control of TCP's (Satyavolu et al., 1998) reproduction ("Explicit rate control of
+TCP applications"): every judged row carries a null model, the null models are computed from the
+configuration alone (and agree with ``atmsim.fairness`` on it), one run seed because nothing is
+random, and the readings of Figure 3's levels."""
 
 from __future__ import annotations
 
@@ -135,7 +135,8 @@ def test_level_readings_of_a_triangle_wave():
 
 @needs_core
 def test_two_run_seeds_give_the_same_values(tmp_path):
-    """Shortened runs of every seed 001 experiment with run seeds 1 and 2: identical."""
+    """Shortened runs of every Explicit rate control of TCP experiment with run seeds 1 and 2:
+    identical."""
     outcomes = run_experiments(
         seed_ids("seed001"),
         tmp_path,

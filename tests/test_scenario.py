@@ -730,7 +730,8 @@ def test_flow_parameters_to_core(tmp_path: Path) -> None:
         'flows.tcp.class="vbr"',
     )["flows"]
     assert flow["mss_bytes"] == 9180
-    assert (flow["rcv_window_bytes"], flow["window_scale"]) == (1_048_576, 4)  # seed 000
+    # TCP over ABR (Kalyanaraman et al., 1996)
+    assert (flow["rcv_window_bytes"], flow["window_scale"]) == (1_048_576, 4)
     assert flow["initial_cwnd_segments"] == 2
     assert flow["initial_ssthresh_bytes"] == 600_000
     assert flow["timer"] == {"kind": "coarse", "tick_ps": 500 * 10**9}

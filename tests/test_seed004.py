@@ -1,5 +1,6 @@
-"""Seed 004's configuration: the MCR sets against the seed's printed weights and Mbps,
-the gfr-backbone template's expansion, and how the reproduction judges its tables."""
+"""GFR buffer management's (Goyal et al., 1998) configuration: the MCR sets against the seed's
+printed weights and Mbps, the gfr-backbone template's expansion, and how the reproduction judges its
+tables."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def test_the_gfr_capacity_is_the_sonet_payload():
 @pytest.mark.parametrize(
     "mcrs, weights",
     [
-        (MCR_50, (0.034, 0.068, 0.102, 0.136, 0.170)),  # seed 004 section 5, Table 1
+        (MCR_50, (0.034, 0.068, 0.102, 0.136, 0.170)),  # GFR buffer management's section 5, Table 1
         (MCR_85, (0.057, 0.113, 0.17, 0.23, 0.28)),  # Table 2
     ],
 )

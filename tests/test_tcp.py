@@ -215,8 +215,8 @@ def test_cli_run_and_plot_tcp(tmp_path: Path) -> None:
 
 
 def test_ubr_needs_the_sum_of_the_windows_when_they_exceed_the_pipe() -> None:
-    """Seed 002: TCP over UBR needs buffers equal to the sum of the receiver
-    windows for zero loss. With 256 KB windows the five windows (5 x 512
+    """ABR and UBR buffering (Kalyanaraman et al., 1998): TCP over UBR needs buffers equal to the
+    sum of the receiver windows for zero loss. With 256 KB windows the five windows (5 x 512
     segments x 12 cells = 30720 cells) exceed the 30 ms pipe (11,004 cells),
     so the queue settles at their difference, 19,716 cells: a buffer of the
     sum loses nothing; half of it loses cells and goodput."""

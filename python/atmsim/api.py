@@ -292,10 +292,10 @@ class Result:
 
     @property
     def rate_control(self) -> pd.DataFrame:
-        """One row per TCP flow whose ACKs a router controls (seed 001): ``name``, then
-        its ``rate_control`` summary (``er_bps``, ``window_written_bytes``,
-        ``acks_rewritten``, ``acks_released``, ``acks_held``, ``acks_held_max``,
-        ``ack_hold_mean_s``). Empty when no router controls a flow."""
+        """One row per TCP flow whose ACKs a router controls (Explicit rate control of TCP
+        (Satyavolu et al., 1998)): ``name``, then its ``rate_control`` summary (``er_bps``,
+        ``window_written_bytes``, ``acks_rewritten``, ``acks_released``, ``acks_held``,
+        ``acks_held_max``, ``ack_hold_mean_s``). Empty when no router controls a flow."""
         rows = [
             {"name": flow["name"], **flow["rate_control"]}
             for flow in self.summary.get("flows", [])

@@ -14,7 +14,7 @@ the level at which its bottleneck fills:
 - GFR VCs, ``gfr_rule = "proportional"`` (default): floor 0, weight MCR: the
   bandwidth is shared in proportion to the MCRs (TM 4.0's "allocation
   proportional to MCR"), so each VC gets its MCR and a share of the excess in
-  proportion to it, the allocation seed 004 (Goyal et al., "Buffer Management
+  proportion to it, the allocation GFR buffer management (Goyal et al., "Buffer Management
   for the GFR Service", ATM Forum 98-0405) judges DFBA by in its Table 6;
   ``gfr_rule = "equal"``: floor MCR, weight 1 (MCR plus an equal share of the
   excess).
@@ -23,8 +23,8 @@ What counts:
 
 - Entities: each VC that carries a cell source (its cells), each TCP flow with a
   VC or an IP path of its own (its goodput), and each VC that carries several
-  TCP flows (the sum of their goodputs, as seed 004 counts a GFR VC). ACK VCs and
-  the reverse direction are left out: the allocation is of the data direction.
+  TCP flows (the sum of their goodputs, as the GFR buffer management paper counts a GFR VC). ACK VCs
+  and the reverse direction are left out: the allocation is of the data direction.
 - Capacity: each link's rate on the wire (ATM: cells/s x 424 bits, the SONET
   payload when ``sonet = true``; IP: the bit rate), less the mean rate of the CBR
   and VBR VCs crossing it (they have priority over ABR, UBR and GFR).

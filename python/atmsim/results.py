@@ -190,8 +190,8 @@ def _drops_table(ports: list[dict]) -> Optional[Table]:
 
 
 def _rate_control_table(flows: list[dict]) -> Table:
-    """One row per flow whose ACKs a router controls (seed 001): its explicit rate, the
-    last window written, and what its ack bucket did."""
+    """One row per flow whose ACKs a router controls (Explicit rate control of TCP (Satyavolu et
+    al., 1998)): its explicit rate, the last window written, and what its ack bucket did."""
     rows = []
     for flow in flows:
         rc = flow["rate_control"]
@@ -243,7 +243,7 @@ def _vc_tcp_table(rows: list[dict]) -> Table:
 def _gfr_table(vcs: list[dict], vc_tcp: list[dict]) -> Table:
     """One row per GFR VC: its MCR and how its first switch's frame-based GCRA judged
     its frames; with TCP flows on it, their goodput against the MCR (MCR in Mbps of
-    cell payload, 384 bits a cell, as seed 004 counts it)."""
+    cell payload, 384 bits a cell, as GFR buffer management (Goyal et al., 1998) counts it)."""
     goodput = {row["vc"]: row["goodput_mbps"] for row in vc_tcp}
     rows = []
     for vc in vcs:
@@ -358,8 +358,8 @@ def _flows_table(flows: list[dict]) -> Table:
 
 def vc_tcp_totals(summary: dict, core_input: dict) -> list[dict]:
     """Per VC that carries the data of more than one TCP flow (an edge router's
-    connections multiplexed onto one VC, as in seed 004): the VC, its number of flows
-    and their totals (goodput, bytes delivered and retransmitted, timeouts); empty when
+    connections multiplexed onto one VC, as in the GFR buffer management paper): the VC, its number
+    of flows and their totals (goodput, bytes delivered and retransmitted, timeouts); empty when
     every VC carries at most one flow (the VC's own row and the flow's say it all)."""
     flows = core_input.get("flows", [])
     vcs = core_input.get("vcs", [])

@@ -36,8 +36,8 @@ CELL_BITS = 424
 """Bits of one ATM cell on the wire (53 bytes)."""
 
 PAYLOAD_BITS = 384
-"""Bits of one ATM cell's payload (48 bytes): seed 004 gives its MCRs in Mbps of cell
-payload (12 kcells/s = 4.61 Mbps)."""
+"""Bits of one ATM cell's payload (48 bytes): GFR buffer management (Goyal et al., 1998) gives its
+MCRs in Mbps of cell payload (12 kcells/s = 4.61 Mbps)."""
 
 PROPAGATION_PS_PER_KM = 5_000_000
 """Propagation delay of a link: 5 us per km, in picoseconds per km."""

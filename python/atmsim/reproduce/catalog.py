@@ -14,7 +14,8 @@ _REGISTRY: Optional[dict[str, Experiment]] = None
 
 
 def registry() -> dict[str, Experiment]:
-    """Every experiment by id, in document order (seeds 000 to 004)."""
+    """Every experiment by id, in document order (TCP over ABR (Kalyanaraman et al., 1996) to GFR
+    buffer management (Goyal et al., 1998))."""
     global _REGISTRY
     if _REGISTRY is None:
         experiments: dict[str, Experiment] = {}

@@ -1,5 +1,6 @@
 """What the experiments measure in a Result: throughputs, CLR, queues, fairness, and
-the time-series measures of seed 003 (transient fairness, ACR settling and error).
+the time-series measures of TCP over FMMRA (An et al., 1998; transient fairness, ACR settling and
+error).
 
 Every function takes an ``atmsim.Result`` (or several) and returns a float. Rates
 in Mbps count 424 bits per cell, as scenario files do.
@@ -15,7 +16,7 @@ from ..compare import jain
 from ..units import CELL_BITS
 
 LINK_MBPS = 155.52
-"""Every link of the seeds' configurations (seed 003 writes "155 Mbps")."""
+"""Every link of the seeds' configurations (the TCP over FMMRA paper writes "155 Mbps")."""
 BOTTLENECK = "sw1-sw2"
 """The bottleneck port of the n-source, n-source-vbr and fmmra-lan templates."""
 
@@ -27,7 +28,7 @@ def flow_names(result) -> list[str]:
 
 def goodput(result, flow: str) -> float:
     """A flow's TCP throughput in Mbps: bytes delivered to the application x 8 /
-    simulated time (seed 000 section 7's definition)."""
+    simulated time (TCP over ABR (Kalyanaraman et al., 1996) section 7's definition)."""
     flows = result.flows.set_index("name")
     return float(flows.loc[flow, "goodput_mbps"])
 
@@ -47,7 +48,7 @@ def fairness(result) -> float:
 
 
 def clr_percent(result) -> float:
-    """Cells dropped / cells sent by every source during the run, in % (seed 000
+    """Cells dropped / cells sent by every source during the run, in % (TCP over ABR's
     section 7: "the number of cells dropped to the number of cells sent")."""
     ledger = result.summary["conservation"]
     sent = ledger["cells_generated"]
@@ -183,10 +184,10 @@ def rate_limited_share(
     result, rtt_s: float, start_s: float, mss: int, nrm: int = 32
 ) -> tuple[float, str]:
     """The share of time, from ``start_s`` to the end and over the flows, in which a
-    TCP source is rate-limited by ABR rather than window-limited by TCP (seed 002,
-    "The nature of TCP traffic at the ATM layer"): its window allows more than its ACR
-    carries in one round trip, window > payload_rate(ACR) x ``rtt_s``, with ``rtt_s``
-    the round trip without queues. The note gives each flow's share and mean ACR."""
+    TCP source is rate-limited by ABR rather than window-limited by TCP (ABR and UBR buffering
+    (Kalyanaraman et al., 1998), "The nature of TCP traffic at the ATM layer"): its window allows
+    more than its ACR carries in one round trip, window > payload_rate(ACR) x ``rtt_s``, with
+    ``rtt_s`` the round trip without queues. The note gives each flow's share and mean ACR."""
     flows = flow_names(result)
     acr = wide(result, "acr_cps")[flows]
     window = wide(result, "window_bytes")[flows]
@@ -219,7 +220,7 @@ def on_share(start_s: float, on_s: float, off_s: float, end_s: float) -> float:
     return total / end_s
 
 
-# --- instants (seed 000 sections 9 and 11) ----------------------------------------------
+# --- instants (TCP over ABR's sections 9 and 11) ----------------------------------------------
 
 
 def episodes(times, gap_s: float) -> list[float]:
@@ -235,8 +236,8 @@ def episodes(times, gap_s: float) -> list[float]:
 
 
 EPISODE_GAP_S = 0.1
-"""Losses (or merges) less than this apart are one episode: seed 000 gives its instants
-in round hundreds of milliseconds, so two losses it tells apart are 100 ms apart or
+"""Losses (or merges) less than this apart are one episode: the TCP over ABR paper gives its
+instants in round hundreds of milliseconds, so two losses it tells apart are 100 ms apart or
 more (and its VBR is on for 100 ms at a time)."""
 
 

@@ -1,5 +1,6 @@
-"""Null models shared by seeds 000, 002 and 003, and the rule for a row a null model
-matches.
+"""Null models shared by TCP over ABR (Kalyanaraman et al., 1996), ABR and UBR buffering
+(Kalyanaraman et al., 1998) and TCP over FMMRA (An et al., 1998), and the rule for a row a null
+model matches.
 
 A null model predicts a published number from the seed's inputs alone (link rates,
 ERICA's target, the cell, header and RM overheads, windows, numbers of sources, round

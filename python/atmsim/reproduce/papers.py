@@ -1,4 +1,8 @@
-"""The five reproduced documents by name: citation and readable id.
+"""The five reproduced documents by name: citation, short title and readable id.
+
+The code and the docs cite a document by its short citation, short title, first
+author and year ("TCP over ABR (Kalyanaraman et al., 1996)"), then by its short
+title alone; docs/model.md lists the five.
 
 Each document has a readable id (``tcp-over-abr``, ...) and keeps its old id
 (``seed000`` .. ``seed004``) as an alias. An experiment's readable id is its
@@ -22,6 +26,8 @@ class Paper:
     """The readable id."""
     authors: str
     title: str
+    short_title: str
+    """The short title the code and the docs cite the document by ("TCP over ABR")."""
     venue: str
     """The venue, or the ATM Forum contribution number."""
     year: int
@@ -43,6 +49,14 @@ class Paper:
         others = " et al." if "," in self.authors else ""
         return f"{first}{others} ({self.year})"
 
+    @property
+    def short_citation(self) -> str:
+        """Short title, first author et al., year: how the code and the docs cite the
+        document ("TCP over ABR (Kalyanaraman et al., 1996)"; docs/model.md lists them)."""
+        first = self.authors.split(",")[0].strip().split()[-1]
+        others = " et al." if "," in self.authors else ""
+        return f"{self.short_title} ({first}{others}, {self.year})"
+
 
 PAPERS = (
     Paper(
@@ -50,6 +64,7 @@ PAPERS = (
         id="tcp-over-abr",
         authors="S. Kalyanaraman, R. Jain, S. Fahmy, R. Goyal, F. Lu, S. Srinidhi",
         title="Performance of TCP/IP over ABR Service on ATM Networks",
+        short_title="TCP over ABR",
         venue="Proc. IEEE GLOBECOM '96",
         year=1996,
         month="",
@@ -60,6 +75,7 @@ PAPERS = (
         id="tcp-explicit-rate",
         authors="R. Satyavolu, K. Duvedi, S. Kalyanaraman",
         title="Explicit rate control of TCP applications",
+        short_title="Explicit rate control of TCP",
         venue="ATM Forum contribution 98-0152",
         year=1998,
         month="February",
@@ -71,6 +87,7 @@ PAPERS = (
         authors="S. Kalyanaraman, R. Jain, S. Fahmy, R. Goyal",
         title="Performance and Buffering Requirements of Internet Protocols over ATM ABR "
         "and UBR Services",
+        short_title="ABR and UBR buffering",
         venue="IEEE Communications Magazine",
         year=1998,
         month="",
@@ -81,6 +98,7 @@ PAPERS = (
         id="fmmra",
         authors="L. An, N. Ansari, A. Arulambalam",
         title="TCP/IP traffic over ATM networks with FMMRA ABR flow and congestion control",
+        short_title="TCP over FMMRA",
         venue="journal article, Elsevier Science",
         year=1998,
         month="",
@@ -91,6 +109,7 @@ PAPERS = (
         id="gfr-dfba",
         authors="R. Goyal, R. Jain, S. Fahmy, B. Vandalore",
         title="Buffer Management for the GFR Service",
+        short_title="GFR buffer management",
         venue="ATM Forum contribution 98-0405",
         year=1998,
         month="July",

@@ -1,4 +1,4 @@
-"""Seed 000: Kalyanaraman, Jain et al., "Performance of TCP/IP over ABR Service on ATM
+"""TCP over ABR: Kalyanaraman, Jain et al., "Performance of TCP/IP over ABR Service on ATM
 Networks" (Globecom '96): the n source + VBR configuration (section 6).
 
 Experiments: section 8 (peak throughput; the sources are rate-limited), section 9
@@ -104,7 +104,7 @@ def table1_run(n: int, tbe: int, buffer: int) -> Run:
 
 
 TABLE1 = (
-    # (n, TBE, buffer, T1..Tn, total, % of max, CLR %): seed 000 Table 1
+    # (n, TBE, buffer, T1..Tn, total, % of max, CLR %): TCP over ABR's Table 1
     (2, 128, 256, (3.1, 3.1), 6.2, 10.6, 1.2),
     (2, 128, 1024, (10.5, 4.1), 14.6, 24.9, 2.0),
     (2, 512, 1024, (5.7, 5.9), 11.6, 19.8, 2.7),
@@ -149,7 +149,8 @@ PIPE_CELLS = RTT_S * LINK_MBPS * 1e6 / 424
 TICK_S = 0.1  # section 4: TCP timer granularity
 BSD_RTO_S = 3 * TICK_S
 """BSD's RTO for a round trip under one tick: 3 ticks (docs/reproduction.md, "TCP's
-timer in seeds 000 and 002")."""
+timer in TCP over ABR (Kalyanaraman et al., 1996) and ABR and UBR buffering (Kalyanaraman et al.,
+1998)")."""
 
 SEED_CHECK = NullModel(
     "seed-check",

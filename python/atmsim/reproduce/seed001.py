@@ -1,4 +1,4 @@
-"""Seed 001: Satyavolu, Duvedi, Kalyanaraman, "Explicit rate control of TCP
+"""Explicit rate control of TCP: Satyavolu, Duvedi, Kalyanaraman, "Explicit rate control of TCP
 applications" (ATM Forum 98-0152, February 1998): a simplified ERICA+ at a router
 computes each TCP flow's rate, which the router writes into the receiver window of
 the flow's ACKs as ER x T (section 5); the heterogeneous round-trip configuration
@@ -8,7 +8,7 @@ The seed publishes figures described in its text: levels ("about 8000 packets",
 "between about 100 and 150 packets", "between 30000 and 40000 bytes", "up to
 600 ms") judged with the rule for a level read from a figure (+-10 %), and claims
 (fair, unfair, proportional, low, high) judged one-sided or with the fairness rule
-of seed 003. Scenario files: scenarios/reproduce/seed001-hetero.toml and
+of TCP over FMMRA (An et al., 1998). Scenario files: scenarios/reproduce/seed001-hetero.toml and
 seed001-gfc2.toml.
 
 Null models (``NULL_MODELS``): every judged quantity carries the predictions of
@@ -43,30 +43,31 @@ HETERO = "seed001-hetero.toml"
 GFC2 = "seed001-gfc2.toml"
 BOTTLENECK = "r1-r2"
 LINK_BPS = 155.52e6
-"""Every link of section 6.1 (seed 001 Table 1), and GFC-2's access links."""
+"""Every link of section 6.1 (Explicit rate control of TCP's Table 1), and GFC-2's access links."""
 MSS = 1024
-"""Seed 001 Table 1."""
+"""Explicit rate control of TCP's Table 1."""
 PACKET_BYTES = MSS + 40
-"""A full segment's IP packet: MSS 1024 (seed 001 Table 1) + 40 bytes of headers."""
+"""A full segment's IP packet: MSS 1024 (Explicit rate control of TCP's Table 1) + 40 bytes of
+headers."""
 ACK_BYTES = 40
 """A bare ACK's IP packet."""
 WINDOW_BYTES = 600000
-"""The receiver window and ssthresh: seed 001 Table 1 and section 6.1."""
+"""The receiver window and ssthresh: Explicit rate control of TCP's Table 1 and section 6.1."""
 T_FIXED_S = 0.030
-"""Figure 3's and Figure 6(b)'s single time T (seed 001 section 6.1)."""
+"""Figure 3's and Figure 6(b)'s single time T (Explicit rate control of TCP's section 6.1)."""
 T_BUCKET_S = 0.100
 """T of seed001-ack-bucket: above the longest round trip, as section 4.2.1 asks."""
 T0_S = 0.0015
-"""ERICA+'s target queueing delay (seed 001 Table 1)."""
+"""ERICA+'s target queueing delay (Explicit rate control of TCP's Table 1)."""
 SEEDS = (1,)
 """The run seeds of every experiment: one, as nothing in these runs is random (module
 docstring; a test checks each run's seed dependence)."""
 GROUPS = {1: range(1, 6), 2: range(6, 11), 3: range(11, 16)}
-"""The three groups of five flows (seed 001 Figure 1)."""
+"""The three groups of five flows (Explicit rate control of TCP's Figure 1)."""
 ACCESS_KM = dict(zip(GROUPS, HeteroRtt.model_fields["access_km"].default))
-"""Each group's access (and exit) links: seed 001's 3, 300 and 3000 km."""
+"""Each group's access (and exit) links: Explicit rate control of TCP's 3, 300 and 3000 km."""
 BACKBONE_KM = HeteroRtt.model_fields["bottleneck_km"].default
-"""r1 -> r2: seed 001's 1000 km."""
+"""r1 -> r2: Explicit rate control of TCP's 1000 km."""
 
 
 def base_rtt_s(hops) -> float:
@@ -131,7 +132,7 @@ NO_EFFECT = NullModel(
     "the translation into windows changes nothing: a ratio of two translations 1, a difference 0",
 )
 NULL_MODELS = (EQUAL_SHARE, MAX_MIN, WINDOW_LIMITED, ERICA_TARGET, LINK_FULL, NO_EFFECT)
-"""The null models of seed 001."""
+"""The null models of the Explicit rate control of TCP paper."""
 
 LINK_BYTES = LINK_BPS / 8
 """The bottleneck in IP bytes per second (the unit of the ERs, which count IP bytes)."""
@@ -212,8 +213,8 @@ GFC2_FAIR_BPS = {name: GFC2_MAX_MIN_MBPS[group] * 1e6 for name, group, _ in GFC2
 def gfc2_window_limited(t_s=None) -> dict[str, float]:
     """Each GFC-2 flow's rate (bits/s) when the routers give it its max-min rate r and
     write windows of r x T (``t_s``; None: vanilla, 600,000 bytes): r, or the window per
-    base round trip if that is less (seed 001 section 4.2.1: 'source i cannot send at a
-    rate r continuously')."""
+    base round trip if that is less (Explicit rate control of TCP's section 4.2.1: 'source i cannot
+    send at a rate r continuously')."""
     rates = {}
     for name, _, _ in GFC2_MEMBERS:
         fair, rtt = GFC2_FAIR_BPS[name], GFC2_RTTS[name]

@@ -1,4 +1,4 @@
-"""Seed 002: Kalyanaraman, Jain, Fahmy, Goyal, "Performance and Buffering Requirements
+"""ABR and UBR buffering: Kalyanaraman, Jain, Fahmy, Goyal, "Performance and Buffering Requirements
 of Internet Protocols over ATM ABR and UBR Services" (IEEE Comm. Mag. 1998): the n
 source configuration (Figure 5), Tables 1-4 (maximum queue and throughput).
 
@@ -63,14 +63,14 @@ FAIR_WHY = (
 # --- null models: predictions from the seed's inputs alone ------------------------------
 
 MSS = 512  # "TCP and ABR options"
-NRM = 32  # TM 4.0's default (seed 002: "after every n (default 31) data cells")
+NRM = 32  # TM 4.0's default (ABR and UBR buffering: "after every n (default 31) data cells")
 TARGET = 0.9  # "the target utilization is set at 90 percent"
 CELLS_PER_S = LINK_MBPS * 1e6 / 424
 """The link's cell rate: "RTT x link bandwidth" in cells is RTT x 366,792 cells/s (the
 seed's own "15,073 = 1.36*RTT" at 30 ms)."""
 WINDOW = 65535 << 4
-"""The advertised window: 16 x 64 KB with window scale 4 (seed 002, "TCP and ABR
-options"; docs/scenarios.md: 1,048,560 bytes advertised)."""
+"""The advertised window: 16 x 64 KB with window scale 4 (the ABR and UBR buffering paper, "TCP and
+ABR options"; docs/scenarios.md: 1,048,560 bytes advertised)."""
 SATELLITE_WINDOW = 34000 << 8  # "34,000 x 2^8 bytes" for the 550 ms rows
 TARGET_MBPS = payload_rate(TARGET * CELLS_PER_S, MSS, NRM) * 8 / 1e6
 """ERICA's target rate as TCP payload: 0.9 x 155.52 Mbps of cells, 31 in 32 of them data,

@@ -1,4 +1,4 @@
-"""Seed 003: An, Ansari, Arulambalam, "TCP/IP traffic over ATM networks with FMMRA ABR
+"""TCP over FMMRA: An, Ansari, Arulambalam, "TCP/IP traffic over ATM networks with FMMRA ABR
 flow and congestion control" (1998): EFCI, ERICA and FMMRA compared in a LAN
 (section 4, Fig. 2) with N TCP connections and a VBR on/off background.
 
@@ -36,8 +36,8 @@ OTHERS = ("erica", "efci")
 TARGETS = {"efci": 1.0, "erica": 0.9, "fmmra": 1.0}
 """The link utilization each scheme aims at (section 4.1: ERICA 90 %, FMMRA 100 %; EFCI
 has no target and keeps the link busy until its queue threshold)."""
-VBR_START_S = 0.3  # seed 003 section 4: the VBR starts at t = 300 ms
-VBR_MBPS = 100.0  # seed 003 section 4
+VBR_START_S = 0.3  # TCP over FMMRA's section 4: the VBR starts at t = 300 ms
+VBR_MBPS = 100.0  # TCP over FMMRA's section 4
 MSS = 9180  # section 4.1
 WINDOW = 64 * 1024  # section 4.1: "Receive window size = 64 K bytes"
 

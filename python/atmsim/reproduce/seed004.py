@@ -1,4 +1,4 @@
-"""Seed 004: Goyal, Jain, Fahmy, Vandalore, "Buffer Management for the GFR Service"
+"""GFR buffer management: Goyal, Jain, Fahmy, Vandalore, "Buffer Management for the GFR Service"
 (ATM Forum 98-0405, July 1998): DFBA at the bottleneck of a GFR backbone, five VCs
 of 10 or 20 SACK TCP connections each (section 4), frames above the MCR tagged at
 the VC's first switch; Tables 1-6 and the buffer occupancy figure (section 5; with
@@ -33,8 +33,8 @@ published value at its tolerance; where one does, the row is shown (n/a) with th
 null model named: it would test arithmetic, not DFBA.
 
 MCRs and throughputs are in Mbps of cell payload in the seed (12 kcells/s = 4.61
-Mbps: 384 bits a cell); ours are TCP goodput (seed 000 section 7's definition), a
-little below the cell payload rate of the same frames (1460 of 1536 bytes with MSS
+Mbps: 384 bits a cell); ours are TCP goodput (TCP over ABR (Kalyanaraman et al., 1996) section 7's
+definition), a little below the cell payload rate of the same frames (1460 of 1536 bytes with MSS
 1460). The claim "achieved >= MCR" compares the goodput with the MCR in those Mbps,
 as the seed's tables do. Scenario file: scenarios/reproduce/seed004.toml.
 """
@@ -53,12 +53,13 @@ from .nulls import unless_a_null_matches
 SCENARIO = "seed004.toml"
 BOTTLENECK = "bb1-bb2"
 GFR_CAPACITY_CPS = 155.52e6 * 26 / 27 / 424
-"""Seed 004: "155.52 Mbps (about 353,207 cells per sec)", the SONET payload."""
+"""The GFR buffer management paper: "155.52 Mbps (about 353,207 cells per sec)", the SONET
+payload."""
 MSS = 1460
 """The scenario's MSS (scenarios/reproduce/seed004.toml), for the maximum goodput."""
 
 MCR_50 = (12000, 24000, 36000, 48000, 60000)
-"""Cells/s: seed 004's 50 % set (the text's "69" read as 60, see the scenario file)."""
+"""Cells/s: GFR buffer management's 50 % set (the text's "69" read as 60, see the scenario file)."""
 MCR_85 = (20000, 40000, 60000, 80000, 100000)
 """Cells/s: the 85 % set."""
 
@@ -66,7 +67,8 @@ CLAIM_WHY = "a direction stated by the seed, no number: on its side of 1"
 
 
 def _mbps(cells_per_s: float) -> float:
-    """Cells/s in Mbps of cell payload (384 bits a cell), as seed 004 counts MCRs."""
+    """Cells/s in Mbps of cell payload (384 bits a cell), as the GFR buffer management paper counts
+    MCRs."""
     return cells_per_s * PAYLOAD_BITS / 1e6
 
 
@@ -82,7 +84,7 @@ MSS 1460 segments at 353,207 cells/s)."""
 
 # --- the seed's tables ------------------------------------------------------------------
 
-# Seed 004 Tables 1-5 as printed: per VC (achieved throughput, excess, excess / MCR),
+# GFR buffer management's Tables 1-5 as printed: per VC (achieved throughput, excess, excess / MCR),
 # Mbps; the totals (achieved, excess) follow each table.
 TABLE1 = (
     (11.86, 7.25, 1.57),

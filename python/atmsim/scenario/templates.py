@@ -14,24 +14,26 @@ then merged on top of that expansion (``merge_tables``), so anything can be
 overridden. One function per template returns the TOML-shaped dict; one
 parameter model per template lists its parameters and their defaults.
 
-Every default below is either given by a seed (the comment names the seed and
+Every default below is either given by a paper (the comment names the paper and
 section) or is **our choice** (the comment says why). docs/scenarios.md lists
 them all. Kinds:
 
-- ``n-source-vbr`` (seed 000 section 6, Figure 3): n TCP sources over ABR
-  s1..sN -> sw1 -> sw2 -> d1..dN, optional VBR on/off background;
-- ``n-source`` (seed 002, Figure 5, Tables 1-4): the same without VBR;
-- ``fmmra-lan`` (seed 003 section 4, Fig. 2, section 4.1): the LAN version
+- ``n-source-vbr`` (TCP over ABR's (Kalyanaraman et al., 1996) section 6, Figure 3): n TCP sources
+  over ABR s1..sN -> sw1 -> sw2 -> d1..dN, optional VBR on/off background;
+- ``n-source`` (ABR and UBR buffering (Kalyanaraman et al., 1998), Figure 5, Tables 1-4): the same
+  without VBR;
+- ``fmmra-lan`` (TCP over FMMRA's (An et al., 1998) section 4, Fig. 2, section 4.1): the LAN version
   with MSS 9180, 64 KB windows and a 100 Mbps VBR source from 300 ms;
 - ``gfc2``: the Generic Fairness Configuration 2 (ATM Forum 94-0557, scaled as
-  seed 001 uses it), a chain of 7 switches with 22 greedy ABR sources in 8 groups;
-- ``gfr-backbone`` (seed 004 section 4): GFR VCs from local switches through
-  two backbone switches, each VC carrying n SACK TCP connections;
-- ``hetero-rtt`` (seed 001 section 6.1): three groups of TCP connections with
+  Explicit rate control of TCP (Satyavolu et al., 1998) uses it), a chain of 7 switches with 22
+  greedy ABR sources in 8 groups;
+- ``gfr-backbone`` (GFR buffer management's (Goyal et al., 1998) section 4): GFR VCs from local
+  switches through two backbone switches, each VC carrying n SACK TCP connections;
+- ``hetero-rtt`` (Explicit rate control of TCP's section 6.1): three groups of TCP connections with
   different round-trip times through one router bottleneck, with or without
   explicit-rate control of their windows;
-- ``gfc2-ip`` (seed 001 section 6.2): GFC-2 at packet level, one TCP connection per
-  member, with or without explicit-rate control at every chain router.
+- ``gfc2-ip`` (Explicit rate control of TCP's section 6.2): GFC-2 at packet level, one TCP
+  connection per member, with or without explicit-rate control at every chain router.
 """
 
 # No `from __future__ import annotations` here, as in the table models: pydantic would
@@ -73,7 +75,8 @@ Km = number_in(0, MAX_LINK_KM, unit="km")
 """A link length in km: 0 to 2e8 (a propagation delay of at most 1000 s)."""
 
 OC3 = "155.52 Mbps"
-"""The seeds' link rate (seed 000 section 6, seed 002; seed 003 writes "155 Mbps")."""
+"""The seeds' link rate (TCP over ABR's section 6, the ABR and UBR buffering paper; the TCP over
+FMMRA paper writes "155 Mbps")."""
 
 # --- the parameters shared by the templates ----------------------------------------------
 
@@ -95,19 +98,21 @@ class _Switch(_Template):
     """The bottleneck's ABR switch algorithm; "none": the TCP VCs are UBR (no ABR at all)."""
     erica_variant: Literal["max_min", "basic"] = "max_min"
     """ERICA's variant (docs/model.md, "ABR"): "max_min", the ERICA description's version
-    with its max-min fairness enhancement (seeds 000 and 002), or "basic", seed 000
-    section 3.2's ER = max(FairShare, VCShare) (seed 003, which describes that scheme
-    and its limits)."""
+    with its max-min fairness enhancement (TCP over ABR (Kalyanaraman et al., 1996) and ABR and UBR
+    buffering (Kalyanaraman et al., 1998)), or "basic", TCP over ABR section 3.2's ER =
+    max(FairShare, VCShare) (the TCP over FMMRA paper, which describes that scheme and its
+    limits)."""
     interval: Interval = "1 ms"
-    """ERICA, ERICA+, FMMRA averaging interval: seed 000 section 5 ("100 cells or 1 ms,
-    whichever is smaller"), seed 002 ("(1 ms, 100 cells)")."""
+    """ERICA, ERICA+, FMMRA averaging interval: TCP over ABR's section 5 ("100 cells or 1 ms,
+    whichever is smaller"), the ABR and UBR buffering paper ("(1 ms, 100 cells)")."""
     interval_cells: IntervalCells = 100
-    """Seed 000 section 5, seed 002."""
+    """TCP over ABR's section 5, the ABR and UBR buffering paper."""
     target_utilization: UnitFraction = 0.9
-    """ERICA's U: 90 % in seeds 000 (section 5), 002 and 003 (section 4.1)."""
+    """ERICA's U: 90 % in TCP over ABR's section 5, ABR and UBR buffering and TCP over FMMRA's
+    section 4.1."""
     efci_high: EfciHigh = 300
-    """EFCI: ABR queue (cells) above which data cells are marked. Our choice (seed 003
-    names a "High Queue length Threshold" without its value): 20 % of seed 003's
+    """EFCI: ABR queue (cells) above which data cells are marked. Our choice (the TCP over FMMRA
+    paper names a "High Queue length Threshold" without its value): 20 % of TCP over FMMRA's
     1500-cell limited buffer, about 1.5 segments of MSS 9180 (193 cells each), so the
     binary feedback starts well before that buffer fills."""
     efci_low: Optional[EfciLow] = None
@@ -150,8 +155,8 @@ class _Switch(_Template):
             table["variant"] = self.erica_variant
             table["target_utilization"] = self.target_utilization
             if self.erica_variant == "basic":
-                # The algorithm as first proposed (seed 000 section 3.2, which seed 003
-                # describes) counts the VCs whose cells arrive; counting them by their
+                # The algorithm as first proposed (TCP over ABR's section 3.2, which the TCP over
+                # FMMRA paper describes) counts the VCs whose cells arrive; counting them by their
                 # backward RM cells came later (docs/model.md, "ABR").
                 table["bidirectional_count"] = False
         table["interval"] = self.interval
@@ -159,9 +164,9 @@ class _Switch(_Template):
         return table
 
     def ses_factors(self) -> dict:
-        """RIF and RDF for the algorithm (seed 003 section 4.1): ERICA and FMMRA (and
-        ERICA+, our choice: another explicit-rate scheme) RIF 1, RDF 1/512, as in seed
-        000 section 5 too; EFCI (binary feedback) RIF 0.1, RDF 1/16."""
+        """RIF and RDF for the algorithm (TCP over FMMRA's section 4.1): ERICA and FMMRA (and
+        ERICA+, our choice: another explicit-rate scheme) RIF 1, RDF 1/512, as in
+        TCP over ABR's section 5 too; EFCI (binary feedback) RIF 0.1, RDF 1/16."""
         if self.algorithm == "efci":
             return {"rif": 0.1, "rdf": "1/16"}
         return {"rif": 1, "rdf": "1/512"}
@@ -185,42 +190,45 @@ def _check_port(buffer: Any, policy: Any) -> None:
         raise _fail(error.key or "policy", error.message) from None
 
 
-# --- n-source-vbr and n-source (seeds 000 and 002) ----------------------------------------
+# --- n-source-vbr and n-source (TCP over ABR; ABR and UBR buffering) ----------------------------
 
 
 class NSource(_Switch):
-    """``kind = "n-source"`` (seed 002, Figure 5): n ABR TCP sources s1..sN -> sw1 ->
-    sw2 -> d1..dN, one bottleneck (sw1 -> sw2), every link 155.52 Mbps, duplex.
+    """``kind = "n-source"`` (the ABR and UBR buffering paper, Figure 5): n ABR TCP sources s1..sN
+    -> sw1 -> sw2 -> d1..dN, one bottleneck (sw1 -> sw2), every link 155.52 Mbps, duplex.
     RTT = 2 x 5 us x (access + bottleneck + exit km); feedback delay from sw1 =
-    2 x 5 us x access km (seed 002 Tables 2 and 4)."""
+    2 x 5 us x access km (ABR and UBR buffering's Tables 2 and 4)."""
 
     kind: Literal["n-source"]
     n: Count = 5
-    """Seed 002 Table 1 starts at 5 sources (and goes to 10 and 15; Tables 2-4 use 15)."""
+    """ABR and UBR buffering's Table 1 starts at 5 sources (and goes to 10 and 15; Tables 2-4 use
+    15)."""
     access_km: Km = 1000.0
-    """s{i} -> sw1. 1000 km: seed 002 Table 1 (RTT 30 ms, feedback delay 10 ms)."""
+    """s{i} -> sw1. 1000 km: ABR and UBR buffering's Table 1 (RTT 30 ms, feedback delay 10 ms)."""
     bottleneck_km: Km = 1000.0
-    """sw1 -> sw2 (seed 002)."""
+    """sw1 -> sw2 (the ABR and UBR buffering paper)."""
     exit_km: Km = 1000.0
-    """sw2 -> d{i} (seed 002)."""
+    """sw2 -> d{i} (the ABR and UBR buffering paper)."""
     tbe: Crm = 512
-    """Transient buffer exposure, cells. Seed 002 uses "default values [5]" that it does
-    not list: its scenario files set TM 4.0's defaults (TBE 16,777,215 and ICR, RIF,
-    RDF, CDF in ``[flows."tcp{i}".abr]``); the template keeps seed 000's 512."""
+    """Transient buffer exposure, cells. The ABR and UBR buffering paper uses "default values [5]"
+    that it does not list: its scenario files set TM 4.0's defaults (TBE 16,777,215 and ICR, RIF,
+    RDF, CDF in ``[flows."tcp{i}".abr]``); the template keeps TCP over ABR's 512."""
     buffer: Buffer = "inf"
-    """Cells at the sw1 -> sw2 port: seed 002 gives the buffers enough room for zero loss
-    and reports the maximum queue."""
+    """Cells at the sw1 -> sw2 port: the ABR and UBR buffering paper gives the buffers enough room
+    for zero loss and reports the maximum queue."""
     policy: Union[str, dict] = "tail"
-    """Drop policy at sw1 -> sw2 (any link policy); seeds 000 and 002: tail drop."""
+    """Drop policy at sw1 -> sw2 (any link policy); TCP over ABR (Kalyanaraman et al., 1996) and ABR
+    and UBR buffering (Kalyanaraman et al., 1998): tail drop."""
     mss: Mss = 512
-    """Seed 002 ("TCP and ABR options"), seed 000 section 4."""
+    """The ABR and UBR buffering paper ("TCP and ABR options"), TCP over ABR's section 4."""
     window: Size = "1024 KB"
-    """16 x 64 KB = 1024 KB with window scaling (seed 002, seed 000 section 4)."""
+    """16 x 64 KB = 1024 KB with window scaling (the ABR and UBR buffering paper, TCP over ABR's
+    section 4)."""
     window_scale: WindowScale = 4
-    """RFC 1323 shift: 16 x 64 KB is a 16-bit window scaled by 2^4 (seed 000 section 4)."""
+    """RFC 1323 shift: 16 x 64 KB is a 16-bit window scaled by 2^4 (TCP over ABR's section 4)."""
     duration: Duration = "2 s"
-    """Our choice: seed 000's figures run to 2 s (section 11 cites events at 1.9 s); seed
-    002's queues peak within the first few round trips."""
+    """Our choice: TCP over ABR's figures run to 2 s (section 11 cites events at 1.9 s);
+    ABR and UBR buffering's queues peak within the first few round trips."""
     period: ProbePeriod = "1 ms"
     """Probe period. Our choice: the ERICA averaging interval, fine enough for 30 ms RTTs."""
 
@@ -236,27 +244,27 @@ class NSource(_Switch):
 
 
 class NSourceVbr(NSource):
-    """``kind = "n-source-vbr"`` (seed 000 section 6, Figure 3): n-source with an
+    """``kind = "n-source-vbr"`` (TCP over ABR's section 6, Figure 3): n-source with an
     optional VBR on/off source from its own host through the bottleneck."""
 
     kind: Literal["n-source-vbr"]  # type: ignore[assignment]
     n: Count = 2
-    """Seed 000 sections 8-10 use n = 2 and n = 5."""
+    """TCP over ABR's sections 8-10 use n = 2 and n = 5."""
     vbr: bool = True
-    """Seed 000 section 10: the VBR background is on (sections 8-9: off)."""
+    """TCP over ABR's section 10: the VBR background is on (sections 8-9: off)."""
     tbe: Crm = 512
-    """Seed 000 section 5: 128 or 512."""
+    """TCP over ABR's section 5: 128 or 512."""
     buffer: Buffer = "inf"
-    """Cells at sw1 -> sw2. Seed 000 Table 1: TBE x n x {1, 2, 4} (e.g. 2048 for n = 2,
-    TBE 512); "inf" is section 8's peak-throughput case. (Lengths: seed 000 section 6,
+    """Cells at sw1 -> sw2. TCP over ABR's Table 1: TBE x n x {1, 2, 4} (e.g. 2048 for n = 2,
+    TBE 512); "inf" is section 8's peak-throughput case. (Lengths: TCP over ABR's section 6,
     all links 1000 km.)"""
 
     def algorithm_table(self) -> Optional[dict]:
-        """ERICA without bidirectional counting: seed 000 ran the basic algorithm
+        """ERICA without bidirectional counting: the TCP over ABR paper ran the basic algorithm
         "enhanced ... to reduce spiking effects due to transient overloads" (section
         3.2), the one enhancement it names; the counting of bursty sources came with
         the group's TCP buffer study ("Buffer Requirements for TCP over ABR", ATM Forum
-        96-0517), seed 002's forerunner (docs/model.md, "ABR")."""
+        96-0517), ABR and UBR buffering's forerunner (docs/model.md, "ABR")."""
         table = super().algorithm_table()
         if table is not None and table["kind"] in ("erica", "erica_plus"):
             table["bidirectional_count"] = False
@@ -266,11 +274,11 @@ class NSourceVbr(NSource):
         if not self.vbr:
             return None
         return {
-            "peak": "124.41 Mbps",  # seed 000 section 6: 80 % of the link rate
-            "on": "100 ms",  # seed 000 section 6
+            "peak": "124.41 Mbps",  # TCP over ABR's section 6: 80 % of the link rate
+            "on": "100 ms",  # TCP over ABR's section 6
             "off": "100 ms",
-            "start": "2 ms",  # seed 000 section 6: "starts at t = 2 ms"
-            "access_km": self.access_km,  # seed 000: all links 1000 km
+            "start": "2 ms",  # TCP over ABR's section 6: "starts at t = 2 ms"
+            "access_km": self.access_km,  # the TCP over ABR paper: all links 1000 km
             "exit_km": self.exit_km,
         }
 
@@ -280,22 +288,24 @@ def n_source(params: NSource) -> dict:
     abr_on = params.algorithm != "none"
     flow: dict[str, Any] = {
         "class": "abr" if abr_on else "ubr",
-        "variant": "tahoe-nofr",  # seeds 000 (section 4) and 002: no fast retransmit
+        # TCP over ABR's section 4, and ABR and UBR buffering: no fast retransmit
+        "variant": "tahoe-nofr",
         "mss": params.mss,
         "window": params.window,
         "window_scale": params.window_scale,
-        "timer": "100 ms",  # seed 000 section 4: timer granularity 100 ms
+        "timer": "100 ms",  # TCP over ABR's section 4: timer granularity 100 ms
         # The rest of the timer is BSD's, whose tick that granularity is: 4.4BSD's RTO
         # arithmetic (Stevens and Wright, "TCP/IP Illustrated, Volume 2", section 25.10),
         # with its 2-tick minimum (docs/reproduction.md, "Sensitivity to the unstated
-        # parameters": seed 000 section 9's timeout 300 ms after the last ACK).
+        # parameters": TCP over ABR section 9's timeout 300 ms after the last ACK).
         "rtt_arithmetic": "bsd",
-        "delayed_ack": "0 ms",  # seed 000 section 4: delayed ACK disabled
-        "processing": "0 us",  # seed 000 section 4: processing time 0
+        "delayed_ack": "0 ms",  # TCP over ABR's section 4: delayed ACK disabled
+        "processing": "0 us",  # TCP over ABR's section 4: processing time 0
     }
     if abr_on:
         flow["abr"] = {
-            # seed 000 section 5 (seed 002: "default values"; see the tbe parameter)
+            # TCP over ABR's section 5 (the ABR and UBR buffering paper: "default values"; see the
+            # tbe parameter)
             "pcr": OC3,
             "mcr": "0 Mbps",
             "icr": "10 Mbps",
@@ -402,35 +412,37 @@ def _dumbbell(
     return scenario
 
 
-# --- fmmra-lan (seed 003) -----------------------------------------------------------------
+# --- fmmra-lan (the TCP over FMMRA paper) ---------------------------------------------------------
 
 
 class FmmraLan(_Switch):
-    """``kind = "fmmra-lan"`` (seed 003 section 4, Fig. 2, section 4.1): n TCP sources
+    """``kind = "fmmra-lan"`` (TCP over FMMRA's section 4, Fig. 2, section 4.1): n TCP sources
     and one VBR source over a 1 km backbone sw1 -> sw2; all links 155.52 Mbps, duplex."""
 
     kind: Literal["fmmra-lan"]
     n: Count = 2
-    """Seed 003 presents N = 2 and 5 (and 10 in Figs. 18-19)."""
+    """The TCP over FMMRA paper presents N = 2 and 5 (and 10 in Figs. 18-19)."""
     algorithm: Algorithm = "erica"
-    """Seed 003 compares "erica" (U 0.9), "fmmra" and "efci"."""
+    """The TCP over FMMRA paper compares "erica" (U 0.9), "fmmra" and "efci"."""
     backbone_km: Km = 1.0
-    """Seed 003 section 4: the backbone is 1 km (a LAN)."""
+    """TCP over FMMRA's section 4: the backbone is 1 km (a LAN)."""
     access_km: Km = 1.0
-    """Our choice (seed 003 does not give them): 1 km like the backbone, a LAN."""
+    """Our choice (the TCP over FMMRA paper does not give them): 1 km like the backbone, a LAN."""
     exit_km: Km = 1.0
     """Our choice, as access_km."""
     vbr: bool = True
-    """Seed 003 always runs the VBR background."""
+    """The TCP over FMMRA paper always runs the VBR background."""
     vbr_period: PositiveTime = "100 ms"
-    """VBR on time = off time: seed 003 uses 10 ms and 100 ms (Figs. 12-14: 100 ms)."""
+    """VBR on time = off time: the TCP over FMMRA paper uses 10 ms and 100 ms (Figs. 12-14: 100
+    ms)."""
     buffer: Buffer = "inf"
-    """Cells at sw1 -> sw2: seed 003 runs unlimited buffers and a limited 1500 cells."""
+    """Cells at sw1 -> sw2: the TCP over FMMRA paper runs unlimited buffers and a limited 1500
+    cells."""
     policy: Union[str, dict] = "tail"
-    """Our choice: tail drop (seed 003 does not name a drop policy)."""
+    """Our choice: tail drop (the TCP over FMMRA paper does not name a drop policy)."""
     duration: Duration = "1 s"
-    """Our choice (seed 003 gives no length): 0.3 s before the VBR starts, then 3.5 on/off
-    cycles of 100 ms (35 of 10 ms)."""
+    """Our choice (the TCP over FMMRA paper gives no length): 0.3 s before the VBR starts, then 3.5
+    on/off cycles of 100 ms (35 of 10 ms)."""
     period: ProbePeriod = "1 ms"
     """Probe period, our choice: 1/10 of the shortest VBR on time."""
 
@@ -442,44 +454,45 @@ class FmmraLan(_Switch):
 
 
 def _seed003_abr(params: _Switch) -> dict:
-    """Seed 003's ABR source parameters (fmmra-lan; gfc2 too: the GFC-2 definition gives none)."""
+    """TCP over FMMRA's ABR source parameters (fmmra-lan; gfc2 too: the GFC-2 definition gives
+    none)."""
     return {
-        "pcr": OC3,  # seed 003: "155 Mbits"
+        "pcr": OC3,  # the TCP over FMMRA paper: "155 Mbits"
         "mcr": "0 Mbps",
         "icr": "10 Mbps",
-        **params.ses_factors(),  # seed 003 section 4.1, per algorithm
+        **params.ses_factors(),  # TCP over FMMRA's section 4.1, per algorithm
         "cdf": 0.5,
         "nrm": 32,
         "mrm": 2,
         "trm": "100 ms",
-        "crm": 20,  # seed 003: CRM = TBE / Nrm = 20
-        "adtf": "500 ms",  # seed 003 is silent: TM 4.0's default
-        "tcr": "10 cells/s",  # seed 003: 0.00424 Mbit/s = 10 cells/s
+        "crm": 20,  # the TCP over FMMRA paper: CRM = TBE / Nrm = 20
+        "adtf": "500 ms",  # the TCP over FMMRA paper is silent: TM 4.0's default
+        "tcr": "10 cells/s",  # the TCP over FMMRA paper: 0.00424 Mbit/s = 10 cells/s
     }
 
 
 def fmmra_lan(params: FmmraLan) -> dict:
-    """Seed 003's LAN configuration as a TOML-shaped dict."""
+    """TCP over FMMRA's LAN configuration as a TOML-shaped dict."""
     abr_on = params.algorithm != "none"
     flow: dict[str, Any] = {
         "class": "abr" if abr_on else "ubr",
-        "variant": "tahoe-nofr",  # seed 003 section 4.1: no fast retransmit and recovery
-        "mss": 9180,  # seed 003 section 4.1
-        "window": "64 KB",  # seed 003: receive window 64 KB
-        "timer": "fine",  # seed 003 section 4: double-precision RTT, no coarse timer
-        "delayed_ack": "0 ms",  # seed 003 section 4.1
-        "processing": "200 us",  # seed 003: mean packet processing time 200 us
-        "processing_jitter": "50 us",  # seed 003: processing time variation 50 us
+        "variant": "tahoe-nofr",  # TCP over FMMRA's section 4.1: no fast retransmit and recovery
+        "mss": 9180,  # TCP over FMMRA's section 4.1
+        "window": "64 KB",  # the TCP over FMMRA paper: receive window 64 KB
+        "timer": "fine",  # TCP over FMMRA's section 4: double-precision RTT, no coarse timer
+        "delayed_ack": "0 ms",  # TCP over FMMRA's section 4.1
+        "processing": "200 us",  # the TCP over FMMRA paper: mean packet processing time 200 us
+        "processing_jitter": "50 us",  # the TCP over FMMRA paper: processing time variation 50 us
     }
     if abr_on:
         flow["abr"] = _seed003_abr(params)
     vbr = None
     if params.vbr:
         vbr = {
-            "peak": "100 Mbps",  # seed 003 section 4: 100 Mbps, 2/3 of the link
+            "peak": "100 Mbps",  # TCP over FMMRA's section 4: 100 Mbps, 2/3 of the link
             "on": params.vbr_period,
             "off": params.vbr_period,
-            "start": "300 ms",  # seed 003 section 4
+            "start": "300 ms",  # TCP over FMMRA's section 4
             "access_km": params.access_km,
             "exit_km": params.exit_km,
         }
@@ -496,8 +509,8 @@ GFC2_LINKS = (
     ("sw5", "sw6", "150 Mbps"),
     ("sw6", "sw7", "50 Mbps"),
 )
-"""The chain: the Generic Fairness Configuration 2 of ATM Forum 94-0557, scaled as seed
-001 section 6.2 uses it."""
+"""The chain: the Generic Fairness Configuration 2 of ATM Forum 94-0557, scaled as
+Explicit rate control of TCP's section 6.2 uses it."""
 
 GFC2_GROUPS = {
     "a": ((1, 6), (2, 6), (3, 6)),
@@ -526,7 +539,8 @@ class Gfc2(_Switch):
     allocator, whose rates GFC-2 is designed to check."""
     hop_km: Km = 1000.0
     """Each chain link. Our choice (the GFC-2 scaling gives no lengths): 1000 km, the WAN hop of
-    seeds 000 and 002, so the groups' feedback delays differ (5 to 30 ms one way)."""
+    TCP over ABR (Kalyanaraman et al., 1996) and ABR and UBR buffering (Kalyanaraman et al., 1998),
+    so the groups' feedback delays differ (5 to 30 ms one way)."""
     access_km: Km = 1.0
     """Host -> first switch and last switch -> sink, 155.52 Mbps. Our choice: 1 km, so
     the delays come from the chain."""
@@ -559,7 +573,7 @@ def gfc2(params: Gfc2) -> dict:
             "duplex": True,  # backward RM cells return over the reverse chain
             "algorithm": copy.deepcopy(algorithm),
         }
-    abr = _seed003_abr(params)  # the FMMRA seed's source parameters
+    abr = _seed003_abr(params)  # the FMMRA paper's source parameters
     sources: dict[str, Any] = {}
     for group, members in GFC2_GROUPS.items():
         for number, (enter, leave) in enumerate(members, start=1):
@@ -604,7 +618,7 @@ def gfc2(params: Gfc2) -> dict:
     }
 
 
-# --- gfr-backbone (seed 004) --------------------------------------------------------------
+# --- gfr-backbone (the GFR buffer management paper) -----------------------------------------------
 
 SEED004_MCR_50 = (
     "12000 cells/s",
@@ -613,8 +627,8 @@ SEED004_MCR_50 = (
     "48000 cells/s",
     "60000 cells/s",
 )
-"""Seed 004's first MCR set (about 50 % of the GFR capacity). Its text says "12, 24, 36, 48
-and 69 kcells/sec", but Table 1 prints the fifth MCR as 23.04 Mbps (= 60 kcells/s x 384
+"""GFR buffer management's first MCR set (about 50 % of the GFR capacity). Its text says "12, 24,
+36, 48 and 69 kcells/sec", but Table 1 prints the fifth MCR as 23.04 Mbps (= 60 kcells/s x 384
 bits) with the weight 0.170 (= 60000 / 353207); 69 is a typo for 60."""
 
 SEED004_MCR_85 = (
@@ -624,61 +638,65 @@ SEED004_MCR_85 = (
     "80000 cells/s",
     "100000 cells/s",
 )
-"""Seed 004's second MCR set (85 % of the GFR capacity; Tables 2-5)."""
+"""GFR buffer management's second MCR set (85 % of the GFR capacity; Tables 2-5)."""
 
 
 class GfrBackbone(_Template):
-    """``kind = "gfr-backbone"`` (seed 004 section 4): len(mcr) local switch pairs
+    """``kind = "gfr-backbone"`` (GFR buffer management's section 4): len(mcr) local switch pairs
     ``edge{i}`` -> ``exit{i}`` joined through the backbone ``bb1`` -> ``bb2``; one GFR
     VC ``vc{i}`` per pair (ACKs on the UBR VC ``vc{i}-ack``), carrying n TCP
     connections ``vc{i}-tcp{k}``. Every link 155.52 Mbps with cells in the SONET payload
-    (353,207 cells/s, seed 004's GFR capacity), duplex. The TCP hosts sit at the local
+    (353,207 cells/s, GFR buffer management's GFR capacity), duplex. The TCP hosts sit at the local
     switches: the edge switch multiplexes its n connections onto the VC, frame by frame."""
 
     kind: Literal["gfr-backbone"]
     n: Count = 10
-    """TCP connections per VC: seed 004 uses 10 (50 TCPs) and 20 (100 TCPs)."""
+    """TCP connections per VC: the GFR buffer management paper uses 10 (50 TCPs) and 20 (100
+    TCPs)."""
     mcr: list[str] = list(SEED004_MCR_50)
-    """The VCs' MCRs, one VC each (1 to 1000 VCs): seed 004's 50 % set by default (see
+    """The VCs' MCRs, one VC each (1 to 1000 VCs): GFR buffer management's 50 % set by default (see
     SEED004_MCR_50); its 85 % set is 20, 40, 60, 80, 100 kcells/s."""
     local_km: Km = 10.0
-    """Each local hop (edge{i} -> bb1, bb2 -> exit{i}): seed 004's x = 10 km."""
+    """Each local hop (edge{i} -> bb1, bb2 -> exit{i}): GFR buffer management's x = 10 km."""
     backbone_km: Km = 1000.0
-    """bb1 -> bb2: seed 004's y = 1000 km."""
+    """bb1 -> bb2: GFR buffer management's y = 1000 km."""
     buffer: Buffer = 25000
-    """Cells at the bottleneck port bb1 -> bb2: seed 004's 25 kcells (also 6k and 3k)."""
+    """Cells at the bottleneck port bb1 -> bb2: GFR buffer management's 25 kcells (also 6k and
+    3k)."""
     policy: Union[str, dict] = "dfba"
-    """The bottleneck's policy (any ATM link policy): seed 004's DFBA, its thresholds by
-    default L = 0.5 x buffer, H = 0.9 x buffer (our choice, docs/model.md "GFR"), alpha 0.5
-    and Z_i = 1 (seed 004 section 4)."""
+    """The bottleneck's policy (any ATM link policy): GFR buffer management's DFBA, its thresholds
+    by default L = 0.5 x buffer, H = 0.9 x buffer (our choice, docs/model.md "GFR"), alpha 0.5
+    and Z_i = 1 (GFR buffer management's section 4)."""
     tagging: bool = True
     """Tag the frames the frame-based GCRA finds above the MCR, at bb1 (our choice of where:
-    the GFR service's network edge; seed 004 drops "low priority (CLP=1)" frames)."""
+    the GFR service's network edge; the GFR buffer management paper drops "low priority (CLP=1)"
+    frames)."""
     mfs: Optional[Count] = None
     """MFS of the VCs, cells (default 192: docs/scenarios.md, "GFR")."""
     mbs: Optional[Count] = None
     """MBS of the VCs, cells (default 2 x mfs)."""
     variant: Literal["tahoe-nofr", "tahoe", "reno", "newreno", "sack"] = "sack"
-    """Seed 004: "All TCP sources were persistent TCPs with SACK", after Fall and Floyd."""
+    """The GFR buffer management paper: "All TCP sources were persistent TCPs with SACK", after Fall
+    and Floyd."""
     mss: Mss = 1460
-    """Our choice (seed 004 gives none): the connections come from LANs interconnected by
-    ATM (seed 004 section 4), so their segments are Ethernet's: MTU 1500 bytes (RFC 894)
-    less 40 bytes of TCP/IP headers."""
+    """Our choice (the GFR buffer management paper gives none): the connections come from LANs
+    interconnected by ATM (GFR buffer management's section 4), so their segments are Ethernet's: MTU
+    1500 bytes (RFC 894) less 40 bytes of TCP/IP headers."""
     window: Size = "64 KB"
-    """Receiver window. Our choice: the largest window without RFC 1323 scaling (seed 004
-    mentions none); 10 connections per VC hold far more than the buffer."""
+    """Receiver window. Our choice: the largest window without RFC 1323 scaling (the GFR buffer
+    management paper mentions none); 10 connections per VC hold far more than the buffer."""
     timer: Timer = "100 ms"
-    """Our choice: the TCP timer of the same group's seeds 000 and 002, a BSD timer of
-    100 ms ticks (with BSD's RTO arithmetic, as the n-source templates; "fine" takes the
-    real-number estimator)."""
+    """Our choice: the TCP timer of the same group's TCP over ABR (Kalyanaraman et al., 1996) and
+    ABR and UBR buffering (Kalyanaraman et al., 1998), a BSD timer of 100 ms ticks (with BSD's RTO
+    arithmetic, as the n-source templates; "fine" takes the real-number estimator)."""
     start_spread: StartTime = "10 ms"
     """The connections of a VC start evenly spread over this time from 0 (k-th of n at
-    k x spread / n). Our choice: seed 004 gives no start times; a spread of about one
-    round trip (10.2 ms) keeps the n slow starts of a VC from being one synchronised
+    k x spread / n). Our choice: the GFR buffer management paper gives no start times; a spread of
+    about one round trip (10.2 ms) keeps the n slow starts of a VC from being one synchronised
     burst, as independent hosts behind an edge switch would not be."""
     duration: Duration = "20 s"
-    """Our choice (seed 004 gives no run length): 200 round trips of 100 ms with the
-    25k-cell buffer full (71 ms of queueing), long enough that the first second's slow
+    """Our choice (the GFR buffer management paper gives no run length): 200 round trips of 100 ms
+    with the 25k-cell buffer full (71 ms of queueing), long enough that the first second's slow
     starts weigh 5 % of the throughput."""
     period: ProbePeriod = "10 ms"
     """Probe period, our choice: about one round trip."""
@@ -701,8 +719,9 @@ class GfrBackbone(_Template):
 
 
 def gfr_backbone(params: GfrBackbone) -> dict:
-    """Seed 004's configuration as a TOML-shaped dict."""
-    line = {"rate": OC3, "sonet": True, "duplex": True}  # seed 004: 353,207 cells/s
+    """GFR buffer management's configuration as a TOML-shaped dict."""
+    # the GFR buffer management paper: 353,207 cells/s
+    line = {"rate": OC3, "sonet": True, "duplex": True}
     nodes: dict[str, Any] = {"bb1": {"kind": "switch"}, "bb2": {"kind": "switch"}}
     links: dict[str, Any] = {}
     vcs: dict[str, Any] = {}
@@ -755,7 +774,8 @@ def gfr_backbone(params: GfrBackbone) -> dict:
                 # "TCP/IP Illustrated, Volume 2", section 25.10), as in the n-source
                 # templates; the fine timer has only the real-number estimator.
                 "rtt_arithmetic": "real" if params.timer == "fine" else "bsd",
-                "delayed_ack": "0 ms",  # our choice, as the group's seeds 000 and 002
+                # our choice, as the group's TCP over ABR and ABR and UBR buffering papers
+                "delayed_ack": "0 ms",
                 "start": f"{(k - 1) * spread_ps // params.n} ps",
             }
     return {
@@ -774,48 +794,51 @@ def gfr_backbone(params: GfrBackbone) -> dict:
     }
 
 
-# --- hetero-rtt and gfc2-ip (seed 001) ------------------------------------------------------
+# --- hetero-rtt and gfc2-ip (the Explicit rate control of TCP paper) ------------------------------
 
 SEED001_TCP: dict[str, Any] = {
-    "mss": 1024,  # seed 001 Table 1
-    "window": 600000,  # seed 001: "the receiver window ... 600000" (bytes), scaled by 2^4
-    "initial_ssthresh": 600000,  # seed 001 Table 1: SSThresh 600000 bytes
-    "delayed_ack": "0 ms",  # seed 001 section 4: "we shall not involve ... delay ack timer"
+    "mss": 1024,  # Explicit rate control of TCP's Table 1
+    # Explicit rate control of TCP: "the receiver window ... 600000" (bytes), scaled by 2^4
+    "window": 600000,
+    "initial_ssthresh": 600000,  # Explicit rate control of TCP's Table 1: SSThresh 600000 bytes
+    # Explicit rate control of TCP's section 4: "we shall not involve ... delay ack timer"
+    "delayed_ack": "0 ms",
 }
-"""The TCP parameters seed 001 states (its Table 1 and section 4)."""
+"""The TCP parameters the Explicit rate control of TCP paper states (its Table 1 and section 4)."""
 
 
 class _RateControlled(_Template):
-    """Parameters shared by seed 001's configurations: the explicit-rate control at the
-    routers and the TCP the seed leaves open."""
+    """Parameters shared by Explicit rate control of TCP's configurations: the explicit-rate control
+    at the routers and the TCP the seed leaves open."""
 
     window_rule: str = "none"
     """How the routers write the explicit rate into the ACKs' windows: "none" (vanilla
-    TCP, seed 001 Fig. 2, unless ack_bucket), "rtt" (each flow's own round-trip time,
-    Fig. 4) or a time T such as "30 ms" (Fig. 3)."""
+    TCP, the Explicit rate control of TCP paper Fig. 2, unless ack_bucket), "rtt" (each flow's own
+    round-trip time, Fig. 4) or a time T such as "30 ms" (Fig. 3)."""
     ack_bucket: bool = False
-    """Also hold the ACKs in an ack bucket released at the flow's explicit rate (seed 001
-    section 4.1; no published figure)."""
+    """Also hold the ACKs in an ack bucket released at the flow's explicit rate (Explicit rate
+    control of TCP's section 4.1; no published figure)."""
     interval: Interval = "5 ms"
-    """ERICA+'s averaging interval: seed 001 Table 1."""
+    """ERICA+'s averaging interval: Explicit rate control of TCP's Table 1."""
     active_decay: UnitInterval = 0.0
     """The number of active sources: a silent flow's weight decays by this factor per
-    interval. 0 (the flows seen in the interval): seed 001's pseudo-code ("Measure number
-    of active sources" at each interval's end) and the count of Kalyanaraman's
+    interval. 0 (the flows seen in the interval): Explicit rate control of TCP's pseudo-code
+    ("Measure number of active sources" at each interval's end) and the count of Kalyanaraman's
     dissertation without its "Averaging VCs" option, whose decay factor no source we
     could read gives (docs/model.md, "Explicit-rate control of TCP")."""
     variant: Literal["tahoe-nofr", "tahoe", "reno", "newreno", "sack"] = "reno"
-    """Our choice (seed 001 names none): Reno, the TCP of 4.4BSD-Lite (1994), the
-    reference implementation when the seed was written; nothing is lost in its vanilla
+    """Our choice (the Explicit rate control of TCP paper names none): Reno, the TCP of 4.4BSD-Lite
+    (1994), the reference implementation when the seed was written; nothing is lost in its vanilla
     runs, so the recovery matters little."""
     timer: Timer = "100 ms"
-    """Our choice (seed 001 gives none): a BSD timer of 100 ms ticks, as the related seeds
-    000 and 002 (with BSD's RTO arithmetic; "fine": the real-number estimator)."""
+    """Our choice (the Explicit rate control of TCP paper gives none): a BSD timer of 100 ms ticks,
+    as the related papers TCP over ABR (Kalyanaraman et al., 1996) and ABR and UBR buffering
+    (Kalyanaraman et al., 1998), with BSD's RTO arithmetic ("fine": the real-number estimator)."""
     buffer: Buffer = "inf"
-    """Router buffers (packets). Our choice: unlimited; seed 001's vanilla queue reaches
-    about 8000 packets and the seed reports no loss."""
+    """Router buffers (packets). Our choice: unlimited; Explicit rate control of TCP's vanilla queue
+    reaches about 8000 packets and the seed reports no loss."""
     duration: Duration = "5 s"
-    """Seed 001 Table 1: simulation time 5 s."""
+    """Explicit rate control of TCP's Table 1: simulation time 5 s."""
     period: ProbePeriod = "10 ms"
     """Probe period, our choice: twice the averaging interval."""
 
@@ -851,21 +874,21 @@ class _RateControlled(_Template):
 
 
 class HeteroRtt(_RateControlled):
-    """``kind = "hetero-rtt"`` (seed 001 section 6.1, Figure 1): len(access_km) groups of
-    n TCP connections from hosts ``s{k}`` over access links to router ``r1``, the
-    bottleneck ``r1 -> r2``, and exit links (as long as the access links) to hosts
+    """``kind = "hetero-rtt"`` (Explicit rate control of TCP's section 6.1, Figure 1):
+    len(access_km) groups of n TCP connections from hosts ``s{k}`` over access links to router
+    ``r1``, the bottleneck ``r1 -> r2``, and exit links (as long as the access links) to hosts
     ``d{k}``; IP links of 155.52 Mbps. With rate control, ``r1 -> r2`` computes the
     flows' explicit rates and ``r1`` acts on the ACKs arriving from ``r2`` (link
     ``r2-r1``)."""
 
     kind: Literal["hetero-rtt"]
     n: Count = 5
-    """Connections per group: seed 001, three groups of 5."""
+    """Connections per group: the Explicit rate control of TCP paper, three groups of 5."""
     access_km: list[float] = [3.0, 300.0, 3000.0]
-    """Access (and exit) link of each group: seed 001's 3, 300 and 3000 km (round trips
-    of 2012, 3200 and 14000 km: 10, 16 and 70 ms)."""
+    """Access (and exit) link of each group: Explicit rate control of TCP's 3, 300 and 3000 km
+    (round trips of 2012, 3200 and 14000 km: 10, 16 and 70 ms)."""
     bottleneck_km: Km = 1000.0
-    """r1 -> r2: seed 001, 1000 km."""
+    """r1 -> r2: the Explicit rate control of TCP paper, 1000 km."""
 
     @model_validator(mode="after")
     def _groups(self) -> "HeteroRtt":
@@ -880,7 +903,7 @@ class HeteroRtt(_RateControlled):
 
 
 def hetero_rtt(params: HeteroRtt) -> dict:
-    """Seed 001's heterogeneous-RTT configuration as a TOML-shaped dict."""
+    """Explicit rate control of TCP's heterogeneous-RTT configuration as a TOML-shaped dict."""
     ip = {"layer": "ip", "rate": OC3}
     nodes: dict[str, Any] = {"r1": {"kind": "switch"}, "r2": {"kind": "switch"}}
     links: dict[str, Any] = {}
@@ -938,21 +961,21 @@ def hetero_rtt(params: HeteroRtt) -> dict:
 
 
 class Gfc2Ip(_RateControlled):
-    """``kind = "gfc2-ip"`` (seed 001 section 6.2): the GFC-2 chain of ``gfc2`` with IP
-    routers ``r1``..``r7`` and one TCP connection per member of each group (a1..h2), each
-    from its own host over ``<name>-in`` to its own sink over ``<name>-out``. With rate
-    control, every chain link computes rates and every router acts on the ACKs arriving
+    """``kind = "gfc2-ip"`` (Explicit rate control of TCP's section 6.2): the GFC-2 chain of
+    ``gfc2`` with IP routers ``r1``..``r7`` and one TCP connection per member of each group
+    (a1..h2), each from its own host over ``<name>-in`` to its own sink over ``<name>-out``. With
+    rate control, every chain link computes rates and every router acts on the ACKs arriving
     over the reverse chain link, so an ACK's window is the least allowed along its
     path."""
 
     kind: Literal["gfc2-ip"]
     hop_km: Km = 1000.0
     """Each chain link, as the gfc2 template (our choice: the scaled GFC-2 gives no
-    lengths; seed 001 none either)."""
+    lengths; the Explicit rate control of TCP paper none either)."""
     access_km: Km = 1.0
     """Host -> first router and last router -> sink (our choice, as gfc2)."""
     duration: Duration = "5 s"
-    """Seed 001 Table 1: 5 s."""
+    """Explicit rate control of TCP's Table 1: 5 s."""
 
 
 def gfc2_ip(params: Gfc2Ip) -> dict:

@@ -169,9 +169,9 @@ def reno_sawtooth_utilisation(pipe: float, buffer: float) -> float:
 
 def usable_window(window: float, mss: int, scale: int, receiver_window: int) -> int:
     """The window (bytes) a sender can use when a router writes min(receiver window,
-    ``window``) into its ACKs, at least one segment (seed 001, docs/model.md,
-    "Explicit-rate control of TCP"): the 16-bit field holds the window in units of
-    2^scale (RFC 1323), so what is written is rounded down to that unit, yet never
+    ``window``) into its ACKs, at least one segment (Explicit rate control of TCP (Satyavolu et al.,
+    1998), docs/model.md, "Explicit-rate control of TCP"): the 16-bit field holds the window in
+    units of 2^scale (RFC 1323), so what is written is rounded down to that unit, yet never
     below one segment; and the sender sends only whole segments."""
     written = min(int(window), receiver_window)
     field = written >> scale

@@ -352,7 +352,8 @@ ABR_SOURCE = {
     "adtf": "500 ms",
     "tcr": "10 cells/s",
 }
-"""Seed 003's source parameters for explicit-rate switches (the gfc2 template's)."""
+"""TCP over FMMRA's (An et al., 1998) source parameters for explicit-rate switches (the gfc2
+template's)."""
 
 RATE_PRECISION = 1.0 / 512
 """TM 4.0's RM-cell rate precision (a 9-bit mantissa)."""
@@ -783,15 +784,15 @@ def _judge_reno(params: dict, runs: list[dict]) -> list[Check]:
     ]
 
 
-# --- 4. explicit-rate windows (seed 001) ------------------------------------------------------
+# --- 4. explicit-rate windows (Explicit rate control of TCP (Satyavolu et al., 1998)) -------------
 
 ER_RATE = 155.52e6
 
 
 def _er_setup(params: dict) -> tuple[dict, float]:
     """s -> r1 -> r2 -> d over IP links of 155.52 Mbps, each of length km; r1 -> r2
-    computes the flow's ER (seed 001's ERICA+), r1 writes min(window, ER x T) into the
-    ACKs arriving from r2. One connection, window 65535 << scale."""
+    computes the flow's ER (Explicit rate control of TCP's ERICA+), r1 writes min(window, ER x T)
+    into the ACKs arriving from r2. One connection, window 65535 << scale."""
     km, mss, scale = params["km"], params["mss"], params["scale"]
     nodes, links, names = _tcp_path("ip", OC3, f"{km} km", hops=3)
     rtt = theory.ip_base_rtt([ER_RATE] * 3, [km * 5e-6] * 3, mss)
@@ -992,8 +993,8 @@ def _measure_checksum(params: dict, seed: int) -> dict:
 
 
 def _measure_checksum_in_run(params: dict, seed: int) -> dict:
-    """Seed 001's hetero-rtt configuration with windows written by the router: every
-    rewritten ACK's checksum is checked by the sender that takes it; a failure unbalances
+    """Explicit rate control of TCP's hetero-rtt configuration with windows written by the router:
+    every rewritten ACK's checksum is checked by the sender that takes it; a failure unbalances
     the run's ledger."""
     scenario = hetero_rtt(
         HeteroRtt.model_validate({"kind": "hetero-rtt", "window_rule": "30 ms", "n": 2})
@@ -1050,10 +1051,10 @@ def _measure_checksum_point(params: dict, seed: int) -> dict:
 
 
 def _ubr_windows(params: dict) -> tuple[dict, int, int]:
-    """seed 002's n-source configuration over UBR (no switch algorithm), 100 km links
-    (RTT 3 ms), MSS 512, n connections of the given window; the bottleneck's buffer a
-    factor of the sum of the windows in cells. Returns the scenario, the sum of the
-    windows in cells and the pipe in cells."""
+    """ABR and UBR buffering's (Kalyanaraman et al., 1998) n-source configuration over UBR (no
+    switch algorithm), 100 km links (RTT 3 ms), MSS 512, n connections of the given window; the
+    bottleneck's buffer a factor of the sum of the windows in cells. Returns the scenario, the sum
+    of the windows in cells and the pipe in cells."""
     n, window_kb, factor = params["n"], params["window_kb"], params["factor"]
     mss = 512
     segments = window_kb * 1024 // mss
@@ -1120,11 +1121,11 @@ def _judge_ubr(params: dict, runs: list[dict]) -> list[Check]:
 
 
 def _measure_abr_buffer(params: dict, seed: int) -> dict:
-    """Seed 002's configuration (the n-source template, its Table 1 and 2 runs): n TCP
+    """ABR and UBR buffering's configuration (the n-source template, its Table 1 and 2 runs): n TCP
     connections over ABR with ERICA through one bottleneck, every link km long, an
-    unlimited buffer, and the ABR source parameters of TM 4.0's defaults that seed 002
-    says it used ("default values"; ICR = PCR, RIF = RDF = CDF = 1/16, TBE 2^24 - 1),
-    as scenarios/reproduce/seed002-table1.toml sets them. The largest queue of the
+    unlimited buffer, and the ABR source parameters of TM 4.0's defaults that the ABR and UBR
+    buffering paper says it used ("default values"; ICR = PCR, RIF = RDF = CDF = 1/16, TBE 2^24 -
+    1), as scenarios/reproduce/seed002-table1.toml sets them. The largest queue of the
     whole run counts, start-up included, as the seed reports it."""
     km = params["km"]
     template = NSource.model_validate(
@@ -1448,7 +1449,7 @@ def _set_defaults() -> None:
             elif truth.name == "ubr-buffer-windows":
                 point.setdefault("_duration_s", 0.5)
             elif truth.name == "abr-buffer-rtt":
-                # Seed 002's 2 s, or 40 round trips at the longest paths.
+                # ABR and UBR buffering's 2 s, or 40 round trips at the longest paths.
                 point.setdefault("_duration_s", max(2.0, 40 * 6 * point["km"] * 5e-6))
 
 

@@ -102,7 +102,8 @@ Delta = core_number("AlgorithmSpec[erica].delta")
 EricaA = core_number("AlgorithmSpec[erica_plus].a")
 EricaB = core_number("AlgorithmSpec[erica_plus].b")
 RateIncrease = core_number("RateControlSpec.max_increase")
-"""The largest increase of an explicit rate per interval, a fraction (seed 001: 0.1)."""
+"""The largest increase of an explicit rate per interval, a fraction (Explicit rate control
+of TCP (Satyavolu et al., 1998): 0.1)."""
 Nrm = whole(*ABR_NRM)
 Mrm = whole(1, ABR_NRM[1])
 Crm = whole(1, ABR_MAX_CRM)

@@ -45,7 +45,8 @@ class Flow(Table):
     Or, instead of ``path``: ``vc = "<name>"``, a VC of ``[vcs]`` that carries the
     flow's data, and ``ack_vc`` (default ``"<vc>-ack"``) that carries its ACKs back. Many
     flows may share these VCs, as the TCP connections an edge router multiplexes onto
-    one VC (seed 004); the VCs' class and contract are those of their ``[vcs]`` tables.
+    one VC (GFR buffer management (Goyal et al., 1998)); the VCs' class and contract are those of
+    their ``[vcs]`` tables.
     """
 
     path: Optional[NodePath] = None

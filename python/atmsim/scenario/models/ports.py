@@ -51,22 +51,24 @@ POLICY_KEYS = {
     "red": ["kind", "min_th", "max_th", "w_q", "max_p"],
 }
 SHARE_POLICIES = ("selective_drop", "fba")
-"""Policies that enforce equal buffer shares above a threshold R (seed 004 section 6)."""
+"""Policies that enforce equal buffer shares above a threshold R (GFR buffer management's (Goyal et
+al., 1998) section 6)."""
 SHARE_THRESHOLD_FRACTION = 0.5
-"""Default R of Selective Drop and FBA: half the buffer. Our choice: seed 004 gives R "as
-a fraction of the buffer capacity K" without a value; at half the buffer the shares act
+"""Default R of Selective Drop and FBA: half the buffer. Our choice: the GFR buffer management paper
+gives R "as a fraction of the buffer capacity K" without a value; at half the buffer the shares act
 well before the buffer is full, and FBA's scaled share Z (K - R) / (X - R) has room to
 shrink (docs/model.md, "Drop policies", and the sensitivity table of
 docs/reproduction.md)."""
 DFBA_LOW_FRACTION = 0.5
-"""Default DFBA L: half the buffer (our choice; seed 004 calls L the knee of the load
-curve without a value)."""
+"""Default DFBA L: half the buffer (our choice; the GFR buffer management paper calls L the knee of
+the load curve without a value)."""
 DFBA_HIGH_FRACTION = 0.9
-"""Default DFBA H: 90 % of the buffer (our choice; seed 004 calls H the cliff)."""
+"""Default DFBA H: 90 % of the buffer (our choice; the GFR buffer management paper calls H the
+cliff)."""
 DFBA_ALPHA = 0.5
-"""DFBA's alpha: seed 004 section 4, "alpha was fixed to 0.5"."""
+"""DFBA's alpha: GFR buffer management's section 4, "alpha was fixed to 0.5"."""
 DFBA_Z_RULES = ("one_minus_share", "one_minus_share_squared")
-"""DFBA's Z_i besides a number: 1 - W_i/W and (1 - W_i/W)^2 (seed 004 Table 6)."""
+"""DFBA's Z_i besides a number: 1 - W_i/W and (1 - W_i/W)^2 (GFR buffer management's Table 6)."""
 INTELLIGENT_TAIL_MARGIN_CELLS = 12
 """Default intelligent-tail threshold = buffer - 12: one 12-cell frame (MSS 512) below K."""
 RED_MAX_TH_FACTOR = 3
@@ -174,22 +176,24 @@ ALGORITHM_KEYS = {
 }
 ALGORITHM_DEFAULTS: dict[str, Any] = {
     "variant": "max_min",  # the ERICA description's max-min version (docs/model.md, ERICA)
-    "target_utilization": 0.9,  # seed 000 section 5, seed 002, seed 003 section 4.1
-    "interval": "1 ms",  # seed 000 section 5: 100 cells or 1 ms, whichever first
+    # target utilisation: TCP over ABR (Kalyanaraman et al., 1996) section 5, ABR and UBR
+    # buffering (Kalyanaraman et al., 1998), TCP over FMMRA (An et al., 1998) section 4.1
+    "target_utilization": 0.9,
+    "interval": "1 ms",  # TCP over ABR's section 5: 100 cells or 1 ms, whichever first
     "interval_cells": 100,
     "delta": 0.1,  # the ERICA description (Jain et al., ATM Forum 96-1172)
-    # CCR from the forward RM cells, as the seeds' ERICA had it (seed 000 section 9:
+    # CCR from the forward RM cells, as the seeds' ERICA had it (TCP over ABR's section 9:
     # window-limited sources keep ACRs at 90 % of the link); the ERICA description's
     # per-VC CCR measurement is an option (docs/model.md, "ABR").
     "measured_rate": False,
     # A VC whose backward RM cell passes counts as active: Kalyanaraman's dissertation
-    # marks a VC seen on every backward RM cell; the TCP buffer study seed 002 grew
-    # from ran ERICA with "correct counting of bursty sources" (docs/model.md, "ABR").
+    # marks a VC seen on every backward RM cell; the TCP buffer study behind ABR and UBR
+    # buffering ran ERICA with "correct counting of bursty sources" (docs/model.md, "ABR").
     "bidirectional_count": True,
-    "t0": "1.5 ms",  # ERICA+: seed 001 section 6
-    "a": 1.15,  # seed 001
-    "b": 1.05,  # the literature's default (seed 001 uses 1)
-    "qdlf": 0.5,  # seed 001
+    "t0": "1.5 ms",  # ERICA+: Explicit rate control of TCP's (Satyavolu et al., 1998) section 6
+    "a": 1.15,  # the Explicit rate control of TCP paper
+    "b": 1.05,  # the literature's default (the Explicit rate control of TCP paper uses 1)
+    "qdlf": 0.5,  # the Explicit rate control of TCP paper
 }
 """Defaults of the switch algorithms' keys (every kind that has the key)."""
 
@@ -201,7 +205,7 @@ class Algorithm(Table):
     (``algorithm = { kind = "efci", high = 300 }``). Keys per kind:
 
     - erica: variant ("max_min": the ERICA description's max-min version; "basic":
-      seed 000 section 3.2's ER = max(FairShare, VCShare)), target_utilization (0.9),
+      TCP over ABR section 3.2's ER = max(FairShare, VCShare)), target_utilization (0.9),
       interval ("1 ms"), interval_cells (100), delta (0.1), measured_rate (false),
       bidirectional_count (true);
     - erica_plus: interval, interval_cells, delta, measured_rate,
@@ -215,7 +219,7 @@ class Algorithm(Table):
     kind: Literal["erica", "erica_plus", "efci", "fmmra"]
     variant: Optional[Literal["max_min", "basic"]] = None
     """ERICA: "max_min" (the description's version with its max-min fairness
-    enhancement) or "basic" (seed 000 section 3.2)."""
+    enhancement) or "basic" (TCP over ABR's section 3.2)."""
     target_utilization: Optional[UnitFraction] = None
     """ERICA: the fraction U of the link's cell rate offered to ABR and VBR/CBR."""
     interval: Optional[Interval] = None
@@ -280,25 +284,26 @@ def _check_window_rule(value: Any) -> Any:
 TimeOrRule = Annotated[str, BeforeValidator(_check_window_rule)]
 """How an explicit rate becomes a window: "none", "rtt", "base_rtt", or a time T."""
 
+# from Explicit rate control of TCP (Satyavolu et al., 1998)
 RATE_CONTROL_DEFAULTS: dict[str, Any] = {
-    "interval": "5 ms",  # seed 001 Table 1: the switch averaging interval
-    "t0": "1.5 ms",  # seed 001 Table 1: target queueing delay
-    "a": 1.15,  # seed 001 Table 1
-    "b": 1.0,  # seed 001 Table 1
-    "qdlf": 0.5,  # seed 001 Table 1: queue drain limit factor
-    "delta": 0.1,  # the ERICA description's (seed 001 section 5 names delta, no value)
-    "max_increase": 0.1,  # seed 001 section 5: "limit rate increases to 10 %"
-    "active_decay": 0.0,  # seed 001 section 5: "Measure number of active sources" (below)
+    "interval": "5 ms",  # its Table 1: the switch averaging interval
+    "t0": "1.5 ms",  # its Table 1: target queueing delay
+    "a": 1.15,  # its Table 1
+    "b": 1.0,  # its Table 1
+    "qdlf": 0.5,  # its Table 1: queue drain limit factor
+    "delta": 0.1,  # the ERICA description's (its section 5 names delta, no value)
+    "max_increase": 0.1,  # its section 5: "limit rate increases to 10 %"
+    "active_decay": 0.0,  # its section 5: "Measure number of active sources" (below)
 }
-"""The simplified ERICA+ of seed 001 (sections 5 and 6, Table 1)."""
+"""The simplified ERICA+ of the Explicit rate control of TCP paper (sections 5 and 6, Table 1)."""
 
 
 class RateControl(Table):
     """``rate_control = { ... }`` (or ``"erica_plus"``) on an IP or ATM link: its port
     computes an explicit rate per TCP flow (per VC at an ATM port, in cell payload
-    bytes) with seed 001's simplified ERICA+
-    (docs/model.md, "Explicit-rate control of TCP"). Every key has seed 001's value as
-    its default: interval "5 ms", t0 "1.5 ms", a 1.15, b 1, qdlf 0.5, delta 0.1,
+    bytes) with Explicit rate control of TCP's simplified ERICA+
+    (docs/model.md, "Explicit-rate control of TCP"). Every key has Explicit rate control of TCP's
+    value as its default: interval "5 ms", t0 "1.5 ms", a 1.15, b 1, qdlf 0.5, delta 0.1,
     max_increase 0.1 (10 % per interval)."""
 
     interval: Interval = RATE_CONTROL_DEFAULTS["interval"]
@@ -318,8 +323,8 @@ class RateControl(Table):
     active_decay: UnitInterval = RATE_CONTROL_DEFAULTS["active_decay"]
     """The number of active sources: each flow seen in an interval counts 1, and its
     count decays by this factor per interval it is silent (0: the flows seen in the
-    interval alone; 1: every flow ever seen). Default 0: seed 001's pseudo-code measures
-    the number of active sources at each interval's end, as it measures the rates, and
+    interval alone; 1: every flow ever seen). Default 0: Explicit rate control of TCP's pseudo-code
+    measures the number of active sources at each interval's end, as it measures the rates, and
     Kalyanaraman's dissertation (the seed's reference [3]) counts the VCs seen in the
     interval unless its "Averaging VCs" option is on, whose decay factor no source we
     could read gives a value for (docs/model.md)."""
@@ -349,7 +354,7 @@ class AckControl(Table):
     ``rates_from``), ``"base_rtt"`` (ER x the base RTT, no queueing) or a time T such
     as ``"30 ms"`` (ER x T), written into each ACK as min(window, ER x T) with the
     checksum updated (RFC 1624); ``ack_bucket``: hold the ACKs and release them at the
-    flow's ER (seed 001 section 4.1)."""
+    flow's ER (Explicit rate control of TCP's section 4.1)."""
 
     rates_from: str
     """The link whose port computes the rates (IP for an IP link, ATM for an ATM one)."""
