@@ -93,7 +93,9 @@ pub enum ServiceClass {
 }
 
 impl ServiceClass {
-    /// Priority level at a port: 0 is served first (seed 000 section 6, seed 003 section 4: CBR > VBR > ABR/UBR/GFR).
+    /// Priority level at a port: 0 is served first (TCP over ABR (Kalyanaraman
+    /// et al., 1996) section 6, TCP over FMMRA (An et al., 1998) section 4: CBR
+    /// > VBR > ABR/UBR/GFR).
     pub fn priority(self) -> usize {
         match self {
             ServiceClass::Cbr => 0,

@@ -1,6 +1,6 @@
-//! ABR end to end: greedy sources under ERICA, ERICA+ and FMMRA converge to
-//! the analytic rates (the max-min rates of the reference configurations), EFCI reacts, and the ledger
-//! balances with RM cells, VBR priority and TCP on top.
+//! ABR end to end: greedy sources under ERICA, ERICA+ and FMMRA converge to the
+//! analytic rates (the max-min rates of the reference configurations), EFCI
+//! reacts, and the ledger balances with RM cells, VBR priority and TCP on top.
 
 use atmsim_core::atm::CELL_BITS;
 use atmsim_core::stats::Summary;
@@ -205,7 +205,8 @@ fn fmmra_gives_n_greedy_sources_c_over_n() {
     }
 }
 
-/// GFC-2 (seed 001 section 6.2, scaled from ATM Forum 94-0557): 7 switches in a chain.
+/// GFC-2 (Explicit rate control of TCP (Satyavolu et al., 1998) section 6.2,
+/// scaled from ATM Forum 94-0557): 7 switches in a chain.
 fn gfc2(algo: Value) -> Net {
     let mbps = |m: f64| m * 1e6 / CELL_BITS;
     let mut net = Net::default();
@@ -294,7 +295,7 @@ fn efci_marks_and_sources_back_off() {
     let efci = json!({"kind": "efci", "high_cells": 50, "low_cells": 50});
     let mut net = n_source(2, efci);
     for v in &mut net.vcs {
-        // Seed 003's EFCI source parameters, TM 4.0's TBE.
+        // The EFCI source parameters of TCP over FMMRA (An et al., 1998), TM 4.0's TBE.
         v["abr"]["rif"] = json!(0.1);
         v["abr"]["rdf"] = json!(1.0 / 16.0);
         v["abr"]["crm"] = json!(524_288);
@@ -349,9 +350,9 @@ fn vbr_background_takes_priority_and_erica_gives_abr_the_rest() {
     assert!(vbr.cells_sent - vbr.cells_delivered < (0.4 * OC3_CPS * 0.0021) as u64);
 }
 
-/// Seed 000 section 8's configuration: n TCP sources over ABR through
-/// SW1 -> SW2 (three 1000 km links), ERICA at the bottleneck, `buffer` cells,
-/// TBE 512, optional VBR background.
+/// The configuration of TCP over ABR (Kalyanaraman et al., 1996), section 8: n
+/// TCP sources over ABR through SW1 -> SW2 (three 1000 km links), ERICA at the
+/// bottleneck, `buffer` cells, TBE 512, optional VBR background.
 fn tcp_over_abr(n: usize, buffer: Option<u32>, tbe: u32, vbr: bool, secs: u64) -> Scenario {
     let km = 5_000_000u64; // ps per km
     let mut net = Net::default();
@@ -404,7 +405,7 @@ fn tcp_over_abr(n: usize, buffer: Option<u32>, tbe: u32, vbr: bool, secs: u64) -
 
 #[test]
 fn tcp_over_abr_with_enough_buffer_loses_nothing_and_is_rate_limited() {
-    // Seed 000 section 8: 2 sources, 4096 cells, TBE 512, no VBR: no loss,
+    // TCP over ABR section 8: 2 sources, 4096 cells, TBE 512, no VBR: no loss,
     // and each source uses the rate ERICA gives it (0.9 C / 2).
     let s = run(&tcp_over_abr(2, Some(4096), 512, false, 2));
     let dropped: u64 = s.ports.iter().map(|p| p.cells_dropped).sum();

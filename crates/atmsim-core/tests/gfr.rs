@@ -98,11 +98,11 @@ fn many_flows_share_a_vc_and_the_ledgers_balance() {
 
 #[test]
 fn dfba_keeps_buffer_shares_in_proportion_to_the_mcrs() {
-    // Seed 004's setting in small: MCRs of 20 % and 60 % of the link, DFBA
-    // with L = 500, H = 1500 in a 2000-cell buffer, 5 connections per VC.
-    // (Whether each VC reaches its MCR depends on the buffer, the
-    // thresholds and the TCP windows: seed 004's reproduction measures it
-    // in its own configurations.)
+    // The setting of GFR buffer management (Goyal et al., 1998) in small: MCRs
+    // of 20 % and 60 % of the link, DFBA with L = 500, H = 1500 in a 2000-cell
+    // buffer, 5 connections per VC. (Whether each VC reaches its MCR depends on
+    // the buffer, the thresholds and the TCP windows: GFR buffer management's
+    // reproduction measures it in its own configurations.)
     let mcrs = [0.2 * OC3_CPS, 0.6 * OC3_CPS];
     let policy = json!({"kind": "dfba", "low": 500, "high": 1500, "alpha": 0.5,
                         "z": {"kind": "constant", "value": 1.0}});

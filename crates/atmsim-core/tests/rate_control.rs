@@ -1,4 +1,5 @@
-//! Explicit-rate control of TCP at an IP router (seed 001): rates written
+//! Explicit-rate control of TCP at an IP router (Explicit rate control of TCP,
+//! Satyavolu et al., 1998): rates written
 //! into ACK windows, the ack bucket, and the fast paths kept off them.
 
 use atmsim_core::atm::CELL_BITS;
@@ -11,7 +12,7 @@ use common::{MS, S};
 
 /// Three Reno flows with access links of 1, 10 and 40 ms one way sharing
 /// r1 -> r2 (20 Mb/s, 10 ms, 2000 packets); windows of 600,000 bytes as in
-/// seed 001. `control` is the rate control of r1 -> r2 and `acks` the ACK
+/// Explicit rate control of TCP. `control` is the rate control of r1 -> r2 and `acks` the ACK
 /// control at r1 (on r2 -> r1), JSON or null.
 fn hetero(control: Value, acks: Value, fast_paths: bool, secs: u64) -> Scenario {
     let mut nodes = vec![json!({"name": "r1"}), json!({"name": "r2"})];
@@ -49,7 +50,7 @@ fn hetero(control: Value, acks: Value, fast_paths: bool, secs: u64) -> Scenario 
     serde_json::from_value(v).unwrap()
 }
 
-/// Seed 001's simplified ERICA+ (section 5, Table 1).
+/// The simplified ERICA+ of Explicit rate control of TCP (section 5, Table 1).
 fn erica_plus() -> Value {
     json!({"interval_ps": 5 * MS, "t0_ps": 1_500_000_000, "a": 1.15, "b": 1.0, "qdlf": 0.5,
            "delta": 0.1, "max_increase": 0.1, "active_decay": 0.9})
@@ -142,7 +143,7 @@ fn windows_written_into_acks_cap_the_queue() {
 
 #[test]
 fn the_flows_own_rtt_is_fairer_than_one_fixed_time() {
-    // Seed 001 Figs 3 and 4: one T = 30 ms leaves the long-RTT flow short;
+    // Figs 3 and 4 of Explicit rate control of TCP: one T = 30 ms leaves the long-RTT flow short;
     // each flow's own RTT shares the link fairly.
     let fixed = run(&hetero(
         erica_plus(),

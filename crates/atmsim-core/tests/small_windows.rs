@@ -30,7 +30,8 @@ fn tcp() -> Value {
            "max_rto_ps": 64 * S, "delayed_ack_ps": 0, "app_bytes": null, "max_sack_blocks": 3})
 }
 
-/// Seed 001's simplified ERICA+ (section 5, Table 1).
+/// The simplified ERICA+ of Explicit rate control of TCP (Satyavolu et al.,
+/// 1998), section 5, Table 1.
 fn erica_plus() -> Value {
     json!({"interval_ps": 5 * MS, "t0_ps": 1_500_000_000, "a": 1.15, "b": 1.0, "qdlf": 0.5,
            "delta": 0.1, "max_increase": 0.1, "active_decay": 0.9})

@@ -59,8 +59,9 @@ pub trait SwitchAlgorithm: Send + Sync {
 pub enum AlgorithmSpec {
     /// ERICA: explicit rates from the load factor and the fair share.
     Erica {
-        /// Which ERICA: the basic rule of seed 000 section 3.2, or the
-        /// description's max-min version (the default).
+        /// Which ERICA: the basic rule of TCP over ABR (Kalyanaraman et al.,
+        /// 1996) section 3.2, or the description's max-min version (the
+        /// default).
         #[serde(default)]
         variant: EricaVariant,
         /// Target utilization U of the link.
@@ -139,7 +140,7 @@ pub enum EricaVariant {
     /// enhancement).
     #[default]
     MaxMin,
-    /// ER = max(FairShare, VCShare) always (seed 000 section 3.2, the
+    /// ER = max(FairShare, VCShare) always (TCP over ABR section 3.2, the
     /// algorithm as first proposed).
     Basic,
 }

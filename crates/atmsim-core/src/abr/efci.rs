@@ -1,7 +1,7 @@
-//! Binary EFCI marking (seed 003; ATM Forum TM 4.0): once the ABR queue exceeds the
-//! high threshold, set EFCI on the ABR data cells offered to the port until
-//! the queue falls below the low threshold. Sources react through the
-//! destination's CI bit (rule 8).
+//! Binary EFCI marking (TCP over FMMRA (An et al., 1998); ATM Forum TM 4.0):
+//! once the ABR queue exceeds the high threshold, set EFCI on the ABR data
+//! cells offered to the port until the queue falls below the low threshold.
+//! Sources react through the destination's CI bit (rule 8).
 
 use super::algorithm::{AlgorithmStats, PortState, SwitchAlgorithm};
 use super::is_rm;

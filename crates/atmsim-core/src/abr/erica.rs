@@ -1,6 +1,7 @@
-//! ERICA (seed 000 section 3.2; Jain et al., "ERICA Switch Algorithm: A
-//! Complete Description", ATM Forum 96-1172): explicit rates from the load
-//! factor and the fair share, measured over averaging intervals.
+//! ERICA (TCP over ABR (Kalyanaraman et al., 1996) section 3.2; Jain et al.,
+//! "ERICA Switch Algorithm: A Complete Description", ATM Forum 96-1172):
+//! explicit rates from the load factor and the fair share, measured over
+//! averaging intervals.
 
 use super::algorithm::{AlgorithmStats, EricaVariant, Measured, Meter, PortState, SwitchAlgorithm};
 use super::erica_plus::QueueDelayTarget;
@@ -290,7 +291,7 @@ mod tests {
 
     #[test]
     fn the_basic_variant_gives_max_of_fair_share_and_vc_share_always() {
-        // Seed 000 section 3.2: no MaxAllocPrevious, no fair-share clamp.
+        // TCP over ABR section 3.2: no MaxAllocPrevious, no fair-share clamp.
         let mut e = erica().with_variant(EricaVariant::Basic);
         e.end_interval(&measured(160_000.0, 0.0, 2), &port());
         assert_eq!(e.rate_for(0, 120_000.0), 67_500.0);

@@ -1,9 +1,9 @@
-//! ERICA+ (Jain et al., "ERICA Switch Algorithm: A Complete Description",
-//! ATM Forum 96-1172; seed 001 section 5): ERICA whose target capacity follows the
-//! queueing delay instead of a fixed utilization. With Tq = Q / (ABR
-//! capacity) and target delay T0, the target is f(Tq) x ABR capacity with
-//! f = a T0 / ((a - 1) Tq + T0) above T0 and b T0 / ((b - 1) Tq + T0) below,
-//! floored at QDLF.
+//! ERICA+ (Jain et al., "ERICA Switch Algorithm: A Complete Description", ATM
+//! Forum 96-1172; Explicit rate control of TCP (Satyavolu et al., 1998) section
+//! 5): ERICA whose target capacity follows the queueing delay instead of a
+//! fixed utilization. With Tq = Q / (ABR capacity) and target delay T0, the
+//! target is f(Tq) x ABR capacity with f = a T0 / ((a - 1) Tq + T0) above T0
+//! and b T0 / ((b - 1) Tq + T0) below, floored at QDLF.
 
 use super::algorithm::Meter;
 use super::erica::{Erica, Target};
@@ -65,7 +65,8 @@ mod tests {
     #[test]
     fn factor_at_zero_t0_and_ten_t0() {
         let ms = 1_000_000_000;
-        // Seed 001: T0 = 1.5 ms, a = 1.15, b = 1 (and the literature's b = 1.05).
+        // Explicit rate control of TCP: T0 = 1.5 ms, a = 1.15, b = 1 (and the
+        // literature's b = 1.05).
         let mut q = QueueDelayTarget {
             t0_ps: 3 * ms / 2,
             a: 1.15,

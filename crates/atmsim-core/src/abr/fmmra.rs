@@ -1,6 +1,6 @@
-//! FMMRA, the Fast Max-Min Rate Allocation of seed 003 section 3.4.
+//! FMMRA, the Fast Max-Min Rate Allocation of TCP over FMMRA (An et al., 1998) section 3.4.
 //!
-//! **Our reconstruction** (of seed 003 section 3.4): the published equations were not
+//! **Our reconstruction** (of TCP over FMMRA section 3.4): the published equations were not
 //! reachable, so this implements the behaviour the seed describes. The port
 //! measures the ABR capacity C = link rate - CBR/VBR rate - the rate of
 //! backward RM cells of VCs running the other way (target

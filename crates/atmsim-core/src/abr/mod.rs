@@ -1,6 +1,8 @@
-//! ABR (ATM Forum Traffic Management Specification 4.0; seeds 000, 002, 003): the source and destination end systems of TM 4.0
-//! and the switch algorithms that write explicit rates or set congestion
-//! bits: ERICA, ERICA+, EFCI and FMMRA; [`params`] declares their
+//! ABR (ATM Forum Traffic Management Specification 4.0; TCP over ABR
+//! (Kalyanaraman et al., 1996), ABR and UBR buffering (Kalyanaraman et al.,
+//! 1998) and TCP over FMMRA (An et al., 1998)): the source and destination end
+//! systems of TM 4.0 and the switch algorithms that write explicit rates or set
+//! congestion bits: ERICA, ERICA+, EFCI and FMMRA; [`params`] declares their
 //! parameters' ranges and checks.
 //!
 //! Not here: the queueing of cells (see [`crate::atm::port`]) and their

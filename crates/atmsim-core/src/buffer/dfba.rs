@@ -1,6 +1,7 @@
-//! Differential Fair Buffer Allocation (seed 004 section 3: Goyal, Jain,
-//! Fahmy and Vandalore, "Buffer Management for the GFR Service", ATM Forum
-//! 98-0405): buffer shares in proportion to the VCs' MCRs on one FIFO.
+//! Differential Fair Buffer Allocation (GFR buffer management (Goyal et al.,
+//! 1998) section 3: Goyal, Jain, Fahmy and Vandalore, "Buffer Management for
+//! the GFR Service", ATM Forum 98-0405): buffer shares in proportion to the
+//! VCs' MCRs on one FIFO.
 //!
 //! At a frame's first cell, with X the cells in the port, X_i those of the
 //! frame's VC, W_i = MCR_i / GFR capacity its weight and W the sum of the

@@ -1,7 +1,7 @@
-//! Fair Buffer Allocation (Heinanen and Kilkki, in seed 004 section 6): as
-//! Selective Drop, but the share a VC may hold shrinks as the buffer fills:
-//! a frame is refused when X > R and X_i x N_a / X > Z x (K - R) / (X - R),
-//! K the buffer size.
+//! Fair Buffer Allocation (Heinanen and Kilkki, in GFR buffer management (Goyal
+//! et al., 1998) section 6): as Selective Drop, but the share a VC may hold
+//! shrinks as the buffer fills: a frame is refused when X > R and X_i x N_a / X
+//! > Z x (K - R) / (X - R), K the buffer size.
 
 use super::selective_drop::share_ratio;
 use super::{Arrival, DropPolicy, DropReason, FrameGate, Verdict};

@@ -1,6 +1,7 @@
-//! Intelligent tail drop (seed 000 section 11): above a threshold a few cells
-//! below the buffer size, drop every cell except EOM cells, so that the
-//! frame boundaries survive and frames do not merge at the receiver.
+//! Intelligent tail drop (TCP over ABR (Kalyanaraman et al., 1996) section 11):
+//! above a threshold a few cells below the buffer size, drop every cell except
+//! EOM cells, so that the frame boundaries survive and frames do not merge at
+//! the receiver.
 
 use super::{Arrival, DropPolicy, Verdict, INTELLIGENT_TAIL, TAIL};
 

@@ -59,9 +59,9 @@ pub enum PolicySpec {
         #[schemars(transform = Limit(THRESHOLD_CELLS))]
         threshold: u32,
     },
-    /// Selective Drop (seed 004 section 6): above R cells in the port, a
-    /// frame of a VC holding more than its share (X_i N_a / X > Z) is
-    /// dropped whole.
+    /// Selective Drop (GFR buffer management (Goyal et al., 1998) section 6):
+    /// above R cells in the port, a frame of a VC holding more than its share
+    /// (X_i N_a / X > Z) is dropped whole.
     SelectiveDrop {
         /// R: the occupancy above which shares are enforced, cells (at most
         /// the buffer).
@@ -71,7 +71,7 @@ pub enum PolicySpec {
         #[schemars(transform = Limit(FRACTION))]
         z: f64,
     },
-    /// Fair Buffer Allocation (seed 004 section 6): as Selective Drop with
+    /// Fair Buffer Allocation (GFR buffer management section 6): as Selective Drop with
     /// the share scaled by (K - R) / (X - R).
     Fba {
         /// R: the occupancy above which shares are enforced, cells (at most
@@ -82,7 +82,7 @@ pub enum PolicySpec {
         #[schemars(transform = Limit(FRACTION))]
         z: f64,
     },
-    /// Differential Fair Buffer Allocation (seed 004 section 3): buffer
+    /// Differential Fair Buffer Allocation (GFR buffer management section 3): buffer
     /// shares in proportion to the GFR VCs' MCRs.
     Dfba {
         /// L: below it every frame is accepted, cells.
@@ -117,12 +117,12 @@ pub enum PolicySpec {
     },
 }
 
-/// DFBA's Z_i (seed 004 section 5, Table 6), with W_i / W a VC's share of
+/// DFBA's Z_i (GFR buffer management section 5, Table 6), with W_i / W a VC's share of
 /// the port's weights.
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum DfbaZ {
-    /// The same Z for every VC (seed 004: 1 "in most cases").
+    /// The same Z for every VC (GFR buffer management: 1 "in most cases").
     Constant {
         /// Z, in [0, 1].
         #[schemars(transform = Limit(UNIT_INTERVAL))]

@@ -1,4 +1,4 @@
-//! Selective Drop (Goyal et al., seed 004 section 6): a frame is refused at
+//! Selective Drop (GFR buffer management (Goyal et al., 1998), section 6): a frame is refused at
 //! its first cell when the buffer holds more than R cells and its VC holds
 //! more than its share, X_i x N_a / X > Z (X cells in the port, N_a VCs with
 //! cells there). Equal buffer shares, hence equal throughput, without per-VC

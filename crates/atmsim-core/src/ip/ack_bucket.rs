@@ -1,10 +1,11 @@
-//! The ack bucket (seed 001 section 4.1; Narvaez and Siu, "An Acknowledgment
-//! Bucket Scheme for Regulating TCP Flow over ATM"): a flow's returning ACKs
-//! are held at the edge and released at the rate allocated to the flow, each
-//! ACK after the time its newly acknowledged data takes at that rate, so
-//! that TCP's ACK clock, and with it the flow's rate, follows the
-//! allocation. ACKs leave in the order they came (duplicates, which
-//! acknowledge nothing new, right after the one before them).
+//! The ack bucket (Explicit rate control of TCP (Satyavolu et al., 1998)
+//! section 4.1; Narvaez and Siu, "An Acknowledgment Bucket Scheme for
+//! Regulating TCP Flow over ATM"): a flow's returning ACKs are held at the edge
+//! and released at the rate allocated to the flow, each ACK after the time its
+//! newly acknowledged data takes at that rate, so that TCP's ACK clock, and
+//! with it the flow's rate, follows the allocation. ACKs leave in the order
+//! they came (duplicates, which acknowledge nothing new, right after the one
+//! before them).
 
 use super::packet::Packet;
 use crate::engine::{Time, PS_PER_S};
@@ -87,8 +88,12 @@ mod tests {
         assert!(b.hold(Packet::ack(0, 0, 1000, 100), 0));
         assert!(!b.hold(Packet::ack(0, 0, 2000, 100), 0));
         assert!(!b.hold(Packet::ack(0, 0, 2000, 100), 0)); // a duplicate
-                                                           // The first acknowledges 1000 bytes from 0: 1 ms after the clock's
-                                                           // start (0), not before now.
+                                                           // The first
+                                                           // acknowledges 1000
+                                                           // bytes from 0: 1 ms
+                                                           // after the clock's
+                                                           // start (0), not
+                                                           // before now.
         assert_eq!(b.next_release(0, rate), Some(MS));
         assert_eq!(b.release(MS).map(|a| a.ack), Some(1000));
         assert_eq!(b.next_release(MS, rate), Some(2 * MS));

@@ -2,13 +2,13 @@
 //! checksum and its incremental update, and router output ports with FIFO
 //! queues (tail drop or RED) feeding packet links.
 //!
-//! Also the explicit-rate control of TCP at a router port (seed 001): the
-//! rates ([`rate_control`]) and the ack bucket ([`ack_bucket`]); the
-//! translation of a rate into the window of passing ACKs is
-//! [`rate_control::limit_window`] ([`Packet::rewrite_window`] with the
-//! checksum updated incrementally), shared with the ATM edges; [`params`]
-//! declares their parameters.
-//! Not here: IP fragmentation (the seeds never fragment).
+//! Also the explicit-rate control of TCP at a router port (Explicit rate
+//! control of TCP, Satyavolu et al., 1998): the rates ([`rate_control`]) and
+//! the ack bucket ([`ack_bucket`]); the translation of a rate into the window
+//! of passing ACKs is [`rate_control::limit_window`]
+//! ([`Packet::rewrite_window`] with the checksum updated incrementally), shared
+//! with the ATM edges; [`params`] declares their parameters. Not here: IP
+//! fragmentation (the seeds never fragment).
 
 pub mod ack_bucket;
 pub mod checksum;

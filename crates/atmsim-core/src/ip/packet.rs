@@ -180,8 +180,9 @@ impl Packet {
         folded == 0xFFFF
     }
 
-    /// Rewrites the window field as a router does (seed 001): the checksum is
-    /// updated incrementally (RFC 1624), not recomputed.
+    /// Rewrites the window field as a router does (Explicit rate control of
+    /// TCP, Satyavolu et al., 1998): the checksum is updated incrementally (RFC
+    /// 1624), not recomputed.
     pub fn rewrite_window(&mut self, wnd: u16) {
         self.checksum = checksum::update(self.checksum, self.wnd, wnd);
         self.wnd = wnd;

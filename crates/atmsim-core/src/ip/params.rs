@@ -1,9 +1,10 @@
 //! The IP layer's parameters as the core JSON gives them: the buffer of a
-//! router port, and the explicit-rate control of TCP (seed 001) at an IP
-//! or ATM port and at the node that receives the ACKs, with their ranges
-//! and checks. The rate computation is ERICA+'s, so its ranges are those
-//! of [`crate::abr::params`]. RED's parameters are a port's drop policy,
-//! declared with the others in [`crate::buffer::params`].
+//! router port, and the explicit-rate control of TCP (Explicit rate control of
+//! TCP, Satyavolu et al., 1998) at an IP or ATM port and at the node that
+//! receives the ACKs, with their ranges and checks. The rate computation is
+//! ERICA+'s, so its ranges are those of [`crate::abr::params`]. RED's
+//! parameters are a port's drop policy, declared with the others in
+//! [`crate::buffer::params`].
 
 use crate::abr::params::{ERICA_DELTA, ERICA_PLUS_A, ERICA_PLUS_B, INTERVAL_PS};
 use crate::engine::Time;
@@ -21,14 +22,14 @@ pub const BUFFER_BYTES: Ints = Ints {
     min: 1,
     max: 1 << 53,
 };
-/// The largest increase of an explicit rate per interval (seed 001: 10 %).
+/// The largest increase of an explicit rate per interval (Explicit rate control of TCP: 10 %).
 pub const RATE_INCREASE: Reals = Reals {
     min: 0.0,
     min_open: false,
     max: 10.0,
 };
 
-/// The simplified ERICA+ of seed 001 section 5 at a router port.
+/// The simplified ERICA+ of Explicit rate control of TCP section 5 at a router port.
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RateControlSpec {
@@ -75,7 +76,7 @@ pub enum WindowRule {
     },
     /// Each flow's own round-trip time as a ping from the router measures
     /// it: its base round-trip time plus the queueing delay of the
-    /// controlling port at the instant the ACK passes (seed 001 section
+    /// controlling port at the instant the ACK passes (Explicit rate control of TCP section
     /// 4.2.1: "ping-like ICMP packets to both source and destination").
     Rtt,
     /// Each flow's base round-trip time: its paths' propagation and one

@@ -1,6 +1,7 @@
 //! Explicit rates for TCP flows at a router port: the simplified ERICA+ of
-//! seed 001 section 5 (Satyavolu, Duvedi and Kalyanaraman, "Explicit rate
-//! control of TCP applications", ATM Forum 98-0152).
+//! Explicit rate control of TCP, section 5 (Satyavolu, Duvedi and
+//! Kalyanaraman, "Explicit rate control of TCP applications", ATM Forum
+//! 98-0152, 1998).
 //!
 //! At the end of each averaging interval the port measures its input rate
 //! and each flow's rate (bytes of the flow's packets that reached the port
@@ -43,7 +44,7 @@
 use crate::engine::{Time, PS_PER_S};
 use crate::ip::Packet;
 
-/// Seed 001's translation of a rate into a window (section 3): writes
+/// The translation of a rate into a window of Explicit rate control of TCP (section 3): writes
 /// min(window, ER x T) into ACK `packet`'s window field, ER in bytes/s and T
 /// in ps, in units of the flow's window scale (RFC 1323: the field is the
 /// window shifted right by `scale`, truncated), never raising the field and

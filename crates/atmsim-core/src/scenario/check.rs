@@ -135,10 +135,11 @@ impl Scenario {
         ac.window.check(&format!("{p}.window"))
     }
 
-    /// The explicit-rate control of TCP at an ATM port and edge: rates
-    /// measured at an ATM port, and the windows of the ACK frames reassembled
-    /// where the ACK VCs ending with ATM link `i` end (seed 001 section 7:
-    /// "ATM edge devices/switches, as well as ... Internet routers").
+    /// The explicit-rate control of TCP at an ATM port and edge: rates measured
+    /// at an ATM port, and the windows of the ACK frames reassembled where the
+    /// ACK VCs ending with ATM link `i` end (Explicit rate control of TCP
+    /// (Satyavolu et al., 1998) section 7: "ATM edge devices/switches, as well
+    /// as ... Internet routers").
     fn check_atm_control(&self, i: usize, l: &LinkSpec) -> Result<(), String> {
         if let Some(rc) = &l.rate_control {
             rc.check(&format!("links[{i}].rate_control"))?;

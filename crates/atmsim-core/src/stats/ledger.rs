@@ -1,10 +1,11 @@
-//! The conservation ledgers (seed 000 section 7): every cell generated is
-//! delivered, dropped, waiting in a port or on a link; likewise every IP
-//! packet; and every TCP byte sent is delivered, dropped in the network,
-//! dropped by AAL5, dropped as a duplicate, held out of order, dropped
-//! beyond a receiver's window or still in the path (seed 000 section 7). The right-hand sides are counted from the
-//! network's state at the end of the run, independently of the sending
-//! counters, so a lost or duplicated unit shows.
+//! The conservation ledgers (TCP over ABR (Kalyanaraman et al., 1996) section
+//! 7): every cell generated is delivered, dropped, waiting in a port or on a
+//! link; likewise every IP packet; and every TCP byte sent is delivered,
+//! dropped in the network, dropped by AAL5, dropped as a duplicate, held out of
+//! order, dropped beyond a receiver's window or still in the path (TCP over ABR
+//! section 7). The right-hand sides are counted from the network's state at the
+//! end of the run, independently of the sending counters, so a lost or
+//! duplicated unit shows.
 
 use serde::Serialize;
 
@@ -56,7 +57,7 @@ pub(crate) fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// TCP payload bytes (seed 000 section 7).
+/// TCP payload bytes (TCP over ABR section 7).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ByteLedger {
     /// True when it balances.

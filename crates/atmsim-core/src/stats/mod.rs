@@ -95,13 +95,14 @@ pub struct FlowSummary {
     pub rto_s: f64,
     /// Finite transfer: when its last byte was acknowledged, s.
     pub completed_at_s: Option<f64>,
-    /// A flow whose ACKs a router controls (seed 001): its explicit rate and
-    /// what the router did to its ACKs.
+    /// A flow whose ACKs a router controls (Explicit rate control of TCP,
+    /// Satyavolu et al., 1998): its explicit rate and what the router did to
+    /// its ACKs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_control: Option<FlowRateSummary>,
 }
 
-/// What the explicit-rate control of TCP did to one flow (seed 001).
+/// What the explicit-rate control of TCP did to one flow (Explicit rate control of TCP).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowRateSummary {
     /// The flow's explicit rate at its controlling port at the end, bits/s.

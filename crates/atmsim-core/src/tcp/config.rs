@@ -48,7 +48,9 @@ pub const SACK_BLOCKS: Ints = Ints { min: 1, max: 4 };
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Variant {
-    /// Tahoe without fast retransmit: only timeouts recover losses (seeds 000, 002, 003).
+    /// Tahoe without fast retransmit: only timeouts recover losses (TCP over
+    /// ABR (Kalyanaraman et al., 1996), ABR and UBR buffering (Kalyanaraman et
+    /// al., 1998) and TCP over FMMRA (An et al., 1998)).
     TahoeNofr,
     /// Tahoe: fast retransmit on 3 duplicate ACKs, then slow start from one segment.
     Tahoe,
@@ -70,7 +72,7 @@ pub enum TimerMode {
         #[schemars(transform = Limit(TICK_PS))]
         tick_ps: Time,
     },
-    /// Exact times (seed 003's "fine-grained double-precision timing").
+    /// Exact times ("fine-grained double-precision timing", as in TCP over FMMRA).
     Fine,
 }
 
@@ -230,12 +232,12 @@ mod tests {
         let mut c = TcpConfig::example(Variant::Reno);
         // 64 KB with shift 1: field 32768, window 65536.
         assert_eq!((c.window_field(), c.max_window()), (32_768, 65_536));
-        // Seed 000: 16 x 64 KB = 1024 KB with shift 4: the field saturates at
+        // TCP over ABR: 16 x 64 KB = 1024 KB with shift 4: the field saturates at
         // 65535, so the window is 65535 x 16 = 1,048,560 bytes.
         c.rcv_window_bytes = 1 << 20;
         c.window_scale = 4;
         assert_eq!(c.max_window(), 1_048_560);
-        // Seed 002's satellite case: 34000 x 2^8 bytes.
+        // The satellite case of ABR and UBR buffering: 34000 x 2^8 bytes.
         c.rcv_window_bytes = 34_000 << 8;
         c.window_scale = 8;
         assert_eq!((c.window_field(), c.max_window()), (34_000, 8_704_000));

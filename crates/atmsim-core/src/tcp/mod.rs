@@ -1,5 +1,6 @@
-//! TCP (seed 000 section 2; RFC 793, 5681, 6582, 2018): the sender with its congestion-control variants,
-//! the receiver, and the RTT/RTO estimator.
+//! TCP (TCP over ABR (Kalyanaraman et al., 1996) section 2; RFC 793, 5681,
+//! 6582, 2018): the sender with its congestion-control variants, the receiver,
+//! and the RTT/RTO estimator.
 //!
 //! The sender and receiver are plain state machines with no knowledge of the
 //! network: [`crate::sim`] hands them ACKs, segments and timer ticks and

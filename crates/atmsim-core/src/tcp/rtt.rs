@@ -1,6 +1,6 @@
 //! RTT estimation and the retransmission timeout (Jacobson and Karels,
-//! "Congestion Avoidance and Control", 1988, on BSD's coarse tick; seed 000
-//! section 4 on the timer granularity).
+//! "Congestion Avoidance and Control", 1988, on BSD's coarse tick; TCP over ABR
+//! (Kalyanaraman et al., 1996) section 4 on the timer granularity).
 //!
 //! Jacobson/Karels as in RFC 6298: the first sample R sets srtt = R,
 //! rttvar = R/2; later ones update rttvar = 3/4 rttvar + 1/4 |srtt - R| (with

@@ -629,10 +629,11 @@ impl TcpSender {
         self.force = true;
     }
 
-    /// The retransmission timeout (seed 000 section 2): ssthresh = max(2 MSS,
-    /// min(cwnd/2, Wrcvr)) in whole segments, cwnd = 1 MSS, go back to
-    /// snd_una, back off. During fast recovery the window is the one before
-    /// the inflation (ns-2's cwnd; RFC 5681 takes the flight).
+    /// The retransmission timeout (TCP over ABR (Kalyanaraman et al., 1996)
+    /// section 2): ssthresh = max(2 MSS, min(cwnd/2, Wrcvr)) in whole segments,
+    /// cwnd = 1 MSS, go back to snd_una, back off. During fast recovery the
+    /// window is the one before the inflation (ns-2's cwnd; RFC 5681 takes the
+    /// flight).
     pub fn timeout(&mut self, now: Time) {
         self.timeouts += 1;
         let base = self.cc.base_cwnd(&self.s);
@@ -785,7 +786,7 @@ mod tests {
 
     #[test]
     fn timeout_threshold_uses_the_receiver_window_when_smaller() {
-        // ssthresh = max(2, min(cwnd/2, Wrcvr)) (seed 000): with cwnd far
+        // ssthresh = max(2, min(cwnd/2, Wrcvr)) (TCP over ABR): with cwnd far
         // above the window, the window bounds it.
         let mut sc = Script::new(TcpConfig::example(Variant::TahoeNofr));
         sc.tx.s.cwnd = 300_000.0;

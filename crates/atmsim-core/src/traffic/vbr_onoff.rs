@@ -1,6 +1,7 @@
-//! VBR on/off: cells at the peak rate while on, silence while off; on and
-//! off times fixed or exponential. Starts in the on state (seed 000: 100 ms
-//! on / 100 ms off at 124.41 Mbps from 2 ms).
+//! VBR on/off: cells at the peak rate while on, silence while off; on and off
+//! times fixed or exponential. Starts in the on state (TCP over ABR
+//! (Kalyanaraman et al., 1996): 100 ms on / 100 ms off at 124.41 Mbps from 2
+//! ms).
 
 use super::params::Distribution;
 use super::{Emission, Fine, TrafficSource};
@@ -13,21 +14,21 @@ const PERIODS_DRAWN: u32 = 64;
 
 /// An on/off source at `peak` while on.
 ///
-/// Its cells are never closer than 1/peak: a cell is due 1/peak after the
-/// last one, and sent then if the source is on, or else at the start of the
-/// first on period after that. With periods longer than 1/peak (the seeds'
-/// 100 ms at 124.41 Mbps) a burst starts with its on period and the mean
-/// rate is the peak times on / (on + off); with periods far shorter than
-/// 1/peak a due cell rarely waits long, and the rate nears the peak. (A source that sent a cell at the start of
-/// every on period exceeded its peak whenever on + off was shorter than
-/// 1/peak: a 1 kbps source with on = off = 1 ps sent 50,001 cells in 100 ms.)
-/// When the due time lies many periods ahead, the period it falls in is
-/// computed instead of drawn period by period: by arithmetic for fixed
-/// periods; for exponential ones from the on/off chain's state at the due
-/// time (a two-state Markov chain: from the start of an off period, on at a
-/// time d later with probability p (1 - e^-(a+b)d), a = 1/off, b = 1/on,
-/// p = a / (a + b)), and the rest of the period in which it falls drawn
-/// afresh, exact since exponential periods have no memory.
+/// Its cells are never closer than 1/peak: a cell is due 1/peak after the last
+/// one, and sent then if the source is on, or else at the start of the first on
+/// period after that. With periods longer than 1/peak (the seeds' 100 ms at
+/// 124.41 Mbps) a burst starts with its on period and the mean rate is the peak
+/// times on / (on + off); with periods far shorter than 1/peak a due cell
+/// rarely waits long, and the rate nears the peak. (A source that sent a cell
+/// at the start of every on period exceeded its peak whenever on + off was
+/// shorter than 1/peak: a 1 kbps source with on = off = 1 ps sent 50,001 cells
+/// in 100 ms.) When the due time lies many periods ahead, the period it falls
+/// in is computed instead of drawn period by period: by arithmetic for fixed
+/// periods; for exponential ones from the on/off chain's state at the due time
+/// (a two-state Markov chain: from the start of an off period, on at a time d
+/// later with probability p (1 - e^-(a+b)d), a = 1/off, b = 1/on, p = a / (a +
+/// b)), and the rest of the period in which it falls drawn afresh, exact since
+/// exponential periods have no memory.
 pub struct VbrOnOff {
     interval: Fine,
     on_ps: f64,

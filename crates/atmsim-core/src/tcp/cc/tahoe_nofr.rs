@@ -1,6 +1,7 @@
 //! Tahoe without fast retransmit: duplicate ACKs are ignored; only the
-//! retransmission timeout recovers a loss, with go-back-N from snd_una
-//! (seed 000 section 2, seeds 002 and 003).
+//! retransmission timeout recovers a loss, with go-back-N from snd_una (TCP
+//! over ABR (Kalyanaraman et al., 1996) section 2, ABR and UBR buffering
+//! (Kalyanaraman et al., 1998) and TCP over FMMRA (An et al., 1998)).
 
 use super::CongestionControl;
 use crate::ip::SackBlock;
