@@ -182,12 +182,12 @@ impl TrafficSource for Source {
 
 /// How a loop that fires many sources dispatches on their kind: which
 /// kinds' `fire` it inlines. The merged sources' loop is compiled once per
-/// strategy and picks one per run (see `sim::ends`): inlining the kinds
-/// that draw a variate at every emission (a logarithm each) makes the loop
-/// hold their constants in registers, so that its other values go to the
-/// stack and are read back at every cell: mux_onoff's on/off sources fire
-/// 9 % faster with those kinds out of line, M/D/1's Poisson source 8 %
-/// slower (docs/performance.md).
+/// strategy and picks one per run (see `sim::fast_paths::merged_sources`):
+/// inlining the kinds that draw a variate at every emission (a logarithm
+/// each) makes the loop hold their constants in registers, so that its other
+/// values go to the stack and are read back at every cell. On/off sources
+/// fire faster with those kinds out of line, Poisson sources slower; the
+/// measurements are in docs/performance.md.
 pub trait Firing {
     /// `source.fire(now, rng)`.
     fn fire(source: &mut Source, now: Time, rng: &mut RngStream) -> Emission;
