@@ -5,71 +5,41 @@
 //!
 //! Cells leave through the caller (the first port of the VC's path) and
 //! arrive from it; this part never touches a port or a link.
+//!
+//! The jobs, each in a file of its own, as methods of [`Endpoints`]:
+//! - `sources`: the open-loop sources, each firing on an event of its own;
+//! - `merged`: the sources merged on a timing wheel (a fast path);
+//! - `prefetch`: the cache hint for the next merged source's records;
+//! - `tally`: sources whose cells go straight into a port, and the tallies
+//!   of those that count their one-cell frames themselves;
+//! - `aal5`: frames opened, cells dropped, reassembly at the sinks;
+//! - `frames`: the frame store of a TCP-carrying VC;
+//! - `abr_ends`: the ABR source and destination end systems.
+//!
+//! This file holds the VCs' ends and the sources, builds them, and reports.
 
-use crate::abr::ses::Emit;
-use crate::abr::{is_frm, DestinationEndSystem, SourceEndSystem};
-use crate::atm::aal5::Outcome;
-use crate::atm::{Cell, Reassembly, ServiceClass};
+mod aal5;
+mod abr_ends;
+mod frames;
+mod merged;
+mod prefetch;
+mod sources;
+mod tally;
+
+use crate::abr::{DestinationEndSystem, SourceEndSystem};
+use crate::atm::{Cell, ServiceClass};
 use crate::engine::{Event, EventQueue, RngStream, SourceKeys, Time, TimingWheel};
-use crate::ip::Packet;
 use crate::scenario::{Scenario, SourceModel};
 use crate::stats::{AbrSummary, Ledger, VcSummary};
-use crate::traffic::{self, Firing, TrafficSource};
+use crate::traffic::{self, TrafficSource};
 
 pub(super) use super::fast_paths::{Direct, Tally};
+use aal5::VcCounts;
+use abr_ends::SesState;
+use frames::FrameStore;
+use prefetch::PREFETCH_SOURCES;
+use sources::SourceState;
 use std::collections::VecDeque;
-
-/// The ABR source end system of a VC with the cells it holds.
-struct SesState {
-    ses: SourceEndSystem,
-    /// Data cells waiting for an in-rate opportunity (the ABR source queue).
-    queue: VecDeque<Cell>,
-    /// An infinite backlog of one-cell frames (until `greedy_stop`).
-    greedy: bool,
-    greedy_stop: Time,
-    /// Time of the pending SesSend event.
-    scheduled: Option<Time>,
-}
-
-/// The frames of a TCP-carrying VC that have not been resolved yet, by
-/// frame id: the packet each carries and how many of its cells were dropped.
-/// Frame ids are the VC's frame count in 32 bits, as the cells carry them:
-/// they wrap after 2^32 frames, so every id here is taken relative to the
-/// oldest (AAL5 only ever compares ids for equality).
-#[derive(Default)]
-struct FrameStore {
-    base: u32,
-    entries: VecDeque<FrameEntry>,
-}
-
-struct FrameEntry {
-    packet: Packet,
-    cells: u16,
-    dropped: u16,
-}
-
-impl FrameStore {
-    fn push(&mut self, frame: u32, entry: FrameEntry) {
-        if self.entries.is_empty() {
-            self.base = frame;
-        }
-        debug_assert_eq!(frame, self.base.wrapping_add(self.entries.len() as u32));
-        self.entries.push_back(entry);
-    }
-
-    fn get_mut(&mut self, frame: u32) -> Option<&mut FrameEntry> {
-        // An id before the oldest wraps to a position past the end.
-        let k = frame.wrapping_sub(self.base);
-        self.entries.get_mut(k as usize)
-    }
-
-    fn pop_front(&mut self) -> Option<(u32, FrameEntry)> {
-        let e = self.entries.pop_front()?;
-        let id = self.base;
-        self.base = self.base.wrapping_add(1);
-        Some((id, e))
-    }
-}
 
 /// The two ends of one VC. Laid out in this order (`repr(C)`, on a cache
 /// line of its own): what each cell of an open-loop source touches (the
@@ -86,57 +56,6 @@ struct VcEnd {
     store: Option<FrameStore>,
     ses: Option<Box<SesState>>,
     des: Option<DestinationEndSystem>,
-}
-
-/// A VC's frames and cells sent and delivered, and its reassembly (what
-/// its summary reports).
-#[derive(Clone, Default)]
-#[repr(C)]
-struct VcCounts {
-    cells_sent: u64,
-    frames_sent: u64,
-    cells_delivered: u64,
-    reassembly: Reassembly,
-}
-
-impl VcCounts {
-    /// Opens a frame of `cells` cells: its id.
-    #[inline(always)]
-    fn open(&mut self, cells: u16) -> u32 {
-        let frame = self.frames_sent as u32;
-        self.frames_sent += 1;
-        self.cells_sent += cells as u64;
-        frame
-    }
-
-    /// A cell reaches the VC's end: counted and reassembled.
-    #[inline(always)]
-    fn deliver(&mut self, cell: &Cell) -> Outcome {
-        self.cells_delivered += 1;
-        self.reassembly.receive(cell)
-    }
-
-    /// Posts a source's tally of `k` one-cell frames sent and delivered at
-    /// once: the same counts as `k` rounds of `open(1)` and `deliver` (see
-    /// [`Direct`]).
-    fn post(&mut self, k: u64) {
-        self.frames_sent += k;
-        self.cells_sent += k;
-        self.cells_delivered += k;
-        self.reassembly.receive_one_cell_frames(k);
-    }
-}
-
-struct SourceState {
-    source: traffic::Source,
-    rng: RngStream,
-    vc: u32,
-    stop: Time,
-    /// The link its cells go straight into, if any (see `set_direct`).
-    direct: Direct,
-    /// One-cell frames it sent that reached the sink at once, not yet
-    /// posted to its VC's counters (see [`Direct`]).
-    tally: Tally,
 }
 
 /// What a cell at the end of its VC's forward path turned out to be.
@@ -298,345 +217,6 @@ impl Endpoints {
         }
     }
 
-    /// Source `s` fires at `now` (and schedules its next emission): the VC
-    /// and the cells of the frame it sends.
-    #[inline]
-    pub(super) fn fire_source(&mut self, s: u32, now: Time, agenda: &mut EventQueue) -> (u32, u16) {
-        let st = &mut self.sources[s as usize];
-        let e = st.source.fire(now, &mut st.rng);
-        if let Some(t) = e.next.filter(|&t| t < st.stop) {
-            agenda.push_arrival(t, Event::SourceEmit(s));
-        }
-        (st.vc, e.cells)
-    }
-
-    /// Merged sources: the earliest pending emission, as (its time, the
-    /// source), still pending.
-    #[inline]
-    pub(super) fn next_due(&mut self) -> Option<(Time, u32)> {
-        self.wheel.as_mut()?.peek()
-    }
-
-    /// Merged sources: the agenda key of source `s`'s emission at `t`,
-    /// where its own `SourceEmit` event would stand.
-    #[inline]
-    pub(super) fn due_key(&self, t: Time, s: u32) -> u128 {
-        self.wheel.as_ref().expect("merged sources").key(t, s)
-    }
-
-    /// Merged sources: true when source `s`'s emission at `t` comes before
-    /// the event of key `key` (its whole key is computed only when the two
-    /// times tie).
-    #[inline(always)]
-    pub(super) fn due_before(&self, t: Time, s: u32, key: u128) -> bool {
-        let other = (key >> 64) as Time;
-        t < other || (t == other && self.due_key_before(t, s, key))
-    }
-
-    /// `due_before` for a tie of times: the whole keys (out of line, so
-    /// that the key's hash is never computed ahead just in case).
-    #[cold]
-    #[inline(never)]
-    fn due_key_before(&self, t: Time, s: u32, key: u128) -> bool {
-        self.due_key(t, s) < key
-    }
-
-    /// Merged sources: source `s`, the one `next_due` gave, fires at `now`
-    /// and is put back on the wheel for its next emission. Returns the VC,
-    /// the cells of the frame it sends and the source's direct link (see
-    /// `set_direct`). The caller opens the frame.
-    #[inline(always)]
-    pub(super) fn fire_due<F: Firing>(&mut self, s: u32, now: Time) -> (u32, u16, Direct) {
-        let wheel = self.wheel.as_mut().expect("merged sources");
-        wheel.pop();
-        if let Some(n) = self.prefetching.then(|| wheel.following()).flatten() {
-            // With many sources their records are out of the cache: ask
-            // for the next one's (and its VC's, unless every source
-            // tallies) while this one fires.
-            // Addresses only, so no bounds checks: a prefetch of any
-            // address is harmless.
-            let n = n as usize;
-            let st = self.sources.as_ptr().wrapping_add(n);
-            prefetch(st);
-            prefetch(st.wrapping_add(1).cast::<u8>().wrapping_sub(1));
-            if let Some(&v) = self.source_vcs.get(n) {
-                prefetch(self.vcs.as_ptr().wrapping_add(v as usize));
-            }
-        }
-        let st = &mut self.sources[s as usize];
-        let e = F::fire(&mut st.source, now, &mut st.rng);
-        if let Some(t) = e.next.filter(|&t| t < st.stop) {
-            wheel.insert(s, t);
-        }
-        (st.vc, e.cells, st.direct)
-    }
-
-    /// True when every source is of a kind `traffic::CellSourcesInline`
-    /// inlines.
-    pub(super) fn cell_sources_only(&self) -> bool {
-        self.cell_sources_only
-    }
-
-    /// A one-cell frame of source `s` on passive VC `vc` (no store, no
-    /// SES) through `direct`, sent and delivered at once: tallied by a
-    /// tallying source, else `open_frame` and `deliver_passive` on one
-    /// reading of the VC's record.
-    #[inline(always)]
-    pub(super) fn send_delivered_cell(&mut self, s: u32, vc: u32, direct: Direct) {
-        if direct.tallies() {
-            self.sources[s as usize].tally.add();
-            return;
-        }
-        let v = &mut self.vcs[vc as usize];
-        debug_assert!(v.store.is_none() && v.ses.is_none());
-        let frame = v.posted.open(1);
-        v.posted.deliver(&Cell::data(vc, frame, 1, true));
-    }
-
-    /// `open_frame` for a frame of source `s` through `direct`: a tallying
-    /// source's tally is posted first, so that the frame gets its exact id.
-    #[inline(always)]
-    pub(super) fn open_direct_frame(&mut self, s: u32, vc: u32, cells: u16, direct: Direct) -> u32 {
-        self.post_direct_tally(s, direct);
-        self.open_frame(vc, cells, None)
-    }
-
-    /// Posts source `s`'s tally to its VC's counters if it tallies (through
-    /// `direct`): before any frame of its VC is opened.
-    #[inline(always)]
-    pub(super) fn post_direct_tally(&mut self, s: u32, direct: Direct) {
-        if direct.tallies() {
-            self.post_tally(s);
-        }
-    }
-
-    /// Posts source `s`'s tally to its VC's counters.
-    #[inline]
-    fn post_tally(&mut self, s: u32) {
-        let st = &mut self.sources[s as usize];
-        let k = st.tally.take();
-        if k > 0 {
-            self.vcs[st.vc as usize].posted.post(k);
-        }
-    }
-
-    /// The tally VC `v`'s counters have still to take (see [`Direct`]).
-    fn unposted(&self, v: usize) -> u64 {
-        match self.tally_source[v] {
-            u32::MAX => 0,
-            s => self.sources[s as usize].tally.held(),
-        }
-    }
-
-    /// VC `vc`'s counters with what the fast paths hold back added (a
-    /// tallying source's tally, see [`Direct`]): the one way to read them,
-    /// a copy, so that reading changes nothing.
-    fn counts(&self, vc: usize) -> VcCounts {
-        let mut counts = self.vcs[vc].posted.clone();
-        counts.post(self.unposted(vc));
-        counts
-    }
-
-    /// Marks the sources whose cells may go straight into a port: those of
-    /// VCs without an ABR source end system or a TCP frame store, for
-    /// which `link_of` names a link (see `AtmFabric::direct_link`). Of
-    /// them, those that are their VC's only source and send one-cell frames
-    /// only tally (see [`Direct`]).
-    pub(super) fn set_direct(&mut self, link_of: impl Fn(u32) -> Option<u32>) {
-        let mut sources_of = vec![0u32; self.vcs.len()];
-        for st in &self.sources {
-            sources_of[st.vc as usize] += 1;
-        }
-        for (s, st) in self.sources.iter_mut().enumerate() {
-            let v = &self.vcs[st.vc as usize];
-            if v.ses.is_some() || v.store.is_some() {
-                continue;
-            }
-            let Some(link) = link_of(st.vc).filter(|&l| Direct::fits(l)) else {
-                continue;
-            };
-            let tallies = sources_of[st.vc as usize] == 1 && st.source.one_cell_frames();
-            st.direct = Direct::new(link, tallies);
-            if tallies {
-                self.tally_source[st.vc as usize] = s as u32;
-            }
-        }
-        if self.sources.iter().all(|st| st.direct.tallies()) {
-            self.source_vcs = Vec::new();
-        }
-    }
-
-    /// Opens frame `cells` cells long on `vc` (a TCP frame keeps its packet
-    /// until its fate is known); returns its id.
-    #[inline]
-    pub(super) fn open_frame(&mut self, vc: u32, cells: u16, packet: Option<Packet>) -> u32 {
-        let v = &mut self.vcs[vc as usize];
-        let frame = v.posted.open(cells);
-        if let (Some(store), Some(packet)) = (&mut v.store, packet) {
-            store.push(
-                frame,
-                FrameEntry {
-                    packet,
-                    cells,
-                    dropped: 0,
-                },
-            );
-        }
-        frame
-    }
-
-    /// True when `vc` has an ABR source end system (its cells wait there
-    /// for in-rate opportunities).
-    #[inline]
-    pub(super) fn has_ses(&self, vc: u32) -> bool {
-        self.vcs[vc as usize].ses.is_some()
-    }
-
-    /// Queues the cells of frame `frame` at `vc`'s source end system.
-    pub(super) fn ses_enqueue(&mut self, vc: u32, frame: u32, cells: u16) {
-        let st = self.vcs[vc as usize].ses.as_mut().expect("an ABR VC");
-        for k in 0..cells {
-            st.queue
-                .push_back(Cell::data(vc, frame, cells, k + 1 == cells));
-        }
-    }
-
-    /// Makes sure the SES of VC `v` has an opportunity scheduled if it has
-    /// something to send, at the earliest time its ACR allows.
-    pub(super) fn wake_ses(&mut self, v: u32, now: Time, agenda: &mut EventQueue) {
-        let Some(st) = self.vcs[v as usize].ses.as_mut() else {
-            return;
-        };
-        if st.queue.is_empty() && !st.greedy {
-            return;
-        }
-        let t = st.ses.next_opportunity(now);
-        if st.scheduled.is_none_or(|s| t < s) {
-            st.scheduled = Some(t);
-            agenda.push_arrival(t, Event::SesSend(v));
-        }
-    }
-
-    /// The SES of VC `v` has an in-rate opportunity at `now`: the cell it
-    /// sends (a forward RM cell or data), or None (a superseded
-    /// opportunity, or nothing to send).
-    pub(super) fn ses_send(&mut self, v: u32, now: Time) -> Option<Cell> {
-        let vc = &mut self.vcs[v as usize];
-        let st = vc.ses.as_mut().expect("SesSend on a VC without an SES");
-        if st.scheduled != Some(now) {
-            return None; // superseded by an earlier opportunity
-        }
-        st.scheduled = None;
-        if st.greedy && now >= st.greedy_stop {
-            st.greedy = false;
-        }
-        if st.queue.is_empty() && !st.greedy {
-            return None;
-        }
-        Some(match st.ses.emit(now) {
-            Emit::Frm(c) => {
-                self.rm_generated += 1;
-                c
-            }
-            Emit::Data => match st.queue.pop_front() {
-                Some(c) => c,
-                None => {
-                    // Greedy: a new one-cell frame.
-                    let frame = vc.posted.open(1);
-                    Cell::data(v, frame, 1, true)
-                }
-            },
-        })
-    }
-
-    /// A backward RM cell is back at its source end system.
-    pub(super) fn brm_at_source(&mut self, cell: &Cell) {
-        self.rm_delivered += 1;
-        if let Some(st) = self.vcs[cell.vc as usize].ses.as_mut() {
-            st.ses.on_brm(cell);
-        }
-    }
-
-    /// A port dropped `cell` (not an RM cell): its VC and the frame it
-    /// belongs to count it.
-    #[inline]
-    pub(super) fn cell_dropped(&mut self, cell: &Cell) {
-        self.cells_dropped[cell.vc as usize] += 1;
-        if let Some(store) = &mut self.vcs[cell.vc as usize].store {
-            if let Some(e) = store.get_mut(cell.frame) {
-                e.dropped += 1;
-            }
-        }
-    }
-
-    /// A port dropped a one-cell frame of VC `vc` sent through a direct
-    /// link (no frame store to tell): counted for the VC, as
-    /// `cell_dropped` does, without reading the VC's record.
-    #[inline(always)]
-    pub(super) fn direct_cell_dropped(&mut self, vc: u32) {
-        debug_assert!(self.vcs[vc as usize].store.is_none());
-        self.cells_dropped[vc as usize] += 1;
-    }
-
-    /// `cell` reached the end of its VC's forward path.
-    #[inline]
-    pub(super) fn at_end(&mut self, cell: Cell) -> AtEnd {
-        let v = &mut self.vcs[cell.vc as usize];
-        if let Some(des) = v.des.as_mut() {
-            if is_frm(&cell) {
-                let brm = des.on_frm(&cell);
-                self.rm_delivered += 1;
-                self.rm_generated += 1;
-                return AtEnd::TurnedAround(brm);
-            }
-            des.on_data(&cell);
-        }
-        if v.store.is_some() {
-            AtEnd::Tcp(cell)
-        } else {
-            self.deliver_passive(&cell);
-            AtEnd::Delivered
-        }
-    }
-
-    /// A cell reaches the passive sink of its VC.
-    #[inline]
-    pub(super) fn deliver_passive(&mut self, cell: &Cell) {
-        self.vcs[cell.vc as usize].posted.deliver(cell);
-    }
-
-    /// A cell of a TCP VC reaches the end host: reassemble, resolve the fate
-    /// of every frame the unit closes, and return the packet of an intact
-    /// frame.
-    pub(super) fn deliver_tcp_cell(&mut self, cell: Cell) -> Option<Packet> {
-        let v = &mut self.vcs[cell.vc as usize];
-        let (eom_frame, intact) = match v.posted.deliver(&cell) {
-            Outcome::Pending => return None,
-            Outcome::Delivered { frame, .. } => (frame, true),
-            Outcome::Corrupted { frame, .. } | Outcome::Merged { frame, .. } => (frame, false),
-        };
-        let store = v.store.as_mut().expect("TCP VC without a frame store");
-        let mut arrived = None;
-        while let Some((id, e)) = store.pop_front() {
-            if id == eom_frame && intact {
-                arrived = Some(e.packet);
-            } else if e.packet.is_data {
-                // Every cell of an earlier frame either was dropped or arrived
-                // into this failed unit.
-                let lost = e.packet.len as u64;
-                if id != eom_frame && e.dropped == e.cells {
-                    self.bytes_dropped_in_network += lost;
-                } else {
-                    self.bytes_dropped_aal5 += lost;
-                }
-            }
-            if id == eom_frame {
-                break;
-            }
-        }
-        arrived
-    }
-
     /// Cells delivered to VC `vc`'s end so far.
     pub(super) fn cells_delivered(&self, vc: u32) -> u64 {
         self.counts(vc as usize).cells_delivered
@@ -650,12 +230,6 @@ impl Endpoints {
     /// Data cells of VC `vc` dropped at ports so far.
     pub(super) fn cells_dropped(&self, vc: u32) -> u64 {
         self.cells_dropped[vc as usize]
-    }
-
-    /// The ACR and the last ER received of ABR VC `vc`'s source, cells/s.
-    pub(super) fn ses_rates(&self, vc: u32) -> Option<(f64, f64)> {
-        let st = self.vcs[vc as usize].ses.as_ref()?;
-        Some((st.ses.acr, st.ses.last_er))
     }
 
     /// The VCs' summaries over `t_s` seconds; adds the cells and RM cells
@@ -715,29 +289,11 @@ impl Endpoints {
     }
 }
 
-/// Sources from which the merged sources prefetch the next one's records
-/// (below, they stay in the cache and prefetching only costs: mux_onoff's 10
-/// sources ran 1-2 % slower with it, 10,000 sources 10-30 % faster).
-const PREFETCH_SOURCES: usize = 1000;
-
-/// Asks the CPU to bring `*p`'s cache line in (a hint: no effect on results).
-#[inline(always)]
-#[allow(unsafe_code)]
-fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults and reads nothing the program sees.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::abr::{is_brm, is_frm};
+    use crate::ip::Packet;
 
     /// Two VCs on one ATM link: 0 carries a TCP flow's frames, 1 is ABR with
     /// a greedy source from time 0.
@@ -867,28 +423,6 @@ mod tests {
     fn ends(agenda: &mut EventQueue) -> Endpoints {
         let sc = scenario();
         Endpoints::new(&sc, &[true, false], &[366792.45; 2], false, agenda)
-    }
-
-    #[test]
-    fn frame_ids_wrap_after_two_to_the_32_frames() {
-        let entry = || FrameEntry {
-            packet: Packet::data(0, 0, 1),
-            cells: 1,
-            dropped: 0,
-        };
-        let mut store = FrameStore::default();
-        store.push(u32::MAX, entry());
-        store.push(0, entry());
-        store.get_mut(0).unwrap().dropped = 1;
-        assert!(store.get_mut(1).is_none() && store.get_mut(u32::MAX - 1).is_none());
-        assert_eq!(
-            store.pop_front().map(|(id, e)| (id, e.dropped)),
-            Some((u32::MAX, 0))
-        );
-        assert_eq!(
-            store.pop_front().map(|(id, e)| (id, e.dropped)),
-            Some((0, 1))
-        );
     }
 
     #[test]
