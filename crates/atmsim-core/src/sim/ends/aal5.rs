@@ -7,6 +7,7 @@ use super::{AtEnd, Endpoints};
 use crate::abr::is_frm;
 use crate::atm::aal5::Outcome;
 use crate::atm::{Cell, Reassembly};
+use crate::ids::VcId;
 use crate::ip::Packet;
 
 /// A VC's frames and cells sent and delivered, and its reassembly (what
@@ -54,11 +55,11 @@ impl Endpoints {
     #[inline]
     pub(in crate::sim) fn open_frame(
         &mut self,
-        vc: u32,
+        vc: VcId,
         cells: u16,
         packet: Option<Packet>,
     ) -> u32 {
-        let v = &mut self.vcs[vc as usize];
+        let v = &mut self.vcs[vc.index()];
         let frame = v.posted.open(cells);
         if let (Some(store), Some(packet)) = (&mut v.store, packet) {
             store.push(
@@ -89,9 +90,9 @@ impl Endpoints {
     /// link (no frame store to tell): counted for the VC, as
     /// `cell_dropped` does, without reading the VC's record.
     #[inline(always)]
-    pub(in crate::sim) fn direct_cell_dropped(&mut self, vc: u32) {
-        debug_assert!(self.vcs[vc as usize].store.is_none());
-        self.cells_dropped[vc as usize] += 1;
+    pub(in crate::sim) fn direct_cell_dropped(&mut self, vc: VcId) {
+        debug_assert!(self.vcs[vc.index()].store.is_none());
+        self.cells_dropped[vc.index()] += 1;
     }
 
     /// `cell` reached the end of its VC's forward path.

@@ -7,6 +7,7 @@ use crate::abr::ses::Emit;
 use crate::abr::SourceEndSystem;
 use crate::atm::Cell;
 use crate::engine::{Event, EventQueue, Time};
+use crate::ids::VcId;
 use std::collections::VecDeque;
 
 /// The ABR source end system of a VC with the cells it holds.
@@ -25,23 +26,23 @@ impl Endpoints {
     /// True when `vc` has an ABR source end system (its cells wait there
     /// for in-rate opportunities).
     #[inline]
-    pub(in crate::sim) fn has_ses(&self, vc: u32) -> bool {
-        self.vcs[vc as usize].ses.is_some()
+    pub(in crate::sim) fn has_ses(&self, vc: VcId) -> bool {
+        self.vcs[vc.index()].ses.is_some()
     }
 
     /// Queues the cells of frame `frame` at `vc`'s source end system.
-    pub(in crate::sim) fn ses_enqueue(&mut self, vc: u32, frame: u32, cells: u16) {
-        let st = self.vcs[vc as usize].ses.as_mut().expect("an ABR VC");
+    pub(in crate::sim) fn ses_enqueue(&mut self, vc: VcId, frame: u32, cells: u16) {
+        let st = self.vcs[vc.index()].ses.as_mut().expect("an ABR VC");
         for k in 0..cells {
             st.queue
-                .push_back(Cell::data(vc, frame, cells, k + 1 == cells));
+                .push_back(Cell::data(vc.get(), frame, cells, k + 1 == cells));
         }
     }
 
     /// Makes sure the SES of VC `v` has an opportunity scheduled if it has
     /// something to send, at the earliest time its ACR allows.
-    pub(in crate::sim) fn wake_ses(&mut self, v: u32, now: Time, agenda: &mut EventQueue) {
-        let Some(st) = self.vcs[v as usize].ses.as_mut() else {
+    pub(in crate::sim) fn wake_ses(&mut self, v: VcId, now: Time, agenda: &mut EventQueue) {
+        let Some(st) = self.vcs[v.index()].ses.as_mut() else {
             return;
         };
         if st.queue.is_empty() && !st.greedy {
@@ -57,8 +58,8 @@ impl Endpoints {
     /// The SES of VC `v` has an in-rate opportunity at `now`: the cell it
     /// sends (a forward RM cell or data), or None (a superseded
     /// opportunity, or nothing to send).
-    pub(in crate::sim) fn ses_send(&mut self, v: u32, now: Time) -> Option<Cell> {
-        let vc = &mut self.vcs[v as usize];
+    pub(in crate::sim) fn ses_send(&mut self, v: VcId, now: Time) -> Option<Cell> {
+        let vc = &mut self.vcs[v.index()];
         let st = vc.ses.as_mut().expect("SesSend on a VC without an SES");
         if st.scheduled != Some(now) {
             return None; // superseded by an earlier opportunity
@@ -80,7 +81,7 @@ impl Endpoints {
                 None => {
                     // Greedy: a new one-cell frame.
                     let frame = vc.posted.open(1);
-                    Cell::data(v, frame, 1, true)
+                    Cell::data(v.get(), frame, 1, true)
                 }
             },
         })
@@ -95,8 +96,8 @@ impl Endpoints {
     }
 
     /// The ACR and the last ER received of ABR VC `vc`'s source, cells/s.
-    pub(in crate::sim) fn ses_rates(&self, vc: u32) -> Option<(f64, f64)> {
-        let st = self.vcs[vc as usize].ses.as_ref()?;
+    pub(in crate::sim) fn ses_rates(&self, vc: VcId) -> Option<(f64, f64)> {
+        let st = self.vcs[vc.index()].ses.as_ref()?;
         Some((st.ses.acr, st.ses.last_er))
     }
 }

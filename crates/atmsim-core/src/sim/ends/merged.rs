@@ -5,6 +5,7 @@
 use super::prefetch::prefetch;
 use super::{Direct, Endpoints};
 use crate::engine::Time;
+use crate::ids::VcId;
 use crate::traffic::Firing;
 
 impl Endpoints {
@@ -44,7 +45,7 @@ impl Endpoints {
     /// the cells of the frame it sends and the source's direct link (see
     /// `set_direct`). The caller opens the frame.
     #[inline(always)]
-    pub(in crate::sim) fn fire_due<F: Firing>(&mut self, s: u32, now: Time) -> (u32, u16, Direct) {
+    pub(in crate::sim) fn fire_due<F: Firing>(&mut self, s: u32, now: Time) -> (VcId, u16, Direct) {
         let wheel = self.wheel.as_mut().expect("merged sources");
         wheel.pop();
         if let Some(n) = self.prefetching.then(|| wheel.following()).flatten() {
@@ -58,7 +59,7 @@ impl Endpoints {
             prefetch(st);
             prefetch(st.wrapping_add(1).cast::<u8>().wrapping_sub(1));
             if let Some(&v) = self.source_vcs.get(n) {
-                prefetch(self.vcs.as_ptr().wrapping_add(v as usize));
+                prefetch(self.vcs.as_ptr().wrapping_add(v.index()));
             }
         }
         let st = &mut self.sources[s as usize];

@@ -29,6 +29,7 @@ mod tally;
 use crate::abr::{DestinationEndSystem, SourceEndSystem};
 use crate::atm::{Cell, ServiceClass};
 use crate::engine::{Event, EventQueue, RngStream, SourceKeys, Time, TimingWheel};
+use crate::ids::VcId;
 use crate::scenario::{Scenario, SourceModel};
 use crate::stats::{AbrSummary, Ledger, VcSummary};
 use crate::traffic::{self, TrafficSource};
@@ -88,7 +89,7 @@ pub(super) struct Endpoints {
     /// when every source tallies (see [`Direct`]: a tallying source's cells
     /// seldom touch their VC's record, and prefetching it cost 10 % with
     /// 10,000 sources).
-    source_vcs: Vec<u32>,
+    source_vcs: Vec<VcId>,
     /// Each VC's tallying source (see [`Direct`]), or u32::MAX.
     tally_source: Vec<u32>,
     /// Enough sources (PREFETCH_SOURCES) that their records are out of the
@@ -169,7 +170,7 @@ impl Endpoints {
                 ses.greedy = true;
                 ses.greedy_stop = s.stop_ps.unwrap_or(Time::MAX);
                 ses.scheduled = Some(s.start_ps);
-                agenda.push_arrival(s.start_ps, Event::SesSend(s.vc));
+                agenda.push_arrival(s.start_ps, Event::SesSend(VcId::new(s.vc)));
                 continue;
             }
             let mut source = traffic::build(&s.model, first_link_cps[s.vc as usize]);
@@ -187,7 +188,7 @@ impl Endpoints {
             sources.push(SourceState {
                 source,
                 rng,
-                vc: s.vc,
+                vc: VcId::new(s.vc),
                 stop,
                 direct: Direct::NONE,
                 tally: Tally::default(),
@@ -218,18 +219,18 @@ impl Endpoints {
     }
 
     /// Cells delivered to VC `vc`'s end so far.
-    pub(super) fn cells_delivered(&self, vc: u32) -> u64 {
-        self.counts(vc as usize).cells_delivered
+    pub(super) fn cells_delivered(&self, vc: VcId) -> u64 {
+        self.counts(vc.index()).cells_delivered
     }
 
     /// AAL5 frames VC `vc`'s reassembly has lost by merging so far.
-    pub(super) fn frames_merged(&self, vc: u32) -> u64 {
-        self.counts(vc as usize).reassembly.frames_merged
+    pub(super) fn frames_merged(&self, vc: VcId) -> u64 {
+        self.counts(vc.index()).reassembly.frames_merged
     }
 
     /// Data cells of VC `vc` dropped at ports so far.
-    pub(super) fn cells_dropped(&self, vc: u32) -> u64 {
-        self.cells_dropped[vc as usize]
+    pub(super) fn cells_dropped(&self, vc: VcId) -> u64 {
+        self.cells_dropped[vc.index()]
     }
 
     /// The VCs' summaries over `t_s` seconds; adds the cells and RM cells
@@ -293,6 +294,7 @@ impl Endpoints {
 mod tests {
     use super::*;
     use crate::abr::{is_brm, is_frm};
+    use crate::ids::AtmLinkIx;
     use crate::ip::Packet;
 
     /// Two VCs on one ATM link: 0 carries a TCP flow's frames, 1 is ABR with
@@ -359,14 +361,18 @@ mod tests {
             for (one_reading, e) in [(true, &mut fused), (false, &mut steps)] {
                 if cells == 1 && k % 4 != 0 {
                     if one_reading {
-                        e.send_delivered_cell(0, 0, Direct::new(0, false));
+                        e.send_delivered_cell(
+                            0,
+                            VcId::new(0),
+                            Direct::new(AtmLinkIx::new(0), false),
+                        );
                     } else {
-                        let frame = e.open_frame(0, 1, None);
+                        let frame = e.open_frame(VcId::new(0), 1, None);
                         e.deliver_passive(&Cell::data(0, frame, 1, true));
                     }
                     continue;
                 }
-                let frame = e.open_frame(0, cells, None);
+                let frame = e.open_frame(VcId::new(0), cells, None);
                 for c in 0..cells {
                     if k % 5 != 3 || c == cells - 1 {
                         e.deliver_passive(&Cell::data(0, frame, cells, c + 1 == cells));
@@ -386,9 +392,9 @@ mod tests {
     fn a_tallying_source_counts_as_one_that_does_not() {
         let (mut tallying, mut counting) =
             one_vc_ends(r#"{"name":"s","vc":0,"model":{"kind":"cbr","rate_cps":1000}}"#);
-        tallying.set_direct(|_| Some(0));
-        counting.set_direct(|_| Some(0));
-        counting.sources[0].direct = Direct::new(0, false);
+        tallying.set_direct(|_| Some(AtmLinkIx::new(0)));
+        counting.set_direct(|_| Some(AtmLinkIx::new(0)));
+        counting.sources[0].direct = Direct::new(AtmLinkIx::new(0), false);
         assert!(tallying.sources[0].direct.tallies());
         let mut waiting = [Vec::new(), Vec::new()];
         // Ends on cells delivered at once (k = 35): a tally left unposted.
@@ -397,12 +403,12 @@ mod tests {
                 let d = e.sources[0].direct;
                 match k % 7 {
                     // Onto the link: delivered later, with the frame's id.
-                    2 | 5 => waiting.push(e.open_direct_frame(0, 0, 1, d)),
+                    2 | 5 => waiting.push(e.open_direct_frame(0, VcId::new(0), 1, d)),
                     // Dropped by the port.
                     4 => {
-                        e.open_direct_frame(0, 0, 1, d);
+                        e.open_direct_frame(0, VcId::new(0), 1, d);
                     }
-                    _ => e.send_delivered_cell(0, 0, d),
+                    _ => e.send_delivered_cell(0, VcId::new(0), d),
                 }
                 if k % 3 == 0 {
                     for frame in waiting.drain(..) {
@@ -411,7 +417,10 @@ mod tests {
                 }
             }
             assert_eq!(waiting[0], waiting[1], "the same frame ids");
-            assert_eq!(tallying.cells_delivered(0), counting.cells_delivered(0));
+            assert_eq!(
+                tallying.cells_delivered(VcId::new(0)),
+                counting.cells_delivered(VcId::new(0))
+            );
         }
         assert!(
             tallying.sources[0].tally.held() > 0,
@@ -432,7 +441,7 @@ mod tests {
         // Five frames of two cells, each carrying a 100-byte segment.
         let cells: Vec<Vec<Cell>> = (0..5u64)
             .map(|k| {
-                let frame = e.open_frame(0, 2, Some(Packet::data(0, 100 * k, 100)));
+                let frame = e.open_frame(VcId::new(0), 2, Some(Packet::data(0, 100 * k, 100)));
                 assert_eq!(frame as u64, k);
                 vec![
                     Cell::data(0, frame, 2, false),
@@ -471,17 +480,20 @@ mod tests {
         let mut agenda = EventQueue::new();
         let mut e = ends(&mut agenda);
         // The greedy source's first opportunity is at its start.
-        assert_eq!(agenda.next_until(Time::MAX), Some((0, Event::SesSend(1))));
-        let frm = e.ses_send(1, 0).expect("a cell");
+        assert_eq!(
+            agenda.next_until(Time::MAX),
+            Some((0, Event::SesSend(VcId::new(1))))
+        );
+        let frm = e.ses_send(VcId::new(1), 0).expect("a cell");
         assert!(is_frm(&frm));
         // Then data at ICR (10,000 cells/s: every 100 us).
-        e.wake_ses(1, 0, &mut agenda);
+        e.wake_ses(VcId::new(1), 0, &mut agenda);
         let (t, ev) = agenda.next_until(Time::MAX).unwrap();
-        assert_eq!((t, ev), (100_000_000, Event::SesSend(1)));
-        let data = e.ses_send(1, t).expect("a cell");
+        assert_eq!((t, ev), (100_000_000, Event::SesSend(VcId::new(1))));
+        let data = e.ses_send(VcId::new(1), t).expect("a cell");
         assert!(!is_frm(&data) && data.is_eom());
         // A stale opportunity sends nothing.
-        assert_eq!(e.ses_send(1, 5), None);
+        assert_eq!(e.ses_send(VcId::new(1), 5), None);
         match e.at_end(frm) {
             AtEnd::TurnedAround(brm) => {
                 assert!(is_brm(&brm));

@@ -3,12 +3,13 @@
 
 use super::{Direct, Endpoints, Tally};
 use crate::engine::{Event, EventQueue, RngStream, Time};
+use crate::ids::VcId;
 use crate::traffic::{self, TrafficSource};
 
 pub(super) struct SourceState {
     pub(super) source: traffic::Source,
     pub(super) rng: RngStream,
-    pub(super) vc: u32,
+    pub(super) vc: VcId,
     pub(super) stop: Time,
     /// The link its cells go straight into, if any (see `set_direct`).
     pub(super) direct: Direct,
@@ -26,7 +27,7 @@ impl Endpoints {
         s: u32,
         now: Time,
         agenda: &mut EventQueue,
-    ) -> (u32, u16) {
+    ) -> (VcId, u16) {
         let st = &mut self.sources[s as usize];
         let e = st.source.fire(now, &mut st.rng);
         if let Some(t) = e.next.filter(|&t| t < st.stop) {

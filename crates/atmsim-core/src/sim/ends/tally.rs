@@ -6,6 +6,7 @@
 use super::aal5::VcCounts;
 use super::{Direct, Endpoints};
 use crate::atm::Cell;
+use crate::ids::{AtmLinkIx, VcId};
 
 impl Endpoints {
     /// A one-cell frame of source `s` on passive VC `vc` (no store, no
@@ -13,15 +14,15 @@ impl Endpoints {
     /// tallying source, else `open_frame` and `deliver_passive` on one
     /// reading of the VC's record.
     #[inline(always)]
-    pub(in crate::sim) fn send_delivered_cell(&mut self, s: u32, vc: u32, direct: Direct) {
+    pub(in crate::sim) fn send_delivered_cell(&mut self, s: u32, vc: VcId, direct: Direct) {
         if direct.tallies() {
             self.sources[s as usize].tally.add();
             return;
         }
-        let v = &mut self.vcs[vc as usize];
+        let v = &mut self.vcs[vc.index()];
         debug_assert!(v.store.is_none() && v.ses.is_none());
         let frame = v.posted.open(1);
-        v.posted.deliver(&Cell::data(vc, frame, 1, true));
+        v.posted.deliver(&Cell::data(vc.get(), frame, 1, true));
     }
 
     /// `open_frame` for a frame of source `s` through `direct`: a tallying
@@ -30,7 +31,7 @@ impl Endpoints {
     pub(in crate::sim) fn open_direct_frame(
         &mut self,
         s: u32,
-        vc: u32,
+        vc: VcId,
         cells: u16,
         direct: Direct,
     ) -> u32 {
@@ -53,7 +54,7 @@ impl Endpoints {
         let st = &mut self.sources[s as usize];
         let k = st.tally.take();
         if k > 0 {
-            self.vcs[st.vc as usize].posted.post(k);
+            self.vcs[st.vc.index()].posted.post(k);
         }
     }
 
@@ -79,23 +80,23 @@ impl Endpoints {
     /// which `link_of` names a link (see `AtmFabric::direct_link`). Of
     /// them, those that are their VC's only source and send one-cell frames
     /// only tally (see [`Direct`]).
-    pub(in crate::sim) fn set_direct(&mut self, link_of: impl Fn(u32) -> Option<u32>) {
+    pub(in crate::sim) fn set_direct(&mut self, link_of: impl Fn(VcId) -> Option<AtmLinkIx>) {
         let mut sources_of = vec![0u32; self.vcs.len()];
         for st in &self.sources {
-            sources_of[st.vc as usize] += 1;
+            sources_of[st.vc.index()] += 1;
         }
         for (s, st) in self.sources.iter_mut().enumerate() {
-            let v = &self.vcs[st.vc as usize];
+            let v = &self.vcs[st.vc.index()];
             if v.ses.is_some() || v.store.is_some() {
                 continue;
             }
             let Some(link) = link_of(st.vc).filter(|&l| Direct::fits(l)) else {
                 continue;
             };
-            let tallies = sources_of[st.vc as usize] == 1 && st.source.one_cell_frames();
+            let tallies = sources_of[st.vc.index()] == 1 && st.source.one_cell_frames();
             st.direct = Direct::new(link, tallies);
             if tallies {
-                self.tally_source[st.vc as usize] = s as u32;
+                self.tally_source[st.vc.index()] = s as u32;
             }
         }
         if self.sources.iter().all(|st| st.direct.tallies()) {
