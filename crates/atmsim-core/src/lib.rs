@@ -11,6 +11,8 @@
 //!
 //! 1. Foundation, knowing no model:
 //!    - [`engine`]: simulated time, the event queue, RNG streams;
+//!    - [`ids`]: the typed indices of VCs, flows and links (the
+//!      scenario's and each fabric's);
 //!    - [`param`]: how a model declares a parameter's range, read by the
 //!      JSON Schema and by the check; the ranges every model shares.
 //! 2. The domain models, each with its parameter types, their ranges,
@@ -49,6 +51,7 @@ pub mod buffer;
 pub mod cell;
 pub mod engine;
 pub mod gfr;
+pub mod ids;
 pub mod ip;
 pub mod param;
 pub mod scenario;

@@ -12,12 +12,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Every top-level module of the crate and its layer, from the bottom:
-/// 0 the foundation (time, events, random streams, how a range is
-/// declared), 1 the domain models, each with its parameters, 2 the
+/// 0 the foundation (time, events, random streams, typed indices, how a
+/// range is declared), 1 the domain models, each with its parameters, 2 the
 /// scenario (assembles the models' parameters into a network and checks
 /// it), 3 the simulation (builds and runs the network).
 const LAYERS: &[(&str, u8)] = &[
     ("engine", 0),
+    ("ids", 0),
     ("param", 0),
     ("cell", 1),
     ("buffer", 1),

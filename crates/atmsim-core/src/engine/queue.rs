@@ -27,6 +27,7 @@
 
 use super::rng::splitmix64;
 use super::time::Time;
+use crate::ids::{AtmLinkIx, FlowId, IpLinkIx, VcId};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -42,33 +43,33 @@ pub enum Event {
     CellArrival(u32),
     /// The head packet of an IP link reaches the far node (the index is the
     /// IP link's, see `sim::ip`).
-    PacketArrival(u32),
+    PacketArrival(IpLinkIx),
     /// An IP port fed by several links takes, in time order, every packet
     /// they bring within its look-ahead (a fast path, see `sim::fast_paths`).
-    IpBatch(u32),
+    IpBatch(IpLinkIx),
     /// A priority-scheduled ATM port finishes transmitting a cell.
-    PortTxDone(u32),
+    PortTxDone(AtmLinkIx),
     /// Sample the probes.
     ProbeTick,
     /// A TCP flow starts sending.
-    FlowStart(u32),
+    FlowStart(FlowId),
     /// The global coarse TCP timer of one granularity ticks.
     TcpTick(u32),
     /// A flow's fine retransmission or delayed-ACK deadline may have come.
-    FlowTimer(u32),
+    FlowTimer(FlowId),
     /// A flow's receiver finished processing a segment.
-    RxDone(u32),
+    RxDone(FlowId),
     /// An ABR source end system may send its next in-rate cell.
-    SesSend(u32),
+    SesSend(VcId),
     /// A rate-controlled IP port ends an averaging interval (its index is
     /// the IP link's).
-    RateInterval(u32),
+    RateInterval(IpLinkIx),
     /// An ack bucket (one per flow and router holding its ACKs) releases
     /// its next ACK.
     AckRelease(u32),
     /// A rate-controlled ATM port ends an averaging interval (its index is
     /// the ATM link's).
-    AtmRateInterval(u32),
+    AtmRateInterval(AtmLinkIx),
     /// The open-loop sources, merged on a timing wheel, emit what they have
     /// due before the next other event (a fast path, see `sim::fast_paths`).
     Sources,
@@ -262,7 +263,7 @@ impl EventQueue {
         let input = match event {
             Event::CellArrival(l) => l as u64,
             Event::SourceEmit(s) => 1 << 30 | s as u64,
-            Event::SesSend(v) => 2 << 30 | v as u64,
+            Event::SesSend(v) => 2 << 30 | v.get() as u64,
             _ => 3 << 30,
         };
         Some(arrival_key(tie_seed, time, input))
@@ -327,6 +328,13 @@ impl EventQueue {
 mod tests {
     use super::*;
 
+    /// Typed ids are as small as the numbers they wrap: the event, moved
+    /// on every push and pop, stays eight bytes.
+    #[test]
+    fn an_event_is_eight_bytes() {
+        assert_eq!(std::mem::size_of::<Event>(), 8);
+    }
+
     fn drain(q: &mut EventQueue) -> Vec<(Time, Event)> {
         let mut seen = vec![];
         while let Some(x) = q.next_until(u64::MAX) {
@@ -374,19 +382,19 @@ mod tests {
     #[test]
     fn ordered_events_follow_the_sequenced_ones_by_their_order() {
         let mut q = EventQueue::new();
-        q.push_ordered(10, Event::PacketArrival(7), 7);
-        q.push_ordered(10, Event::PacketArrival(2), 2);
+        q.push_ordered(10, Event::PacketArrival(IpLinkIx(7)), 7);
+        q.push_ordered(10, Event::PacketArrival(IpLinkIx(2)), 2);
         q.push(10, Event::ProbeTick);
-        q.push_ordered(9, Event::PacketArrival(9), 9);
-        q.push(10, Event::FlowTimer(0));
+        q.push_ordered(9, Event::PacketArrival(IpLinkIx(9)), 9);
+        q.push(10, Event::FlowTimer(FlowId(0)));
         assert_eq!(
             drain(&mut q),
             vec![
-                (9, Event::PacketArrival(9)),
+                (9, Event::PacketArrival(IpLinkIx(9))),
                 (10, Event::ProbeTick),
-                (10, Event::FlowTimer(0)),
-                (10, Event::PacketArrival(2)),
-                (10, Event::PacketArrival(7)),
+                (10, Event::FlowTimer(FlowId(0))),
+                (10, Event::PacketArrival(IpLinkIx(2))),
+                (10, Event::PacketArrival(IpLinkIx(7))),
             ]
         );
     }
@@ -420,10 +428,10 @@ mod tests {
     fn pushes_after_a_take_give_the_same_order_as_a_fresh_queue() {
         // Reusing the taken slot must not change what comes out.
         let later = [
-            (4, Event::FlowTimer(1)),
-            (3, Event::FlowTimer(2)),
-            (4, Event::RxDone(0)),
-            (3, Event::SesSend(5)),
+            (4, Event::FlowTimer(FlowId(1))),
+            (3, Event::FlowTimer(FlowId(2))),
+            (4, Event::RxDone(FlowId::new(0))),
+            (3, Event::SesSend(VcId::new(5))),
         ];
         let mut a = EventQueue::new();
         a.push(1, Event::ProbeTick);

@@ -25,6 +25,7 @@ use crate::buffer::{PolicyContext, VcOccupancy};
 use crate::engine::time::cell_time_ps;
 use crate::engine::{Event, EventQueue, RngStream, Time};
 use crate::gfr::Fgcra;
+use crate::ids::{AtmLinkIx, FlowId, VcId};
 use crate::ip::Packet;
 use crate::scenario::{LinkSpec, PolicySpec, VcSpec};
 use crate::stats::{GfrSummary, Ledger, PortSummary};
@@ -52,7 +53,7 @@ impl AtmHop {
 
 /// A VC's way through the fabric (link indices are the fabric's).
 struct VcPath {
-    links: Vec<u32>,
+    links: Vec<AtmLinkIx>,
     /// The queue each hop's cells take on its link: the link's own (its
     /// index) or a lane (the number of links + the lane's index).
     queues: Vec<u32>,
@@ -61,10 +62,10 @@ struct VcPath {
     priority: usize,
     is_abr: bool,
     /// ABR: the backward path of the RM cells.
-    back_links: Vec<u32>,
+    back_links: Vec<AtmLinkIx>,
     /// ABR: for a backward RM cell that arrived over back_links[h], the
     /// forward port at that switch whose algorithm marks it.
-    brm_mark: Vec<Option<u32>>,
+    brm_mark: Vec<Option<AtmLinkIx>>,
 }
 
 /// What reached the far end of a link.
@@ -73,7 +74,7 @@ pub(super) enum Arrived {
     /// A backward RM cell, still at the hop it crossed (see [`AtmFabric::brm_onward`]).
     Brm(Cell),
     /// A cell going on into the port of this link.
-    Onward(u32, Cell),
+    Onward(AtmLinkIx, Cell),
     /// A cell at the end of its VC's forward path.
     End(Cell),
 }
@@ -84,7 +85,7 @@ pub(super) enum BrmStep {
     /// It is back at its source end system.
     AtSource(Cell),
     /// Into the port of this link (marked by the switch's algorithm).
-    Onward(u32, Cell),
+    Onward(AtmLinkIx, Cell),
 }
 
 /// The ATM links, ports and VC paths of a network.
@@ -93,7 +94,7 @@ pub(super) struct AtmFabric {
     paths: Vec<VcPath>,
     /// Each VC's first link (u32::MAX: none), apart from its path so that
     /// a cell's way in touches 4 bytes per VC, not its path's records.
-    first_links: Vec<u32>,
+    first_links: Vec<AtmLinkIx>,
     /// GFR VCs: the frame-based GCRA at the VC's first switch.
     policers: Vec<Option<Fgcra>>,
     /// GFR VCs: the MCR, cells/s.
@@ -210,8 +211,12 @@ impl AtmFabric {
         let mut paths = vcs
             .iter()
             .map(|v| {
-                let to_local = |ls: &[u32]| ls.iter().map(|&l| local[l as usize]).collect();
-                let links: Vec<u32> = to_local(&v.links);
+                let to_local = |ls: &[u32]| {
+                    ls.iter()
+                        .map(|&l| AtmLinkIx::new(local[l as usize]))
+                        .collect()
+                };
+                let links: Vec<AtmLinkIx> = to_local(&v.links);
                 let brm_mark = v.back_links[..v.back_links.len().saturating_sub(1)]
                     .iter()
                     .map(|&b| {
@@ -220,7 +225,7 @@ impl AtmFabric {
                         links
                             .iter()
                             .copied()
-                            .find(|&l| hops[l as usize].link.from == node)
+                            .find(|&l| hops[l.index()].link.from == node)
                     })
                     .collect();
                 VcPath {
@@ -240,7 +245,7 @@ impl AtmFabric {
             .zip(&paths)
             .map(|(v, path)| {
                 let g = v.gfr.as_ref()?;
-                let pcr = hops[path.links[0] as usize].link.cell_rate_cps;
+                let pcr = hops[path.links[0].index()].link.cell_rate_cps;
                 Some(Fgcra::new(
                     g.mcr_cps,
                     pcr,
@@ -256,7 +261,7 @@ impl AtmFabric {
             .collect();
         let first_links = paths
             .iter()
-            .map(|p| p.links.first().copied().unwrap_or(u32::MAX))
+            .map(|p| p.links.first().copied().unwrap_or(AtmLinkIx::new(u32::MAX)))
             .collect();
         AtmFabric {
             hops,
@@ -284,8 +289,8 @@ impl AtmFabric {
     }
 
     /// Port `l`'s rate controller ends an averaging interval at `now`.
-    pub(super) fn end_rate_interval(&mut self, l: u32, now: Time, agenda: &mut EventQueue) {
-        let queue = self.hops[l as usize].port.occupancy(now) as u64;
+    pub(super) fn end_rate_interval(&mut self, l: AtmLinkIx, now: Time, agenda: &mut EventQueue) {
+        let queue = self.hops[l.index()].port.occupancy(now) as u64;
         self.control.end_interval(l, now, queue, agenda);
     }
 
@@ -293,14 +298,14 @@ impl AtmFabric {
     /// leaves the ATM network at `now`: its window perhaps rewritten by the
     /// edge there.
     #[inline]
-    pub(super) fn at_edge(&mut self, l: u32, packet: Packet, now: Time) -> Packet {
+    pub(super) fn at_edge(&mut self, l: AtmLinkIx, packet: Packet, now: Time) -> Packet {
         if packet.is_data || !self.control.any() {
             return packet;
         }
         let queue_delay_ps = match self.control.queue_delay_port(l) {
             // What a ping through the controlling port would wait there.
             Some(p) => {
-                let port = &self.hops[p as usize].port;
+                let port = &self.hops[p.index()].port;
                 port.occupancy(now) as Time * port.cell_time_ps
             }
             None => 0,
@@ -310,12 +315,12 @@ impl AtmFabric {
 
     /// Flow `f`'s explicit rate (bits/s) and last written window (bytes),
     /// if an ATM port rates it.
-    pub(super) fn control_sample(&self, f: u32) -> Option<(f64, f64)> {
+    pub(super) fn control_sample(&self, f: FlowId) -> Option<(f64, f64)> {
         self.control.sample(f)
     }
 
     /// What the explicit-rate control at ATM ports did to flow `f`.
-    pub(super) fn flow_rate_summary(&self, f: u32) -> Option<crate::stats::FlowRateSummary> {
+    pub(super) fn flow_rate_summary(&self, f: FlowId) -> Option<crate::stats::FlowRateSummary> {
         self.control.flow_summary(f)
     }
 
@@ -326,15 +331,15 @@ impl AtmFabric {
 
     /// The first link of VC `vc`'s path.
     #[inline]
-    pub(super) fn first_link(&self, vc: u32) -> u32 {
-        let l = self.first_links[vc as usize];
-        debug_assert_ne!(l, u32::MAX, "VC {vc} has no ATM link");
+    pub(super) fn first_link(&self, vc: VcId) -> AtmLinkIx {
+        let l = self.first_links[vc.index()];
+        debug_assert_ne!(l.get(), u32::MAX, "VC {vc} has no ATM link");
         l
     }
 
     /// The first link of ABR VC `vc`'s backward path.
-    pub(super) fn first_back_link(&self, vc: u32) -> u32 {
-        self.paths[vc as usize].back_links[0]
+    pub(super) fn first_back_link(&self, vc: VcId) -> AtmLinkIx {
+        self.paths[vc.index()].back_links[0]
     }
 
     /// `cell` reaches the output port of link `l` at `now`; returns false if
@@ -342,16 +347,16 @@ impl AtmFabric {
     #[inline]
     pub(super) fn port_arrive(
         &mut self,
-        l: u32,
+        l: AtmLinkIx,
         mut cell: Cell,
         now: Time,
         agenda: &mut EventQueue,
         deliver: &mut impl FnMut(&Cell),
     ) -> bool {
         if self.control.any() && !is_rm(&cell) {
-            self.control.count(l, cell.vc);
+            self.control.count(l, VcId::new(cell.vc));
         }
-        let hop = &mut self.hops[l as usize];
+        let hop = &mut self.hops[l.index()];
         if hop.algorithm.is_some() {
             let path = &self.paths[cell.vc as usize];
             let (prio, abr) = (path.priority, path.is_abr);
@@ -393,17 +398,17 @@ impl AtmFabric {
     /// its one link, when that link is lazy and its port a single-class
     /// FIFO without a switch algorithm, explicit-rate control or policer
     /// (None otherwise).
-    pub(super) fn direct_link(&self, vc: u32) -> Option<u32> {
-        let path = &self.paths[vc as usize];
+    pub(super) fn direct_link(&self, vc: VcId) -> Option<AtmLinkIx> {
+        let path = &self.paths[vc.index()];
         let &[l] = path.links.as_slice() else {
             return None;
         };
-        let hop = &self.hops[l as usize];
+        let hop = &self.hops[l.index()];
         let plain = hop.link.lazy
             && hop.port.mode == PortMode::Fifo
             && hop.algorithm.is_none()
             && !self.control.any()
-            && self.policers[vc as usize].is_none();
+            && self.policers[vc.index()].is_none();
         plain.then_some(l)
     }
 
@@ -411,8 +416,8 @@ impl AtmFabric {
     /// with the lazy links' state: for the merged sources' direct steps
     /// (`fast_paths::merged_sources`).
     #[inline(always)]
-    pub(super) fn direct_hop(&mut self, l: u32) -> (&mut Port, &mut Link, &LazyLinks) {
-        let hop = &mut self.hops[l as usize];
+    pub(super) fn direct_hop(&mut self, l: AtmLinkIx) -> (&mut Port, &mut Link, &LazyLinks) {
+        let hop = &mut self.hops[l.index()];
         debug_assert!(hop.link.lazy && hop.algorithm.is_none());
         (&mut hop.port, &mut hop.link, &self.lazy)
     }
@@ -421,12 +426,12 @@ impl AtmFabric {
     /// `now`: it goes on the link and the next one starts.
     pub(super) fn tx_done(
         &mut self,
-        l: u32,
+        l: AtmLinkIx,
         now: Time,
         agenda: &mut EventQueue,
         deliver: &mut impl FnMut(&Cell),
     ) {
-        let (cell, next) = self.hops[l as usize].port.prio_tx_done(now);
+        let (cell, next) = self.hops[l.index()].port.prio_tx_done(now);
         if let Some(end) = next {
             agenda.push(end, Event::PortTxDone(l));
         }
@@ -437,7 +442,7 @@ impl AtmFabric {
     #[inline]
     fn link_push(
         &mut self,
-        l: u32,
+        l: AtmLinkIx,
         tx_end: Time,
         cell: Cell,
         now: Time,
@@ -445,7 +450,7 @@ impl AtmFabric {
         deliver: &mut impl FnMut(&Cell),
     ) {
         let n_links = self.hops.len();
-        let hop = &mut self.hops[l as usize];
+        let hop = &mut self.hops[l.index()];
         if hop.link.lazy {
             self.lazy.push(&mut hop.link, tx_end, cell, now, deliver);
             return;
@@ -453,7 +458,7 @@ impl AtmFabric {
         let arrival = tx_end + hop.link.delay_ps;
         // The cell's queue: the link's own unless it has lanes.
         let q = if hop.lanes.is_empty() {
-            l
+            l.get()
         } else {
             let path = &self.paths[cell.vc as usize];
             if is_brm(&cell) {
@@ -462,7 +467,7 @@ impl AtmFabric {
                 path.queues[cell.hop as usize]
             }
         };
-        let (in_flight, slot) = if q == l {
+        let (in_flight, slot) = if q == l.get() {
             (&mut hop.link.in_flight, &mut hop.link.slot)
         } else {
             let lane = &mut self.lanes[q as usize - n_links];
@@ -486,7 +491,7 @@ impl AtmFabric {
         q: u32,
         now: Time,
         agenda: &mut EventQueue,
-    ) -> (u32, Arrived) {
+    ) -> (AtmLinkIx, Arrived) {
         let n_links = self.hops.len() as u32;
         let (l, in_flight, slot) = if q < n_links {
             let link = &mut self.hops[q as usize].link;
@@ -495,6 +500,7 @@ impl AtmFabric {
             let lane = &mut self.lanes[(q - n_links) as usize];
             (lane.link, &mut lane.in_flight, &mut lane.slot)
         };
+        let l = AtmLinkIx::new(l);
         let (_, mut cell) = in_flight.pop_front().expect("arrival on an empty link");
         if let Some(&(t, _)) = in_flight.front() {
             agenda.push_arrival(slot.end_for(t), Event::CellArrival(q));
@@ -519,10 +525,10 @@ impl AtmFabric {
     }
 
     /// A GFR VC's conformance counters (None for other VCs).
-    pub(super) fn gfr_summary(&self, vc: u32) -> Option<GfrSummary> {
-        let p = self.policers[vc as usize].as_ref()?;
+    pub(super) fn gfr_summary(&self, vc: VcId) -> Option<GfrSummary> {
+        let p = self.policers[vc.index()].as_ref()?;
         Some(GfrSummary {
-            mcr_cps: self.mcr_cps[vc as usize],
+            mcr_cps: self.mcr_cps[vc.index()],
             frames_tested: p.frames_tested,
             frames_ineligible: p.frames_ineligible,
             cells_tagged: p.cells_tagged,
@@ -530,14 +536,15 @@ impl AtmFabric {
     }
 
     /// The cells of each VC in the port of link `l` at `now`, if kept.
-    pub(super) fn vc_occupancy(&mut self, l: u32, now: Time) -> Option<&VcOccupancy> {
-        self.hops[l as usize].port.vc_occupancy(now)
+    pub(super) fn vc_occupancy(&mut self, l: AtmLinkIx, now: Time) -> Option<&VcOccupancy> {
+        self.hops[l.index()].port.vc_occupancy(now)
     }
 
     /// The VCs whose path crosses link `l`, in index order.
-    pub(super) fn vcs_on(&self, l: u32) -> Vec<u32> {
-        (0..self.paths.len() as u32)
-            .filter(|&v| self.paths[v as usize].links.contains(&l))
+    pub(super) fn vcs_on(&self, l: AtmLinkIx) -> Vec<VcId> {
+        (0..self.paths.len())
+            .filter(|&v| self.paths[v].links.contains(&l))
+            .map(VcId::from_index)
             .collect()
     }
 
@@ -551,7 +558,7 @@ impl AtmFabric {
             return BrmStep::AtSource(cell);
         }
         if let Some(k) = path.brm_mark[h] {
-            let hop = &mut self.hops[k as usize];
+            let hop = &mut self.hops[k.index()];
             let ps = hop.port_state(now);
             if let Some(a) = hop.algorithm.as_mut() {
                 a.on_brm(now, &mut cell, &ps);
@@ -569,29 +576,29 @@ impl AtmFabric {
     }
 
     /// Cells waiting at the port of link `l` at `now`.
-    pub(super) fn queue_cells(&self, l: u32, now: Time) -> u32 {
-        self.hops[l as usize].port.occupancy(now)
+    pub(super) fn queue_cells(&self, l: AtmLinkIx, now: Time) -> u32 {
+        self.hops[l.index()].port.occupancy(now)
     }
 
     /// Cells waiting in the ABR queue of the port of link `l` at `now`.
-    pub(super) fn abr_queue_cells(&self, l: u32, now: Time) -> u32 {
-        self.hops[l as usize].port.abr_waiting(now)
+    pub(super) fn abr_queue_cells(&self, l: AtmLinkIx, now: Time) -> u32 {
+        self.hops[l.index()].port.abr_waiting(now)
     }
 
     /// Transmission time the port of link `l` spent up to `now`, ps.
-    pub(super) fn busy_ps(&self, l: u32, now: Time) -> u128 {
-        self.hops[l as usize].port.busy_ps(now)
+    pub(super) fn busy_ps(&self, l: AtmLinkIx, now: Time) -> u128 {
+        self.hops[l.index()].port.busy_ps(now)
     }
 
     /// What the switch algorithm of link `l`'s port shows the probes.
-    pub(super) fn algorithm_stats(&self, l: u32) -> AlgorithmStats {
-        let h = &self.hops[l as usize];
+    pub(super) fn algorithm_stats(&self, l: AtmLinkIx) -> AlgorithmStats {
+        let h = &self.hops[l.index()];
         h.algorithm.as_ref().map(|a| a.stats()).unwrap_or_default()
     }
 
     /// The summary of link `l`'s port at `now`, adding its cells to the ledger.
-    pub(super) fn port_summary(&self, l: u32, now: Time, ledger: &mut Ledger) -> PortSummary {
-        let h = &self.hops[l as usize];
+    pub(super) fn port_summary(&self, l: AtmLinkIx, now: Time, ledger: &mut Ledger) -> PortSummary {
+        let h = &self.hops[l.index()];
         let (port, link) = (&h.port, &h.link);
         // Cells still on the link's queue: behind a FIFO port those whose
         // transmission has not ended are still in the port.
@@ -673,19 +680,19 @@ fn assign_queues(hops: &mut [AtmHop], paths: &mut [VcPath], slotted: bool) -> Ve
     let mut lanes: Vec<Lane> = Vec::new();
     // Each link's first slot met (its own queue's).
     let mut own: Vec<Option<Time>> = vec![None; hops.len()];
-    let mut queue_for = |hops: &mut [AtmHop], l: u32, next: Option<&u32>| -> u32 {
+    let mut queue_for = |hops: &mut [AtmHop], l: AtmLinkIx, next: Option<&AtmLinkIx>| -> u32 {
         let slot = match next {
-            Some(&k) if slotted => hops[k as usize].port.cell_time_ps,
+            Some(&k) if slotted => hops[k.index()].port.cell_time_ps,
             _ => 0,
         };
-        let hop = &mut hops[l as usize];
-        match own[l as usize] {
+        let hop = &mut hops[l.index()];
+        match own[l.index()] {
             None => {
-                own[l as usize] = Some(slot);
+                own[l.index()] = Some(slot);
                 hop.link.slot = SlotClock::new(slot);
-                l
+                l.get()
             }
-            Some(s) if s == slot => l,
+            Some(s) if s == slot => l.get(),
             Some(_) => {
                 let found = hop
                     .lanes
@@ -694,7 +701,7 @@ fn assign_queues(hops: &mut [AtmHop], paths: &mut [VcPath], slotted: bool) -> Ve
                     .find(|&k| lanes[(k - n_links) as usize].slot.slot_ps == slot);
                 found.unwrap_or_else(|| {
                     lanes.push(Lane {
-                        link: l,
+                        link: l.get(),
                         slot: SlotClock::new(slot),
                         in_flight: VecDeque::new(),
                     });
@@ -792,18 +799,18 @@ mod tests {
         let mut nothing = |_: &Cell| panic!("no lazy link here");
         for k in 0..2 {
             let cell = Cell::data(0, 0, 2, k == 1);
-            assert!(fabric.port_arrive(0, cell, 0, &mut agenda, &mut nothing));
+            assert!(fabric.port_arrive(AtmLinkIx::new(0), cell, 0, &mut agenda, &mut nothing));
         }
         // The first cell leaves at 1 us and arrives at 3 us: one event for
         // the head of the link.
         assert_eq!(agenda.len(), 1);
-        assert_eq!(fabric.queue_cells(0, 0), 1);
+        assert_eq!(fabric.queue_cells(AtmLinkIx::new(0), 0), 1);
         assert_eq!(
             agenda.next_until(Time::MAX),
             Some((3 * US, Event::CellArrival(0)))
         );
         match fabric.link_arrival(0, 0, &mut agenda).1 {
-            Arrived::Onward(1, c) => assert_eq!((c.hop, c.is_eom()), (1, false)),
+            Arrived::Onward(AtmLinkIx(1), c) => assert_eq!((c.hop, c.is_eom()), (1, false)),
             other => panic!("{other:?}"),
         }
         // The second one is next, 1 us later.
@@ -813,7 +820,7 @@ mod tests {
         );
         assert!(matches!(
             fabric.link_arrival(0, 0, &mut agenda).1,
-            Arrived::Onward(1, _)
+            Arrived::Onward(AtmLinkIx(1), _)
         ));
         assert_eq!(agenda.next_until(Time::MAX), None);
     }
@@ -845,21 +852,30 @@ mod tests {
             let mut agenda = EventQueue::new();
             for v in [1, 0] {
                 let cell = Cell::data(v, 0, 1, true);
-                assert!(fabric.port_arrive(0, cell, 0, &mut agenda, &mut nothing));
+                assert!(fabric.port_arrive(AtmLinkIx::new(0), cell, 0, &mut agenda, &mut nothing));
             }
             let mut seen = vec![];
             while let Some((t, Event::CellArrival(q))) = agenda.next_until(Time::MAX) {
                 match fabric.link_arrival(q, t, &mut agenda) {
-                    (0, Arrived::Onward(next, c)) => seen.push((t, q, next, c.vc)),
+                    (AtmLinkIx(0), Arrived::Onward(next, c)) => seen.push((t, q, next, c.vc)),
                     other => panic!("{other:?}"),
                 }
             }
             if slotted {
                 // v0's queue is the link's own (index 0, the first VC's
                 // slot); v1's the first lane (index 3: after the 3 links).
-                assert_eq!(seen, vec![(3 * US, 0, 1, 0), (4 * US, 3, 2, 1)]);
+                assert_eq!(
+                    seen,
+                    vec![(3 * US, 0, AtmLinkIx(1), 0), (4 * US, 3, AtmLinkIx(2), 1)]
+                );
             } else {
-                assert_eq!(seen, vec![(1200 * ns, 0, 2, 1), (2200 * ns, 0, 1, 0)]);
+                assert_eq!(
+                    seen,
+                    vec![
+                        (1200 * ns, 0, AtmLinkIx(2), 1),
+                        (2200 * ns, 0, AtmLinkIx(1), 0)
+                    ]
+                );
             }
         }
     }
@@ -871,12 +887,20 @@ mod tests {
         let mut agenda = EventQueue::new();
         let mut nothing = |_: &Cell| {};
         let accepted: Vec<bool> = (0..3)
-            .map(|_| fabric.port_arrive(0, Cell::data(0, 0, 1, true), 0, &mut agenda, &mut nothing))
+            .map(|_| {
+                fabric.port_arrive(
+                    AtmLinkIx::new(0),
+                    Cell::data(0, 0, 1, true),
+                    0,
+                    &mut agenda,
+                    &mut nothing,
+                )
+            })
             .collect();
         // One in transmission, one waiting, the third finds the buffer full.
         assert_eq!(accepted, vec![true, true, false]);
         let mut ledger = Ledger::default();
-        let s = fabric.port_summary(0, US / 2, &mut ledger);
+        let s = fabric.port_summary(AtmLinkIx::new(0), US / 2, &mut ledger);
         assert_eq!((s.cells_in, s.cells_dropped, s.max_queue_cells), (3, 1, 1));
         assert_eq!((ledger.cells_dropped, ledger.cells_queued), (1, 2));
         assert!(ledger.problems.is_empty());
@@ -889,9 +913,13 @@ mod tests {
         let mut agenda = EventQueue::new();
         let mut got = 0;
         for _ in 0..3 {
-            fabric.port_arrive(0, Cell::data(0, 0, 1, true), 0, &mut agenda, &mut |_| {
-                got += 1
-            });
+            fabric.port_arrive(
+                AtmLinkIx::new(0),
+                Cell::data(0, 0, 1, true),
+                0,
+                &mut agenda,
+                &mut |_| got += 1,
+            );
         }
         assert!(agenda.is_empty());
         // Arrivals at 6, 7 and 8 us.
@@ -914,9 +942,27 @@ mod tests {
         let mut fabric = fabric(&specs, false, &vcs);
         let mut agenda = EventQueue::new();
         let mut nothing = |_: &Cell| {};
-        fabric.port_arrive(0, Cell::data(0, 0, 1, true), 0, &mut agenda, &mut nothing);
-        fabric.port_arrive(0, Cell::data(0, 1, 1, true), 0, &mut agenda, &mut nothing);
-        fabric.port_arrive(0, Cell::data(1, 0, 1, true), 0, &mut agenda, &mut nothing);
+        fabric.port_arrive(
+            AtmLinkIx::new(0),
+            Cell::data(0, 0, 1, true),
+            0,
+            &mut agenda,
+            &mut nothing,
+        );
+        fabric.port_arrive(
+            AtmLinkIx::new(0),
+            Cell::data(0, 1, 1, true),
+            0,
+            &mut agenda,
+            &mut nothing,
+        );
+        fabric.port_arrive(
+            AtmLinkIx::new(0),
+            Cell::data(1, 0, 1, true),
+            0,
+            &mut agenda,
+            &mut nothing,
+        );
         let mut order = vec![];
         while let Some((t, ev)) = agenda.next_until(Time::MAX) {
             match ev {

@@ -28,6 +28,7 @@ use crate::atm::aal5::cells_per_datagram;
 use crate::atm::cell::CELL_PAYLOAD_BYTES;
 use crate::engine::time::cell_time_ps;
 use crate::engine::{Event, EventQueue, Time};
+use crate::ids::{AtmLinkIx, FlowId, VcId};
 use crate::ip::rate_control::{limit_window, RateControl, RateControlParams};
 use crate::ip::Packet;
 use crate::scenario::{Layer, Scenario, WindowRule};
@@ -37,7 +38,7 @@ use crate::stats::FlowRateSummary;
 /// reassembles.
 struct EdgeControl {
     /// The fabric index of the port whose rates it uses.
-    rates_from: u32,
+    rates_from: AtmLinkIx,
     window: WindowRule,
     /// Per flow: its ACK VC ends with this link and its data VC crosses
     /// `rates_from`.
@@ -52,7 +53,7 @@ pub(super) struct AtmControl {
     /// Per fabric link: what the edge at its far end does to ACK frames.
     edge: Vec<Option<EdgeControl>>,
     /// Per flow: the port that rates it (fabric index), if any.
-    rated_at: Vec<Option<u32>>,
+    rated_at: Vec<Option<AtmLinkIx>>,
     /// Per flow: its data VC and its part of that VC's ER (1 / the flows
     /// sharing the VC).
     data_vc: Vec<u32>,
@@ -111,8 +112,8 @@ impl AtmControl {
                 };
                 // The payload rate in bits/s: cells/s x 48 bytes x 8.
                 let payload_bps = l.cell_rate_cps * (CELL_PAYLOAD_BYTES * 8) as f64;
-                let a = local[i];
-                c.rate[a as usize] = Some(RateControl::new(p, payload_bps, sc.vcs.len()));
+                let a = AtmLinkIx::new(local[i]);
+                c.rate[a.index()] = Some(RateControl::new(p, payload_bps, sc.vcs.len()));
                 c.active = true;
                 agenda.push(rc.interval_ps, Event::AtmRateInterval(a));
             }
@@ -135,12 +136,12 @@ impl AtmControl {
             for f in (0..n_flows).filter(|&f| controls[f]) {
                 let vc = sc.flows[f].data_vc;
                 let n = sc.flows.iter().filter(|g| g.data_vc == vc).count();
-                c.rated_at[f] = Some(local[ac.rates_from as usize]);
+                c.rated_at[f] = Some(AtmLinkIx::new(local[ac.rates_from as usize]));
                 c.share[f] = 1.0 / n as f64;
                 c.rtt_ps[f] = base_rtt(sc, f);
             }
             c.edge[local[i] as usize] = Some(EdgeControl {
-                rates_from: local[ac.rates_from as usize],
+                rates_from: AtmLinkIx::new(local[ac.rates_from as usize]),
                 window: ac.window,
                 controls,
             });
@@ -156,9 +157,9 @@ impl AtmControl {
 
     /// A data cell of VC `vc` is offered to the port of link `l`.
     #[inline]
-    pub(super) fn count(&mut self, l: u32, vc: u32) {
-        if let Some(rc) = self.rate.get_mut(l as usize).and_then(Option::as_mut) {
-            rc.count(vc, CELL_PAYLOAD_BYTES);
+    pub(super) fn count(&mut self, l: AtmLinkIx, vc: VcId) {
+        if let Some(rc) = self.rate.get_mut(l.index()).and_then(Option::as_mut) {
+            rc.count(vc.get(), CELL_PAYLOAD_BYTES);
         }
     }
 
@@ -166,12 +167,12 @@ impl AtmControl {
     /// `queue_cells` now: new rates, and the next interval scheduled.
     pub(super) fn end_interval(
         &mut self,
-        l: u32,
+        l: AtmLinkIx,
         now: Time,
         queue_cells: u64,
         agenda: &mut EventQueue,
     ) {
-        let rc = self.rate[l as usize]
+        let rc = self.rate[l.index()]
             .as_mut()
             .expect("a rate-controlled ATM port");
         rc.end_interval(rc.p.interval_ps, queue_cells * CELL_PAYLOAD_BYTES as u64);
@@ -180,16 +181,16 @@ impl AtmControl {
 
     /// Flow `f`'s part of its data VC's explicit rate at its controlling
     /// port, bytes/s of cell payload.
-    fn er(&self, f: u32) -> Option<f64> {
-        let l = self.rated_at[f as usize]?;
-        let rc = self.rate[l as usize].as_ref()?;
-        Some(rc.er(self.data_vc[f as usize]) * self.share[f as usize])
+    fn er(&self, f: FlowId) -> Option<f64> {
+        let l = self.rated_at[f.index()]?;
+        let rc = self.rate[l.index()].as_ref()?;
+        Some(rc.er(self.data_vc[f.index()]) * self.share[f.index()])
     }
 
     /// The port whose queueing delay the window rule of the ACK frames
     /// reassembled at the end of link `l` needs (the rule `Rtt`), if any.
-    pub(super) fn queue_delay_port(&self, l: u32) -> Option<u32> {
-        let ctl = self.edge.get(l as usize)?.as_ref()?;
+    pub(super) fn queue_delay_port(&self, l: AtmLinkIx) -> Option<AtmLinkIx> {
+        let ctl = self.edge.get(l.index())?.as_ref()?;
         (ctl.window == WindowRule::Rtt).then_some(ctl.rates_from)
     }
 
@@ -197,15 +198,20 @@ impl AtmControl {
     /// network towards its sender; `queue_delay_ps` is the queueing delay at
     /// the port that rates its flow (0 unless the window rule needs it): its
     /// window rewritten, or untouched.
-    pub(super) fn on_ack(&mut self, l: u32, mut packet: Packet, queue_delay_ps: Time) -> Packet {
-        let Some(ctl) = self.edge.get(l as usize).and_then(Option::as_ref) else {
+    pub(super) fn on_ack(
+        &mut self,
+        l: AtmLinkIx,
+        mut packet: Packet,
+        queue_delay_ps: Time,
+    ) -> Packet {
+        let Some(ctl) = self.edge.get(l.index()).and_then(Option::as_ref) else {
             return packet;
         };
         let f = packet.flow as usize;
         if packet.is_data || !ctl.controls[f] {
             return packet;
         }
-        let er = self.er(packet.flow).unwrap_or(0.0);
+        let er = self.er(FlowId::new(packet.flow)).unwrap_or(0.0);
         let t_ps = match ctl.window {
             WindowRule::None => return packet,
             WindowRule::Fixed { t_ps } => t_ps,
@@ -221,12 +227,12 @@ impl AtmControl {
 
     /// What the control did to flow `f`, for its summary; None for a flow
     /// not rate-controlled at an ATM port.
-    pub(super) fn flow_summary(&self, f: u32) -> Option<FlowRateSummary> {
+    pub(super) fn flow_summary(&self, f: FlowId) -> Option<FlowRateSummary> {
         let er = self.er(f)?;
         Some(FlowRateSummary {
             er_bps: er * 8.0,
-            window_written_bytes: self.written[f as usize] as f64,
-            acks_rewritten: self.rewritten[f as usize],
+            window_written_bytes: self.written[f.index()] as f64,
+            acks_rewritten: self.rewritten[f.index()],
             acks_released: 0,
             acks_held: 0,
             acks_held_max: 0,
@@ -236,9 +242,9 @@ impl AtmControl {
 
     /// Flow `f`'s explicit rate (bits/s of cell payload) and the last window
     /// written into its ACKs (bytes), for the probes.
-    pub(super) fn sample(&self, f: u32) -> Option<(f64, f64)> {
+    pub(super) fn sample(&self, f: FlowId) -> Option<(f64, f64)> {
         let er = self.er(f)?;
-        Some((er * 8.0, self.written[f as usize] as f64))
+        Some((er * 8.0, self.written[f.index()] as f64))
     }
 }
 
@@ -339,7 +345,11 @@ mod tests {
         let mut c = AtmControl {
             rate: vec![Some(RateControl::new(params(), cps * 384.0, 3))],
             edge: vec![None],
-            rated_at: vec![Some(0), Some(0), Some(0)],
+            rated_at: vec![
+                Some(AtmLinkIx::new(0)),
+                Some(AtmLinkIx::new(0)),
+                Some(AtmLinkIx::new(0)),
+            ],
             data_vc: vec![0, 2, 2],
             share: vec![1.0, 0.5, 0.5],
             rtt_ps: vec![0; 3],
@@ -350,24 +360,24 @@ mod tests {
             active: true,
         };
         // Before the first interval: the link's payload rate.
-        assert_eq!(c.er(0), Some(480_000.0));
+        assert_eq!(c.er(FlowId::new(0)), Some(480_000.0));
         for _ in 0..30 {
-            c.count(0, 0);
+            c.count(AtmLinkIx(0), VcId(0));
         }
         for _ in 0..10 {
-            c.count(0, 2);
+            c.count(AtmLinkIx(0), VcId(2));
         }
         let mut agenda = EventQueue::new();
-        c.end_interval(0, 5 * MS, 0, &mut agenda);
+        c.end_interval(AtmLinkIx::new(0), 5 * MS, 0, &mut agenda);
         assert_eq!(
             agenda.next_until(Time::MAX),
-            Some((10 * MS, Event::AtmRateInterval(0)))
+            Some((10 * MS, Event::AtmRateInterval(AtmLinkIx::new(0))))
         );
         let rc = c.rate[0].as_ref().unwrap();
         assert!((rc.z - 0.8).abs() < 1e-12 && (rc.fair_share - 240_000.0).abs() < 1e-6);
-        assert!((c.er(0).unwrap() - 360_000.0).abs() < 1e-6);
+        assert!((c.er(FlowId::new(0)).unwrap() - 360_000.0).abs() < 1e-6);
         // Flows 1 and 2 share VC 2 as one unit: half of its ER each.
-        assert!((c.er(1).unwrap() - 60_000.0).abs() < 1e-6);
+        assert!((c.er(FlowId::new(1)).unwrap() - 60_000.0).abs() < 1e-6);
         // Interval 2: VC 0 alone offers 60 cells (576,000 B/s) with 25
         // cells waiting (2.5 ms at 10,000 cells/s, above T0 = 1.5 ms):
         // target = 1.15 x 1.5 / (0.15 x 2.5 + 1.5) x 480,000 = 441,600,
@@ -376,13 +386,13 @@ mod tests {
         // capped at 1.1 x its last ER, 396,000. VC 2 (silent): max(0,
         // 441,600) capped at 1.1 x 120,000 = 132,000, half of it per flow.
         for _ in 0..60 {
-            c.count(0, 0);
+            c.count(AtmLinkIx(0), VcId(0));
         }
-        c.end_interval(0, 10 * MS, 25, &mut agenda);
+        c.end_interval(AtmLinkIx::new(0), 10 * MS, 25, &mut agenda);
         let rc = c.rate[0].as_ref().unwrap();
         assert!((rc.target - 441_600.0).abs() < 1e-6, "{}", rc.target);
-        assert!((c.er(0).unwrap() - 396_000.0).abs() < 1e-6);
-        assert!((c.er(2).unwrap() - 66_000.0).abs() < 1e-6);
+        assert!((c.er(FlowId::new(0)).unwrap() - 396_000.0).abs() < 1e-6);
+        assert!((c.er(FlowId::new(2)).unwrap() - 66_000.0).abs() < 1e-6);
     }
 
     #[test]
@@ -392,12 +402,12 @@ mod tests {
             edge: vec![
                 None,
                 Some(EdgeControl {
-                    rates_from: 0,
+                    rates_from: AtmLinkIx::new(0),
                     window: WindowRule::Fixed { t_ps: 10 * MS },
                     controls: vec![true],
                 }),
             ],
-            rated_at: vec![Some(0)],
+            rated_at: vec![Some(AtmLinkIx::new(0))],
             data_vc: vec![0],
             share: vec![1.0],
             rtt_ps: vec![0],
@@ -409,21 +419,25 @@ mod tests {
         };
         // ER = the link's 480,000 B/s: W = 4800 bytes, field 2400 (scale 1).
         let ack = Packet::ack(0, 0, 1000, 32768);
-        let out = c.on_ack(1, ack, 0);
+        let out = c.on_ack(AtmLinkIx::new(1), ack, 0);
         assert_eq!(out.wnd, 2400);
         assert!(out.checksum_ok());
         assert_eq!((c.written[0], c.rewritten[0]), (4800, 1));
         // A window already below ER x T stays as it is.
-        let out = c.on_ack(1, Packet::ack(0, 0, 1000, 100), 0);
+        let out = c.on_ack(AtmLinkIx::new(1), Packet::ack(0, 0, 1000, 100), 0);
         assert_eq!((out.wnd, c.rewritten[0]), (100, 1));
         assert_eq!(c.written[0], 200);
         // A T of 0.1 ms makes ER x T 48 bytes: one segment is written
         // instead (512 bytes, 256 in scale-1 units).
         c.edge[1].as_mut().unwrap().window = WindowRule::Fixed { t_ps: MS / 10 };
-        let out = c.on_ack(1, Packet::ack(0, 0, 1000, 32768), 0);
+        let out = c.on_ack(AtmLinkIx::new(1), Packet::ack(0, 0, 1000, 32768), 0);
         assert_eq!(out.wnd, 256);
         assert!(out.checksum_ok());
         // ACKs arriving over another link, and data, pass untouched.
-        assert_eq!(c.on_ack(0, Packet::ack(0, 0, 1, 900), 0).wnd, 900);
+        assert_eq!(
+            c.on_ack(AtmLinkIx::new(0), Packet::ack(0, 0, 1, 900), 0)
+                .wnd,
+            900
+        );
     }
 }

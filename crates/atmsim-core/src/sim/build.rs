@@ -3,6 +3,7 @@
 use super::fast_paths::{IpFastPaths, Plan};
 use super::{atm, atm_control, ends, ip, probes, tcp, Clock, LinkRef, Simulation};
 use crate::engine::{EventQueue, Time};
+use crate::ids::{AtmLinkIx, IpLinkIx};
 use crate::scenario::{Arbitration, Layer, Scenario};
 
 /// Checks `sc` and builds its network, with the first events scheduled.
@@ -16,19 +17,22 @@ pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
         links.push(match l.layer {
             Layer::Atm => {
                 n_atm += 1;
-                LinkRef::Atm(n_atm - 1)
+                LinkRef::Atm(AtmLinkIx::new(n_atm - 1))
             }
             Layer::Ip => {
                 n_ip += 1;
-                LinkRef::Ip(n_ip - 1)
+                LinkRef::Ip(IpLinkIx::new(n_ip - 1))
             }
         });
     }
+    // The same as bare numbers, for the fabrics' builders: an ATM link's
+    // number in the ATM fabric, an IP link's in the IP fabric (each builder
+    // looks up only its own layer's links).
     let local: Vec<u32> = links
         .iter()
         .map(|&at| match at {
-            LinkRef::Atm(a) => a,
-            LinkRef::Ip(i) => i,
+            LinkRef::Atm(a) => a.get(),
+            LinkRef::Ip(i) => i.get(),
         })
         .collect();
     let atm_specs = sc

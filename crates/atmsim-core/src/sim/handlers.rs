@@ -13,6 +13,7 @@ use crate::abr::is_rm;
 use crate::atm::aal5::cells_per_datagram;
 use crate::atm::Cell;
 use crate::engine::{Event, Time};
+use crate::ids::{AtmLinkIx, FlowId, IpLinkIx, VcId};
 use crate::ip::Packet;
 
 impl Simulation {
@@ -26,7 +27,7 @@ impl Simulation {
     /// Segments a frame of `cells` cells on `vc` into its first port, or
     /// into its ABR source end system; a TCP frame's packet is kept until
     /// its fate is known.
-    pub(super) fn send_frame(&mut self, vc: u32, cells: u16, packet: Option<Packet>) {
+    pub(super) fn send_frame(&mut self, vc: VcId, cells: u16, packet: Option<Packet>) {
         let frame = self.ends.open_frame(vc, cells, packet);
         if self.ends.has_ses(vc) {
             self.ends.ses_enqueue(vc, frame, cells);
@@ -35,13 +36,13 @@ impl Simulation {
         }
         let first = self.atm.first_link(vc);
         for k in 0..cells {
-            self.cell_to_port(first, Cell::data(vc, frame, cells, k + 1 == cells));
+            self.cell_to_port(first, Cell::data(vc.get(), frame, cells, k + 1 == cells));
         }
     }
 
     /// `cell` reaches the output port of ATM link `l` now.
     #[inline(always)]
-    fn cell_to_port(&mut self, l: u32, cell: Cell) {
+    fn cell_to_port(&mut self, l: AtmLinkIx, cell: Cell) {
         let ends = &mut self.ends;
         let accepted = self.atm.port_arrive(
             l,
@@ -55,7 +56,7 @@ impl Simulation {
         }
     }
 
-    pub(super) fn on_port_tx_done(&mut self, l: u32) {
+    pub(super) fn on_port_tx_done(&mut self, l: AtmLinkIx) {
         let ends = &mut self.ends;
         self.atm
             .tx_done(l, self.clock.now, &mut self.agenda, &mut |c: &Cell| {
@@ -72,12 +73,12 @@ impl Simulation {
                 BrmStep::AtSource(cell) => {
                     self.ends.brm_at_source(&cell);
                     self.ends
-                        .wake_ses(cell.vc, self.clock.now, &mut self.agenda);
+                        .wake_ses(VcId::new(cell.vc), self.clock.now, &mut self.agenda);
                 }
             },
             CellArrived::End(cell) => match self.ends.at_end(cell) {
                 AtEnd::TurnedAround(brm) => {
-                    let back = self.atm.first_back_link(brm.vc);
+                    let back = self.atm.first_back_link(VcId::new(brm.vc));
                     self.cell_to_port(back, brm);
                 }
                 AtEnd::Tcp(cell) => {
@@ -91,7 +92,7 @@ impl Simulation {
         }
     }
 
-    pub(super) fn on_ses_send(&mut self, v: u32) {
+    pub(super) fn on_ses_send(&mut self, v: VcId) {
         let now = self.clock.now;
         if let Some(cell) = self.ends.ses_send(v, now) {
             let first = self.atm.first_link(v);
@@ -106,7 +107,7 @@ impl Simulation {
     /// port told early), on through the eager ports after it, to an eager
     /// end host if it can.
     #[inline]
-    pub(super) fn ip_port_arrive(&mut self, l: u32, packet: Packet, at: Time) {
+    pub(super) fn ip_port_arrive(&mut self, l: IpLinkIx, packet: Packet, at: Time) {
         let (now, until) = (self.clock.now, self.clock.until);
         let tcp = &self.tcp;
         if let Some((packet, far)) =
@@ -122,7 +123,7 @@ impl Simulation {
         }
     }
 
-    pub(super) fn on_packet_arrival(&mut self, l: u32) {
+    pub(super) fn on_packet_arrival(&mut self, l: IpLinkIx) {
         let now = self.clock.now;
         match self.ip.link_arrival(l, &mut self.agenda) {
             PacketArrived::Onward(next, packet) => {
@@ -137,12 +138,12 @@ impl Simulation {
         }
     }
 
-    pub(super) fn on_rate_interval(&mut self, l: u32) {
+    pub(super) fn on_rate_interval(&mut self, l: IpLinkIx) {
         self.ip
             .end_rate_interval(l, self.clock.now, &mut self.agenda);
     }
 
-    pub(super) fn on_atm_rate_interval(&mut self, l: u32) {
+    pub(super) fn on_atm_rate_interval(&mut self, l: AtmLinkIx) {
         self.atm
             .end_rate_interval(l, self.clock.now, &mut self.agenda);
     }
@@ -161,7 +162,7 @@ impl Simulation {
     /// known.
     fn packet_arrives(&mut self, packet: Packet, at: Time) {
         self.tcp.check_checksum(&packet);
-        let f = packet.flow;
+        let f = FlowId::new(packet.flow);
         if packet.is_data {
             let now = self.clock.now;
             if let Some(ack) = self.tcp.data_arrives(f, packet, at, now, &mut self.agenda) {
@@ -175,7 +176,7 @@ impl Simulation {
 
     /// Transmits what flow `f`'s sender's window allows at `at` (now, or
     /// later for an eager sender), and keeps its timer.
-    fn pump(&mut self, f: u32, at: Time) {
+    fn pump(&mut self, f: FlowId, at: Time) {
         while let Some(packet) = self.tcp.next_segment(f, at) {
             self.send_packet(f, packet, at);
         }
@@ -185,7 +186,7 @@ impl Simulation {
     /// Sends `packet` of flow `f` along its data or ACK path at `at` (now,
     /// or later for an eager end, which is over IP).
     #[inline(always)]
-    fn send_packet(&mut self, f: u32, packet: Packet, at: Time) {
+    fn send_packet(&mut self, f: FlowId, packet: Packet, at: Time) {
         match self.tcp.route(f) {
             FlowRoute::Atm { data_vc, ack_vc } => {
                 debug_assert_eq!(at, self.clock.now, "an eager end over ATM");
@@ -200,19 +201,19 @@ impl Simulation {
         }
     }
 
-    pub(super) fn on_flow_start(&mut self, f: u32) {
+    pub(super) fn on_flow_start(&mut self, f: FlowId) {
         self.tcp.start(f);
         self.pump(f, self.clock.now);
     }
 
-    pub(super) fn on_rx_done(&mut self, f: u32) {
+    pub(super) fn on_rx_done(&mut self, f: FlowId) {
         let now = self.clock.now;
         if let Some(ack) = self.tcp.rx_done(f, now, &mut self.agenda) {
             self.send_packet(f, ack, now);
         }
     }
 
-    pub(super) fn on_flow_timer(&mut self, f: u32) {
+    pub(super) fn on_flow_timer(&mut self, f: FlowId) {
         let now = self.clock.now;
         if !self.tcp.timer_due(f, now) {
             return; // superseded by an earlier one

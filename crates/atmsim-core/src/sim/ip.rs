@@ -19,6 +19,7 @@ use super::fast_paths::IpFastPaths;
 use super::ip_control::{AckFate, IpControl};
 use crate::buffer::COMMON_DROP_REASONS;
 use crate::engine::{Event, EventQueue, RngStream, Time, PS_PER_S};
+use crate::ids::{FlowId, IpLinkIx};
 use crate::ip::red::Red;
 use crate::ip::{IpLimit, IpPort, Packet};
 use crate::scenario::{LinkSpec, PolicySpec, Scenario};
@@ -47,14 +48,14 @@ struct FutureDrop {
 }
 
 /// The `route` entry after a path's last link.
-pub(super) const ROUTE_END: u32 = u32::MAX;
+pub(super) const ROUTE_END: IpLinkIx = IpLinkIx::new(u32::MAX);
 
 /// Schedules the arrival of the packet that has just become the head of
 /// the empty link `l`, at `far`: its own event, or its batch port's.
 #[inline(always)]
 fn schedule_arrival(
     fast: &mut IpFastPaths,
-    l: u32,
+    l: IpLinkIx,
     far: Time,
     n_links: u32,
     agenda: &mut EventQueue,
@@ -62,7 +63,7 @@ fn schedule_arrival(
     match fast.batch_port_fed(l) {
         // Simultaneous packet arrivals go by link, whenever they were
         // scheduled (the fast paths schedule them early).
-        None => agenda.push_ordered(far, Event::PacketArrival(l), l),
+        None => agenda.push_ordered(far, Event::PacketArrival(l), l.get()),
         Some(b) => fast.schedule_batch(b, far, n_links, agenda),
     }
 }
@@ -71,7 +72,7 @@ fn schedule_arrival(
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum Arrived {
     /// The packet goes on into the port of this link.
-    Onward(u32, Packet),
+    Onward(IpLinkIx, Packet),
     /// The packet reached its end host.
     End(Packet),
 }
@@ -80,7 +81,7 @@ pub(super) enum Arrived {
 pub(super) struct IpFabric {
     hops: Vec<IpHop>,
     /// The IP flows' paths, flat: link indices, each path closed by ROUTE_END.
-    route: Vec<u32>,
+    route: Vec<IpLinkIx>,
     /// Per flow, where its ACK path [0] and data path [1] start in `route`.
     route_base: Vec<[u32; 2]>,
     fast: IpFastPaths,
@@ -144,7 +145,7 @@ impl IpFabric {
             if fl.layer == crate::scenario::Layer::Ip {
                 for (slot, path) in [&fl.ack_links, &fl.data_links].into_iter().enumerate() {
                     bases[slot] = route.len() as u32;
-                    route.extend(path.iter().map(|&l| local[l as usize]));
+                    route.extend(path.iter().map(|&l| IpLinkIx::new(local[l as usize])));
                     route.push(ROUTE_END);
                 }
             }
@@ -181,14 +182,14 @@ impl IpFabric {
 
     /// The link at hop `hop` of `packet`'s path, or ROUTE_END past its last.
     #[inline]
-    fn route_at(&self, packet: &Packet, hop: u8) -> u32 {
+    fn route_at(&self, packet: &Packet, hop: u8) -> IpLinkIx {
         let base = self.route_base[packet.flow as usize][packet.is_data as usize];
         self.route[base as usize + hop as usize]
     }
 
     /// A host hands `packet` to the first port of its path: the link.
     #[inline]
-    pub(super) fn send(&mut self, packet: &Packet) -> u32 {
+    pub(super) fn send(&mut self, packet: &Packet) -> IpLinkIx {
         self.generated += 1;
         self.route_at(packet, packet.hop)
     }
@@ -208,7 +209,7 @@ impl IpFabric {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn forward(
         &mut self,
-        mut l: u32,
+        mut l: IpLinkIx,
         mut packet: Packet,
         mut at: Time,
         now: Time,
@@ -232,7 +233,7 @@ impl IpFabric {
             if has_control {
                 control.count(l, &packet);
             }
-            let h = &mut hops[l as usize];
+            let h = &mut hops[l.index()];
             let Some(end) = h.port.arrive(at, now, &packet) else {
                 self.drop(&packet, at, now);
                 return None;
@@ -264,8 +265,8 @@ impl IpFabric {
     }
 
     /// Port `l`'s rate controller ends an averaging interval at `now`.
-    pub(super) fn end_rate_interval(&mut self, l: u32, now: Time, agenda: &mut EventQueue) {
-        let queue = self.hops[l as usize].port.queue_bytes(now);
+    pub(super) fn end_rate_interval(&mut self, l: IpLinkIx, now: Time, agenda: &mut EventQueue) {
+        let queue = self.hops[l.index()].port.queue_bytes(now);
         self.control.end_interval(l, now, queue, agenda);
     }
 
@@ -274,7 +275,7 @@ impl IpFabric {
     #[inline]
     pub(super) fn at_router(
         &mut self,
-        l: u32,
+        l: IpLinkIx,
         packet: Packet,
         now: Time,
         agenda: &mut EventQueue,
@@ -285,7 +286,7 @@ impl IpFabric {
         let queue_delay_ps = match self.control.queue_delay_port(l) {
             Some(p) => {
                 // What a ping through the controlling port would wait there.
-                let port = &self.hops[p as usize].port;
+                let port = &self.hops[p.index()].port;
                 let bits = port.queue_bytes(now) as f64 * 8.0;
                 (bits / port.rate_bps * PS_PER_S as f64).round() as Time
             }
@@ -302,23 +303,23 @@ impl IpFabric {
         b: u32,
         now: Time,
         agenda: &mut EventQueue,
-    ) -> Option<(u32, Packet)> {
+    ) -> Option<(IpLinkIx, Packet)> {
         let packet = self.control.release(b, now, agenda)?;
         Some((self.route_at(&packet, packet.hop), packet))
     }
 
     /// Flow `f`'s explicit rate (bits/s) and last written window (bytes).
-    pub(super) fn control_sample(&self, f: u32) -> Option<(f64, f64)> {
+    pub(super) fn control_sample(&self, f: FlowId) -> Option<(f64, f64)> {
         self.control.sample(f)
     }
 
     /// The head packet of link `l` reaches its far end; the next one's
     /// arrival is scheduled.
-    pub(super) fn link_arrival(&mut self, l: u32, agenda: &mut EventQueue) -> Arrived {
-        let h = &mut self.hops[l as usize];
+    pub(super) fn link_arrival(&mut self, l: IpLinkIx, agenda: &mut EventQueue) -> Arrived {
+        let h = &mut self.hops[l.index()];
         let (_, mut packet) = h.in_flight.pop_front().expect("arrival on an empty link");
         if let Some(&(t, _)) = h.in_flight.front() {
-            agenda.push_ordered(t, Event::PacketArrival(l), l);
+            agenda.push_ordered(t, Event::PacketArrival(l), l.get());
         }
         packet.hop += 1;
         match self.route_at(&packet, packet.hop) {
@@ -330,8 +331,8 @@ impl IpFabric {
     /// When the head packet of link `l` reaches its far end (Time::MAX if
     /// the link is empty).
     #[inline]
-    pub(super) fn link_head(&self, l: u32) -> Time {
-        self.hops[l as usize]
+    pub(super) fn link_head(&self, l: IpLinkIx) -> Time {
+        self.hops[l.index()]
             .in_flight
             .front()
             .map_or(Time::MAX, |e| e.0)
@@ -341,8 +342,8 @@ impl IpFabric {
     /// batch port takes it ahead): its arrival time, the packet at its next
     /// hop, and when the next head arrives.
     #[inline]
-    pub(super) fn take_head(&mut self, l: u32) -> (Time, Packet, Time) {
-        let h = &mut self.hops[l as usize];
+    pub(super) fn take_head(&mut self, l: IpLinkIx) -> (Time, Packet, Time) {
+        let h = &mut self.hops[l.index()];
         let (far, mut packet) = h.in_flight.pop_front().expect("a head");
         let next = h.in_flight.front().map_or(Time::MAX, |e| e.0);
         packet.hop += 1;
@@ -350,8 +351,8 @@ impl IpFabric {
     }
 
     /// The propagation delay of link `l`.
-    pub(super) fn delay(&self, l: u32) -> Time {
-        self.hops[l as usize].delay_ps
+    pub(super) fn delay(&self, l: IpLinkIx) -> Time {
+        self.hops[l.index()].delay_ps
     }
 
     /// The port of the link `packet` is on dropped it; it arrived at `at`.
@@ -375,13 +376,13 @@ impl IpFabric {
 
     /// Packets waiting at the port of link `l` at `now`, before the arrivals
     /// of that instant (what a probe at `now` sees).
-    pub(super) fn queue_packets(&self, l: u32, now: Time) -> usize {
-        self.hops[l as usize].port.queue_len_before(now)
+    pub(super) fn queue_packets(&self, l: IpLinkIx, now: Time) -> usize {
+        self.hops[l.index()].port.queue_len_before(now)
     }
 
     /// Transmission time the port of link `l` spent up to `now`, ps.
-    pub(super) fn busy_ps(&self, l: u32, now: Time) -> u128 {
-        self.hops[l as usize].port.busy_ps(now)
+    pub(super) fn busy_ps(&self, l: IpLinkIx, now: Time) -> u128 {
+        self.hops[l.index()].port.busy_ps(now)
     }
 
     /// Where a packet is at `now` that reaches the end of the link before
@@ -405,7 +406,7 @@ impl IpFabric {
             if p == ROUTE_END {
                 return None;
             }
-            let p = p as usize;
+            let p = p.index();
             let ph = &self.hops[p];
             let end = at.checked_sub(ph.delay_ps)?;
             if end <= now {
@@ -426,7 +427,7 @@ impl IpFabric {
     /// Packets learned of ahead of time are placed where they are at `now`,
     /// from their recorded times.
     /// What the explicit-rate control did to flow `f` (None: not controlled).
-    pub(super) fn flow_rate_summary(&self, f: u32) -> Option<crate::stats::FlowRateSummary> {
+    pub(super) fn flow_rate_summary(&self, f: FlowId) -> Option<crate::stats::FlowRateSummary> {
         self.control.flow_summary(f)
     }
 
@@ -460,7 +461,7 @@ impl IpFabric {
         let mut future_drop_bytes = 0u64;
         for d in self.future_drops.iter().filter(|d| d.at > now) {
             future_drop_bytes += d.data_bytes;
-            future_drops[self.route[d.route_pos as usize] as usize] += 1;
+            future_drops[self.route[d.route_pos as usize].index()] += 1;
             match self.place_upstream(d.route_pos, d.at, now, &mut future_in) {
                 Some((p, true)) => in_port[p] += 1,
                 Some((p, false)) => on_link[p] += 1,
@@ -565,7 +566,7 @@ mod tests {
         for k in 0..3u64 {
             let p = Packet::data(0, k * 960, 960);
             let first = ip.send(&p);
-            assert_eq!(first, 0);
+            assert_eq!(first, IpLinkIx::new(0));
             assert_eq!(
                 ip.forward(first, p, 0, 0, Time::MAX, &mut agenda, |_, _| true),
                 None
@@ -575,13 +576,21 @@ mod tests {
         assert_eq!(agenda.len(), 1);
         assert_eq!(
             agenda.next_until(Time::MAX),
-            Some((2 * MS, Event::PacketArrival(0)))
+            Some((2 * MS, Event::PacketArrival(IpLinkIx::new(0))))
         );
-        match ip.link_arrival(0, &mut agenda) {
-            Arrived::Onward(1, p) => {
+        match ip.link_arrival(IpLinkIx::new(0), &mut agenda) {
+            Arrived::Onward(IpLinkIx(1), p) => {
                 assert_eq!((p.seq, p.hop), (0, 1));
                 assert_eq!(
-                    ip.forward(1, p, 2 * MS, 2 * MS, Time::MAX, &mut agenda, |_, _| true),
+                    ip.forward(
+                        IpLinkIx::new(1),
+                        p,
+                        2 * MS,
+                        2 * MS,
+                        Time::MAX,
+                        &mut agenda,
+                        |_, _| true
+                    ),
                     None
                 );
             }
@@ -613,7 +622,7 @@ mod tests {
         // It crosses both ports at once and reaches b at 4 ms (two
         // transmissions and two delays), handed back to be delivered now
         // (the run must then reach 4 ms before it ends: `until`).
-        let early = ip.forward(0, p, 0, 0, 4 * MS, &mut agenda, |_, _| true);
+        let early = ip.forward(IpLinkIx::new(0), p, 0, 0, 4 * MS, &mut agenda, |_, _| true);
         assert_eq!(early.map(|(p, far)| (p.hop, far)), Some((1, 4 * MS)));
         assert!(agenda.is_empty());
         let mut ledger = Ledger::default();
@@ -632,12 +641,12 @@ mod tests {
         let q = Packet::data(0, 0, 960);
         ip.send(&q);
         assert_eq!(
-            ip.forward(0, q, 0, 0, 4 * MS, &mut agenda, |_, _| false),
+            ip.forward(IpLinkIx::new(0), q, 0, 0, 4 * MS, &mut agenda, |_, _| false),
             None
         );
         assert_eq!(
             agenda.next_until(Time::MAX),
-            Some((4 * MS, Event::PacketArrival(1)))
+            Some((4 * MS, Event::PacketArrival(IpLinkIx::new(1))))
         );
         // At 0.5 ms the ledger finds it in the first port, the second port
         // told of it ahead; at 1.5 ms on the first link.

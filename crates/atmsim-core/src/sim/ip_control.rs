@@ -14,16 +14,20 @@
 //! (`fast_paths::port_allows_fast_paths`).
 
 use crate::engine::{Event, EventQueue, Time, PS_PER_S};
+use crate::ids::{FlowId, IpLinkIx};
 use crate::ip::ack_bucket::AckBucket;
 use crate::ip::rate_control::{limit_window, RateControl, RateControlParams};
 use crate::ip::Packet;
 use crate::scenario::{Layer, Scenario, WindowRule};
 use crate::stats::FlowRateSummary;
 
+/// The port of an unused ack bucket.
+const NO_PORT: IpLinkIx = IpLinkIx::new(u32::MAX);
+
 /// What a router does to the ACKs arriving over one link.
 struct AckControl {
     /// The fabric index of the port whose rates it uses.
-    rates_from: u32,
+    rates_from: IpLinkIx,
     window: WindowRule,
     bucket: bool,
     /// Per flow: its data leave through `rates_from` and its ACKs come over
@@ -56,11 +60,11 @@ pub(super) struct IpControl {
     /// bucket per flow, as once, mixed the ACKs two routers held and sent
     /// them on from the wrong router.)
     buckets: Vec<AckBucket>,
-    /// Per bucket: its flow, and the port whose rate paces it (u32::MAX:
+    /// Per bucket: its flow, and the port whose rate paces it (NO_PORT:
     /// unused).
-    bucket_flow: Vec<(u32, u32)>,
+    bucket_flow: Vec<(FlowId, IpLinkIx)>,
     /// Per flow: the port that rates it (fabric index), if any.
-    rated_at: Vec<Option<u32>>,
+    rated_at: Vec<Option<IpLinkIx>>,
     /// Per flow: its round-trip time without queueing, ps.
     rtt_ps: Vec<Time>,
     /// Per flow: window scale shift and MSS.
@@ -90,7 +94,9 @@ impl IpControl {
             rate: (0..n_local).map(|_| None).collect(),
             ack: (0..n_local).map(|_| None).collect(),
             buckets: vec![AckBucket::default(); n_flows],
-            bucket_flow: (0..n_flows as u32).map(|f| (f, u32::MAX)).collect(),
+            bucket_flow: (0..n_flows)
+                .map(|f| (FlowId::from_index(f), NO_PORT))
+                .collect(),
             rated_at: vec![None; n_flows],
             rtt_ps: vec![0; n_flows],
             scale: sc.flows.iter().map(|f| f.tcp.window_scale).collect(),
@@ -104,7 +110,7 @@ impl IpControl {
             if l.layer != Layer::Ip {
                 continue;
             }
-            let a = local[i];
+            let a = IpLinkIx::new(local[i]);
             if let Some(rc) = &l.rate_control {
                 let p = RateControlParams {
                     interval_ps: rc.interval_ps,
@@ -116,7 +122,7 @@ impl IpControl {
                     max_increase: rc.max_increase,
                     active_decay: rc.active_decay,
                 };
-                c.rate[a as usize] = Some(RateControl::new(p, l.bit_rate_bps, n_flows));
+                c.rate[a.index()] = Some(RateControl::new(p, l.bit_rate_bps, n_flows));
                 c.active = true;
                 agenda.push(rc.interval_ps, Event::RateInterval(a));
             }
@@ -130,17 +136,18 @@ impl IpControl {
                 .iter()
                 .map(|f| f.data_links.contains(&ac.rates_from) && f.ack_links.contains(&(i as u32)))
                 .collect();
-            let rates_from = local[ac.rates_from as usize];
+            let rates_from = IpLinkIx::new(local[ac.rates_from as usize]);
             let mut bucket_of = vec![u32::MAX; n_flows];
             for f in (0..n_flows).filter(|&f| controls[f]) {
                 c.rated_at[f] = Some(rates_from);
                 c.rtt_ps[f] = propagation_rtt(sc, f);
                 if ac.ack_bucket {
-                    let b = if c.bucket_flow[f].1 == u32::MAX {
+                    let b = if c.bucket_flow[f].1 == NO_PORT {
                         f
                     } else {
                         c.buckets.push(AckBucket::default());
-                        c.bucket_flow.push((f as u32, 0));
+                        c.bucket_flow
+                            .push((FlowId::from_index(f), IpLinkIx::new(0)));
                         c.buckets.len() - 1
                     };
                     c.bucket_flow[b].1 = rates_from;
@@ -166,8 +173,8 @@ impl IpControl {
 
     /// A packet is offered to the port of link `l`.
     #[inline]
-    pub(super) fn count(&mut self, l: u32, packet: &Packet) {
-        if let Some(rc) = self.rate.get_mut(l as usize).and_then(Option::as_mut) {
+    pub(super) fn count(&mut self, l: IpLinkIx, packet: &Packet) {
+        if let Some(rc) = self.rate.get_mut(l.index()).and_then(Option::as_mut) {
             rc.count(packet.flow, packet.ip_bytes());
         }
     }
@@ -176,12 +183,12 @@ impl IpControl {
     /// `queue_bytes` now: new rates, and the next interval scheduled.
     pub(super) fn end_interval(
         &mut self,
-        l: u32,
+        l: IpLinkIx,
         now: Time,
         queue_bytes: u64,
         agenda: &mut EventQueue,
     ) {
-        let rc = self.rate[l as usize]
+        let rc = self.rate[l.index()]
             .as_mut()
             .expect("a rate-controlled port");
         rc.end_interval(rc.p.interval_ps, queue_bytes);
@@ -189,15 +196,15 @@ impl IpControl {
     }
 
     /// Flow `f`'s explicit rate at its controlling port, bytes/s.
-    fn er(&self, f: u32) -> Option<f64> {
-        let l = self.rated_at[f as usize]?;
-        Some(self.rate[l as usize].as_ref()?.er(f))
+    fn er(&self, f: FlowId) -> Option<f64> {
+        let l = self.rated_at[f.index()]?;
+        Some(self.rate[l.index()].as_ref()?.er(f.get()))
     }
 
     /// The port whose queueing delay the window rule of the ACKs arriving
     /// over link `l` needs (the rule `Rtt`), if any.
-    pub(super) fn queue_delay_port(&self, l: u32) -> Option<u32> {
-        let ctl = self.ack.get(l as usize)?.as_ref()?;
+    pub(super) fn queue_delay_port(&self, l: IpLinkIx) -> Option<IpLinkIx> {
+        let ctl = self.ack.get(l.index())?.as_ref()?;
         (ctl.window == WindowRule::Rtt).then_some(ctl.rates_from)
     }
 
@@ -207,20 +214,20 @@ impl IpControl {
     /// (its release scheduled), or untouched.
     pub(super) fn on_ack(
         &mut self,
-        l: u32,
+        l: IpLinkIx,
         mut packet: Packet,
         now: Time,
         queue_delay_ps: Time,
         agenda: &mut EventQueue,
     ) -> AckFate {
-        let Some(ctl) = self.ack.get(l as usize).and_then(Option::as_ref) else {
+        let Some(ctl) = self.ack.get(l.index()).and_then(Option::as_ref) else {
             return AckFate::Pass(packet);
         };
         let f = packet.flow as usize;
         if packet.is_data || !ctl.controls[f] {
             return AckFate::Pass(packet);
         }
-        let er = self.rate[ctl.rates_from as usize]
+        let er = self.rate[ctl.rates_from.index()]
             .as_ref()
             .map_or(0.0, |rc| rc.er(packet.flow));
         let t_ps = match ctl.window {
@@ -253,7 +260,9 @@ impl IpControl {
     /// scheduled, at the rate its router's port gives the flow).
     pub(super) fn release(&mut self, b: u32, now: Time, agenda: &mut EventQueue) -> Option<Packet> {
         let (f, port) = self.bucket_flow[b as usize];
-        let er = self.rate[port as usize].as_ref().map_or(0.0, |rc| rc.er(f));
+        let er = self.rate[port.index()]
+            .as_ref()
+            .map_or(0.0, |rc| rc.er(f.get()));
         let bucket = &mut self.buckets[b as usize];
         let packet = bucket.release(now)?;
         self.held -= 1;
@@ -270,7 +279,7 @@ impl IpControl {
 
     /// What the control did to flow `f`, for its summary; None for a flow
     /// not rate-controlled.
-    pub(super) fn flow_summary(&self, f: u32) -> Option<FlowRateSummary> {
+    pub(super) fn flow_summary(&self, f: FlowId) -> Option<FlowRateSummary> {
         let er = self.er(f)?;
         // The flow's buckets at every router that holds its ACKs: its first at
         // index f, further ones after the n_flows first (few: one a flow and
@@ -279,9 +288,9 @@ impl IpControl {
         let n_flows = self.rated_at.len();
         let extra = (n_flows..self.buckets.len()).filter(|&b| self.bucket_flow[b].0 == f);
         let (mut released, mut held, mut most, mut held_ps) = (0, 0, 0, 0u128);
-        for b in std::iter::once(f as usize)
+        for b in std::iter::once(f.index())
             .chain(extra)
-            .filter(|&b| self.bucket_flow[b].1 != u32::MAX)
+            .filter(|&b| self.bucket_flow[b].1 != NO_PORT)
         {
             let bucket = &self.buckets[b];
             released += bucket.released;
@@ -291,8 +300,8 @@ impl IpControl {
         }
         Some(FlowRateSummary {
             er_bps: er * 8.0,
-            window_written_bytes: self.written[f as usize] as f64,
-            acks_rewritten: self.rewritten[f as usize],
+            window_written_bytes: self.written[f.index()] as f64,
+            acks_rewritten: self.rewritten[f.index()],
             acks_released: released,
             acks_held: held,
             acks_held_max: most,
@@ -306,9 +315,9 @@ impl IpControl {
 
     /// Flow `f`'s explicit rate (bits/s) and the last window written into
     /// its ACKs (bytes), for the probes; None for a flow not rate-controlled.
-    pub(super) fn sample(&self, f: u32) -> Option<(f64, f64)> {
+    pub(super) fn sample(&self, f: FlowId) -> Option<(f64, f64)> {
         let er = self.er(f)?;
-        Some((er * 8.0, self.written[f as usize] as f64))
+        Some((er * 8.0, self.written[f.index()] as f64))
     }
 }
 

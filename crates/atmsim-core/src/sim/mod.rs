@@ -39,6 +39,7 @@ mod report;
 mod tcp;
 
 use crate::engine::{Event, EventQueue, Time};
+use crate::ids::{AtmLinkIx, IpLinkIx};
 use crate::scenario::Scenario;
 
 /// Random stream ids: sources use their index; flows, IP ports and ATM ports
@@ -51,8 +52,8 @@ const STREAM_ATM_PORTS: u64 = 1 << 42;
 /// or of an IP link in the IP fabric.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum LinkRef {
-    Atm(u32),
-    Ip(u32),
+    Atm(AtmLinkIx),
+    Ip(IpLinkIx),
 }
 
 /// Simulated time and the bounds of the current `advance`.
@@ -78,7 +79,8 @@ pub struct Simulation {
     /// Whether the fast paths are on (the scenario's `fast_paths`).
     fast_paths: bool,
     agenda: EventQueue,
-    /// Each scenario link, by index: its fabric and index there.
+    /// Each scenario link, by its index (a `LinkId`): its fabric and index
+    /// there.
     links: Vec<LinkRef>,
     atm: atm::AtmFabric,
     ip: ip::IpFabric,

@@ -13,6 +13,7 @@ use super::tcp::TcpHosts;
 use super::LinkRef;
 use crate::engine::time::ps_to_s;
 use crate::engine::Time;
+use crate::ids::{AtmLinkIx, FlowId, LinkId, VcId};
 use crate::scenario::Scenario;
 use crate::stats::{Metric, Series};
 
@@ -21,24 +22,24 @@ pub(super) struct Probes {
     /// Sampling period, ps (0 = no probes).
     period: Time,
     /// Ports whose queue is sampled: (scenario link index, where it is).
-    queue: Vec<(u32, LinkRef)>,
+    queue: Vec<(LinkId, LinkRef)>,
     /// Ports whose utilization is recorded, with their busy time at the
     /// last tick.
-    util: Vec<(u32, LinkRef, u128)>,
+    util: Vec<(LinkId, LinkRef, u128)>,
     /// VCs whose delivered cell rate is recorded, with their count at the
     /// last tick.
-    rate: Vec<(u32, u64)>,
+    rate: Vec<(VcId, u64)>,
     /// VCs whose cells dropped and AAL5 frames merged so far are recorded.
-    losses: Vec<u32>,
+    losses: Vec<VcId>,
     /// Flows whose windows, sequence number and RTT are recorded.
-    flows: Vec<u32>,
+    flows: Vec<FlowId>,
     /// ABR VCs whose ACR and last ER are recorded.
-    abr_vcs: Vec<u32>,
+    abr_vcs: Vec<VcId>,
     /// Ports whose switch algorithm is recorded: (scenario link, ATM link).
-    abr_ports: Vec<(u32, u32)>,
+    abr_ports: Vec<(LinkId, AtmLinkIx)>,
     /// Ports whose cells per VC are sampled: (ATM link, the VCs crossing
     /// it, the entity id of the first (link, VC) pair).
-    vc_queue: Vec<(u32, Vec<u32>, u32)>,
+    vc_queue: Vec<(AtmLinkIx, Vec<VcId>, u32)>,
     /// Entity ids: links, then VCs, then flows.
     n_links: u32,
     n_vcs: u32,
@@ -69,28 +70,28 @@ impl Probes {
             let link = &sc.links[l as usize].name;
             series.entity_names.extend(
                 vcs.iter()
-                    .map(|&v| format!("{link}/{}", sc.vcs[v as usize].name)),
+                    .map(|&v| format!("{link}/{}", sc.vcs[v.index()].name)),
             );
             vc_queue.push((a, vcs, first));
         }
-        let at = |l: u32| (l, links[l as usize]);
+        let at = |l: u32| (LinkId::new(l), links[l as usize]);
         Probes {
             period: p.period_ps,
             queue: p.queue.iter().map(|&l| at(l)).collect(),
             util: p
                 .utilization
                 .iter()
-                .map(|&l| (l, links[l as usize], 0))
+                .map(|&l| (LinkId::new(l), links[l as usize], 0))
                 .collect(),
-            rate: p.vc_rate.iter().map(|&v| (v, 0)).collect(),
-            losses: p.vc_losses.clone(),
-            flows: p.flows.clone(),
-            abr_vcs: p.abr_vcs.clone(),
+            rate: p.vc_rate.iter().map(|&v| (VcId::new(v), 0)).collect(),
+            losses: p.vc_losses.iter().map(|&v| VcId::new(v)).collect(),
+            flows: p.flows.iter().map(|&f| FlowId::new(f)).collect(),
+            abr_vcs: p.abr_vcs.iter().map(|&v| VcId::new(v)).collect(),
             abr_ports: p
                 .abr_ports
                 .iter()
                 .filter_map(|&l| match links[l as usize] {
-                    LinkRef::Atm(a) => Some((l, a)),
+                    LinkRef::Atm(a) => Some((LinkId::new(l), a)),
                     LinkRef::Ip(_) => None,
                 })
                 .collect(),
@@ -122,12 +123,15 @@ impl Probes {
         let series = &mut self.series;
         for &(l, at) in &self.queue {
             match at {
-                LinkRef::Atm(a) => {
-                    series.push(t, l, Metric::QueueCells, atm.queue_cells(a, now) as f64)
-                }
+                LinkRef::Atm(a) => series.push(
+                    t,
+                    l.get(),
+                    Metric::QueueCells,
+                    atm.queue_cells(a, now) as f64,
+                ),
                 LinkRef::Ip(i) => series.push(
                     t,
-                    l,
+                    l.get(),
                     Metric::IpQueuePackets,
                     ip.queue_packets(i, now) as f64,
                 ),
@@ -140,28 +144,29 @@ impl Probes {
             };
             let u = (busy - *last) as f64 / period;
             *last = busy;
-            series.push(t, *l, Metric::Utilization, u);
+            series.push(t, l.get(), Metric::Utilization, u);
         }
         let n_links = self.n_links;
         for (v, last) in &mut self.rate {
             let d = ends.cells_delivered(*v);
             let r = (d - *last) as f64 / ps_to_s(self.period);
             *last = d;
-            series.push(t, n_links + *v, Metric::VcRateCps, r);
+            series.push(t, n_links + v.get(), Metric::VcRateCps, r);
         }
         for &v in &self.losses {
-            let e = n_links + v;
+            let e = n_links + v.get();
             series.push(t, e, Metric::CellsDropped, ends.cells_dropped(v) as f64);
             series.push(t, e, Metric::FramesMerged, ends.frames_merged(v) as f64);
         }
         for &v in &self.abr_vcs {
             if let Some((acr, er)) = ends.ses_rates(v) {
-                series.push(t, n_links + v, Metric::AcrCps, acr);
-                series.push(t, n_links + v, Metric::ErCps, er);
+                series.push(t, n_links + v.get(), Metric::AcrCps, acr);
+                series.push(t, n_links + v.get(), Metric::ErCps, er);
             }
         }
         for &(l, a) in &self.abr_ports {
             let st = atm.algorithm_stats(a);
+            let l = l.get();
             series.push(t, l, Metric::LoadFactor, st.load_factor);
             series.push(t, l, Metric::FairShareCps, st.fair_share_cps);
             series.push(t, l, Metric::ErCps, st.last_er_cps);
@@ -175,14 +180,19 @@ impl Probes {
         for (a, vcs, first) in &self.vc_queue {
             if let Some(occ) = atm.vc_occupancy(*a, now) {
                 for (k, &v) in vcs.iter().enumerate() {
-                    series.push(t, first + k as u32, Metric::VcQueueCells, occ.of(v) as f64);
+                    series.push(
+                        t,
+                        first + k as u32,
+                        Metric::VcQueueCells,
+                        occ.of(v.get()) as f64,
+                    );
                 }
             }
         }
         let base = n_links + self.n_vcs;
         for &f in &self.flows {
             let v = tcp.probe_sample(f, now, next);
-            let e = base + f;
+            let e = base + f.get();
             for (metric, x) in [
                 Metric::CwndBytes,
                 Metric::WindowBytes,

@@ -3,6 +3,7 @@
 
 use super::{LinkRef, Simulation};
 use crate::engine::time::ps_to_s;
+use crate::ids::{FlowId, VcId};
 use crate::stats::{Ledger, PortSummary, Series, Summary};
 
 impl Simulation {
@@ -32,14 +33,14 @@ impl Simulation {
         }
         let (mut vcs, end_bytes) = self.ends.report(t_s, &mut ledger);
         for (v, summary) in vcs.iter_mut().enumerate() {
-            summary.gfr = self.atm.gfr_summary(v as u32);
+            summary.gfr = self.atm.gfr_summary(VcId::from_index(v));
         }
         let mut flows = self.tcp.report(t_s, &mut ledger.bytes);
         for (f, flow) in flows.iter_mut().enumerate() {
             flow.rate_control = self
                 .ip
-                .flow_rate_summary(f as u32)
-                .or_else(|| self.atm.flow_rate_summary(f as u32));
+                .flow_rate_summary(FlowId::from_index(f))
+                .or_else(|| self.atm.flow_rate_summary(FlowId::from_index(f)));
         }
         let b = &mut ledger.bytes;
         b.dropped_in_network = ip_dropped_bytes + end_bytes.dropped_in_network;

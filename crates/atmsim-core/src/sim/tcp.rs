@@ -8,6 +8,7 @@
 
 use super::fast_paths::EagerEnds;
 use crate::engine::{Event, EventQueue, RngStream, Time};
+use crate::ids::{FlowId, VcId};
 use crate::ip::{Packet, SackRing};
 use crate::scenario::{Layer, Scenario};
 use crate::stats::{ByteLedger, FlowSummary};
@@ -21,9 +22,9 @@ pub(super) enum FlowRoute {
     /// Over ATM: data and ACKs each on their own VC.
     Atm {
         /// The VC carrying data.
-        data_vc: u32,
+        data_vc: VcId,
         /// The VC carrying ACKs.
-        ack_vc: u32,
+        ack_vc: VcId,
     },
     /// Over IP: along the flow's paths in the IP fabric.
     Ip,
@@ -76,7 +77,7 @@ impl FlowState {
     #[inline]
     fn receive_segment(
         &mut self,
-        f: u32,
+        f: FlowId,
         packet: Packet,
         at: Time,
         agenda: &mut EventQueue,
@@ -92,16 +93,16 @@ impl FlowState {
 
     /// The ACK the receiver (of flow `f`) sends now.
     #[inline(always)]
-    fn ack(&mut self, f: u32) -> Packet {
+    fn ack(&mut self, f: FlowId) -> Packet {
         let r = &self.receiver;
-        let mut packet = Packet::ack(f, 0, r.rcv_nxt, r.window_field());
+        let mut packet = Packet::ack(f.get(), 0, r.rcv_nxt, r.window_field());
         self.sack.attach(&mut packet, r.sack_blocks());
         packet
     }
 
     /// Makes sure a FlowTimer event of this flow (`f`) comes at or before `t`.
     #[inline(always)]
-    fn ensure_timer(&mut self, f: u32, t: Time, agenda: &mut EventQueue) {
+    fn ensure_timer(&mut self, f: FlowId, t: Time, agenda: &mut EventQueue) {
         if self.timer_at.is_none_or(|at| t < at) {
             self.timer_at = Some(t);
             agenda.push(t, Event::FlowTimer(f));
@@ -113,7 +114,7 @@ impl FlowState {
 pub(super) struct TcpHosts {
     flows: Vec<FlowState>,
     /// Coarse timers: (tick, the flows on it), one global event per tick.
-    tick_groups: Vec<(Time, Vec<u32>)>,
+    tick_groups: Vec<(Time, Vec<FlowId>)>,
     /// Packets whose TCP checksum failed at the receiving host (must stay 0).
     bad_checksums: u64,
     probe_period: Time,
@@ -130,20 +131,20 @@ impl TcpHosts {
         agenda: &mut EventQueue,
     ) -> Self {
         let mut flows = Vec::with_capacity(sc.flows.len());
-        let mut tick_groups: Vec<(Time, Vec<u32>)> = Vec::new();
+        let mut tick_groups: Vec<(Time, Vec<FlowId>)> = Vec::new();
         let probe_period = sc.probes.period_ps;
         for (f, fl) in sc.flows.iter().enumerate() {
             let route = match fl.layer {
                 Layer::Atm => FlowRoute::Atm {
-                    data_vc: fl.data_vc.unwrap_or_default(),
-                    ack_vc: fl.ack_vc.unwrap_or_default(),
+                    data_vc: VcId::new(fl.data_vc.unwrap_or_default()),
+                    ack_vc: VcId::new(fl.ack_vc.unwrap_or_default()),
                 },
                 Layer::Ip => FlowRoute::Ip,
             };
             if let TimerMode::Coarse { tick_ps } = fl.tcp.timer {
                 match tick_groups.iter_mut().find(|(g, _)| *g == tick_ps) {
-                    Some((_, members)) => members.push(f as u32),
-                    None => tick_groups.push((tick_ps, vec![f as u32])),
+                    Some((_, members)) => members.push(FlowId::from_index(f)),
+                    None => tick_groups.push((tick_ps, vec![FlowId::from_index(f)])),
                 }
             }
             flows.push(FlowState {
@@ -171,7 +172,7 @@ impl TcpHosts {
                 },
                 probe_held: VecDeque::new(),
             });
-            agenda.push(fl.start_ps, Event::FlowStart(f as u32));
+            agenda.push(fl.start_ps, Event::FlowStart(FlowId::from_index(f)));
         }
         for (g, (tick, _)) in tick_groups.iter().enumerate() {
             agenda.push(*tick, Event::TcpTick(g as u32));
@@ -187,19 +188,19 @@ impl TcpHosts {
 
     /// Flow `f`'s route.
     #[inline]
-    pub(super) fn route(&self, f: u32) -> FlowRoute {
-        self.flows[f as usize].route
+    pub(super) fn route(&self, f: FlowId) -> FlowRoute {
+        self.flows[f.index()].route
     }
 
     /// Test hook: flow `f`'s receiver (to stop its application reading).
     #[cfg(test)]
-    pub(super) fn receiver_mut(&mut self, f: u32) -> &mut TcpReceiver {
-        &mut self.flows[f as usize].receiver
+    pub(super) fn receiver_mut(&mut self, f: FlowId) -> &mut TcpReceiver {
+        &mut self.flows[f.index()].receiver
     }
 
     /// Flow `f` starts sending.
-    pub(super) fn start(&mut self, f: u32) {
-        self.flows[f as usize].started = true;
+    pub(super) fn start(&mut self, f: FlowId) {
+        self.flows[f.index()].started = true;
     }
 
     /// Counts a packet whose checksum fails at the host it reaches.
@@ -226,13 +227,13 @@ impl TcpHosts {
     #[inline]
     pub(super) fn data_arrives(
         &mut self,
-        f: u32,
+        f: FlowId,
         packet: Packet,
         at: Time,
         now: Time,
         agenda: &mut EventQueue,
     ) -> Option<Packet> {
-        let fl = &mut self.flows[f as usize];
+        let fl = &mut self.flows[f.index()];
         if fl.processing_ps == 0 {
             return fl.receive_segment(f, packet, at, agenda);
         }
@@ -247,8 +248,13 @@ impl TcpHosts {
 
     /// Flow `f`'s receiver finished processing a segment at `now`: it takes
     /// the segment; returns the ACK to send now, if any.
-    pub(super) fn rx_done(&mut self, f: u32, now: Time, agenda: &mut EventQueue) -> Option<Packet> {
-        let fl = &mut self.flows[f as usize];
+    pub(super) fn rx_done(
+        &mut self,
+        f: FlowId,
+        now: Time,
+        agenda: &mut EventQueue,
+    ) -> Option<Packet> {
+        let fl = &mut self.flows[f.index()];
         let packet = fl.rx_queue.pop_front().expect("processing with no packet");
         if !fl.rx_queue.is_empty() {
             let d = fl.processing_delay();
@@ -260,9 +266,9 @@ impl TcpHosts {
     /// ACK `packet` reaches flow `f`'s sender at `at` (now, or later for an
     /// eager sender). The caller then lets the sender send (`next_segment`).
     #[inline]
-    pub(super) fn ack_arrives(&mut self, f: u32, packet: Packet, at: Time) {
+    pub(super) fn ack_arrives(&mut self, f: FlowId, packet: Packet, at: Time) {
         let (period, end) = (self.probe_period, self.duration);
-        let fl = &mut self.flows[f as usize];
+        let fl = &mut self.flows[f.index()];
         if fl.probe_next != 0 {
             // A probed sender moving past probe ticks keeps its samples for
             // them (its state until `at`); a tick at `at` itself comes first
@@ -280,15 +286,15 @@ impl TcpHosts {
 
     /// The next segment flow `f`'s sender may transmit at `now`, as a packet.
     #[inline]
-    pub(super) fn next_segment(&mut self, f: u32, now: Time) -> Option<Packet> {
-        let seg = self.flows[f as usize].sender.next_segment(now)?;
-        Some(Packet::data(f, seg.seq, seg.len))
+    pub(super) fn next_segment(&mut self, f: FlowId, now: Time) -> Option<Packet> {
+        let seg = self.flows[f.index()].sender.next_segment(now)?;
+        Some(Packet::data(f.get(), seg.seq, seg.len))
     }
 
     /// Makes sure flow `f`'s sender has its timer event, after it sent.
     #[inline]
-    pub(super) fn arm_sender(&mut self, f: u32, agenda: &mut EventQueue) {
-        let fl = &mut self.flows[f as usize];
+    pub(super) fn arm_sender(&mut self, f: FlowId, agenda: &mut EventQueue) {
+        let fl = &mut self.flows[f.index()];
         if let Some(d) = fl.sender.deadline() {
             fl.ensure_timer(f, d, agenda);
         }
@@ -296,8 +302,8 @@ impl TcpHosts {
 
     /// Flow `f`'s timer event at `now`: false for a superseded one (an
     /// earlier event took its place), else it is consumed.
-    pub(super) fn timer_due(&mut self, f: u32, now: Time) -> bool {
-        let fl = &mut self.flows[f as usize];
+    pub(super) fn timer_due(&mut self, f: FlowId, now: Time) -> bool {
+        let fl = &mut self.flows[f.index()];
         if fl.timer_at != Some(now) {
             return false;
         }
@@ -307,19 +313,19 @@ impl TcpHosts {
 
     /// Flow `f`'s fine retransmission deadline at `now`: true if the sender
     /// timed out and may send.
-    pub(super) fn sender_deadline(&mut self, f: u32, now: Time) -> bool {
-        self.flows[f as usize].sender.on_deadline(now)
+    pub(super) fn sender_deadline(&mut self, f: FlowId, now: Time) -> bool {
+        self.flows[f.index()].sender.on_deadline(now)
     }
 
     /// Flow `f`'s delayed-ACK deadline at `now`: the ACK to send, if due.
-    pub(super) fn delayed_ack(&mut self, f: u32, now: Time) -> Option<Packet> {
-        let fl = &mut self.flows[f as usize];
+    pub(super) fn delayed_ack(&mut self, f: FlowId, now: Time) -> Option<Packet> {
+        let fl = &mut self.flows[f.index()];
         fl.receiver.on_delack_timer(now).then(|| fl.ack(f))
     }
 
     /// Re-arms flow `f`'s timer for the earlier of its deadlines.
-    pub(super) fn rearm(&mut self, f: u32, agenda: &mut EventQueue) {
-        let fl = &mut self.flows[f as usize];
+    pub(super) fn rearm(&mut self, f: FlowId, agenda: &mut EventQueue) {
+        let fl = &mut self.flows[f.index()];
         let next = [fl.sender.deadline(), fl.receiver.delack_deadline]
             .into_iter()
             .flatten()
@@ -339,16 +345,16 @@ impl TcpHosts {
 
     /// The `k`-th flow of tick group `g` takes the tick at `now`: its flow
     /// index if its sender timed out and may send.
-    pub(super) fn tick_member(&mut self, g: u32, k: usize, now: Time) -> Option<u32> {
+    pub(super) fn tick_member(&mut self, g: u32, k: usize, now: Time) -> Option<FlowId> {
         let f = self.tick_groups[g as usize].1[k];
-        let fl = &mut self.flows[f as usize];
+        let fl = &mut self.flows[f.index()];
         (fl.started && fl.sender.on_tick(now)).then_some(f)
     }
 
     /// What a probe at `now` records of flow `f`'s sender: the sample it
     /// kept for this tick if it moved past it, else its state now.
-    pub(super) fn probe_sample(&mut self, f: u32, now: Time, next_tick: Time) -> [f64; 4] {
-        let fl = &mut self.flows[f as usize];
+    pub(super) fn probe_sample(&mut self, f: FlowId, now: Time, next_tick: Time) -> [f64; 4] {
+        let fl = &mut self.flows[f.index()];
         let v = match fl.probe_held.front() {
             Some(&(tick, v)) if tick == now => {
                 fl.probe_held.pop_front();
@@ -436,55 +442,65 @@ mod tests {
     fn a_flow_starts_sends_its_first_window_and_arms_its_timer() {
         let mut agenda = EventQueue::new();
         let mut tcp = hosts("", &mut agenda);
-        assert_eq!(agenda.next_until(Time::MAX), Some((0, Event::FlowStart(0))));
-        tcp.start(0);
+        assert_eq!(
+            agenda.next_until(Time::MAX),
+            Some((0, Event::FlowStart(FlowId::new(0))))
+        );
+        tcp.start(FlowId::new(0));
         // Initial window: one segment.
-        let first = tcp.next_segment(0, 0).expect("a segment");
+        let first = tcp.next_segment(FlowId::new(0), 0).expect("a segment");
         assert_eq!((first.seq, first.len, first.is_data), (0, 960, true));
-        assert_eq!(tcp.next_segment(0, 0), None);
-        tcp.arm_sender(0, &mut agenda);
+        assert_eq!(tcp.next_segment(FlowId::new(0), 0), None);
+        tcp.arm_sender(FlowId::new(0), &mut agenda);
         // The retransmission timer: the initial RTO, 3 s.
         assert_eq!(
             agenda.next_until(Time::MAX),
-            Some((3000 * MS, Event::FlowTimer(0)))
+            Some((3000 * MS, Event::FlowTimer(FlowId::new(0))))
         );
-        assert!(tcp.timer_due(0, 3000 * MS));
+        assert!(tcp.timer_due(FlowId::new(0), 3000 * MS));
         // A second event at the same time would be stale.
-        assert!(!tcp.timer_due(0, 3000 * MS));
+        assert!(!tcp.timer_due(FlowId::new(0), 3000 * MS));
     }
 
     #[test]
     fn a_receiver_acks_at_once_or_after_its_processing_time() {
         let mut agenda = EventQueue::new();
         let mut tcp = hosts("", &mut agenda);
-        let ack = tcp.data_arrives(0, Packet::data(0, 0, 960), MS, MS, &mut agenda);
+        let ack = tcp.data_arrives(FlowId::new(0), Packet::data(0, 0, 960), MS, MS, &mut agenda);
         assert_eq!(ack.map(|a| (a.ack, a.is_data)), Some((960, false)));
 
         let mut agenda = EventQueue::new();
         let mut tcp = hosts(r#","processing_ps":5000000"#, &mut agenda);
         let _ = agenda.next_until(Time::MAX); // FlowStart
         assert_eq!(
-            tcp.data_arrives(0, Packet::data(0, 0, 960), MS, MS, &mut agenda),
+            tcp.data_arrives(FlowId::new(0), Packet::data(0, 0, 960), MS, MS, &mut agenda),
             None
         );
         assert_eq!(
-            tcp.data_arrives(0, Packet::data(0, 960, 960), MS, MS, &mut agenda),
+            tcp.data_arrives(
+                FlowId::new(0),
+                Packet::data(0, 960, 960),
+                MS,
+                MS,
+                &mut agenda
+            ),
             None
         );
         // One processing event at a time: 5 us after the arrival.
         assert_eq!(
             agenda.next_until(Time::MAX),
-            Some((MS + 5_000_000, Event::RxDone(0)))
+            Some((MS + 5_000_000, Event::RxDone(FlowId::new(0))))
         );
-        let ack = tcp.rx_done(0, MS + 5_000_000, &mut agenda);
+        let ack = tcp.rx_done(FlowId::new(0), MS + 5_000_000, &mut agenda);
         assert_eq!(ack.map(|a| a.ack), Some(960));
         assert_eq!(tcp.bytes_in_processing(), 960);
         assert_eq!(
             agenda.next_until(Time::MAX),
-            Some((MS + 10_000_000, Event::RxDone(0)))
+            Some((MS + 10_000_000, Event::RxDone(FlowId::new(0))))
         );
         assert_eq!(
-            tcp.rx_done(0, MS + 10_000_000, &mut agenda).map(|a| a.ack),
+            tcp.rx_done(FlowId::new(0), MS + 10_000_000, &mut agenda)
+                .map(|a| a.ack),
             Some(1920)
         );
     }
@@ -493,14 +509,14 @@ mod tests {
     fn an_ack_opens_the_window() {
         let mut agenda = EventQueue::new();
         let mut tcp = hosts("", &mut agenda);
-        tcp.start(0);
-        let first = tcp.next_segment(0, 0).unwrap();
+        tcp.start(FlowId::new(0));
+        let first = tcp.next_segment(FlowId::new(0), 0).unwrap();
         let ack = Packet::ack(0, 0, first.seq + first.len as u64, 65535);
-        tcp.ack_arrives(0, ack, 4 * MS);
+        tcp.ack_arrives(FlowId::new(0), ack, 4 * MS);
         // Slow start: two segments now.
-        assert!(tcp.next_segment(0, 4 * MS).is_some());
-        assert!(tcp.next_segment(0, 4 * MS).is_some());
-        assert_eq!(tcp.next_segment(0, 4 * MS), None);
+        assert!(tcp.next_segment(FlowId::new(0), 4 * MS).is_some());
+        assert!(tcp.next_segment(FlowId::new(0), 4 * MS).is_some());
+        assert_eq!(tcp.next_segment(FlowId::new(0), 4 * MS), None);
     }
 
     #[test]
@@ -523,7 +539,7 @@ mod tests {
                     sc.flows[0].tcp.timer = TimerMode::Coarse { tick_ps: 100 * MS };
                 }
                 let mut sim = crate::sim::Simulation::new(&sc).unwrap();
-                sim.tcp.receiver_mut(0).pause_reading();
+                sim.tcp.receiver_mut(FlowId::new(0)).pause_reading();
                 sim.advance(22_000 * MS);
                 let (s, r) = (&sim.tcp.flows[0].sender, &sim.tcp.flows[0].receiver);
                 // The buffer is full and nothing more was taken; each probe
@@ -539,7 +555,7 @@ mod tests {
                 assert_eq!(s.zero_window_acks, 4);
                 assert_eq!(s.timeouts, 0);
                 assert!(s.persisting());
-                sim.tcp.receiver_mut(0).resume_reading();
+                sim.tcp.receiver_mut(FlowId::new(0)).resume_reading();
                 sim.run();
                 let (summary, _) = sim.finish();
                 assert!(summary.conservation.ok, "{:#?}", summary.conservation);

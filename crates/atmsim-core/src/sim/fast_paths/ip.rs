@@ -4,10 +4,11 @@
 
 use super::Plan;
 use crate::engine::{Event, EventQueue, Time};
+use crate::ids::IpLinkIx;
 use crate::sim::Simulation;
 
 /// `feeds` of a link that feeds no batch port.
-const NO_BATCH: u32 = u32::MAX;
+const NO_BATCH: IpLinkIx = IpLinkIx::new(u32::MAX);
 
 /// The IP fabric's fast paths, by the fabric's link index.
 pub(in crate::sim) struct IpFastPaths {
@@ -15,15 +16,15 @@ pub(in crate::sim) struct IpFastPaths {
     eager: Vec<bool>,
     /// The batch port the link feeds (NO_BATCH if none): its packets then
     /// wait for that port's IpBatch event, not for a PacketArrival.
-    feeds: Vec<u32>,
+    feeds: Vec<IpLinkIx>,
     /// For a batch port: the links that feed it (ascending); the least of
     /// their delays is its look-ahead.
-    feeders: Vec<Vec<u32>>,
+    feeders: Vec<Vec<IpLinkIx>>,
     /// For a batch port: the time of its pending IpBatch event (Time::MAX
     /// if none; events at other times are stale).
     batch_at: Vec<Time>,
     /// Scratch for the batch event: (head arrival, feeder).
-    heads: Vec<(Time, u32)>,
+    heads: Vec<(Time, IpLinkIx)>,
     /// Some end host takes packets as soon as their arrival is known.
     early_ends: bool,
 }
@@ -37,8 +38,8 @@ impl IpFastPaths {
         let mut feeders = vec![Vec::new(); n];
         for (b, &i) in ip_links.iter().enumerate() {
             for &k in &plan.batch_feeders[i] {
-                feeds[local[k as usize] as usize] = b as u32;
-                feeders[b].push(local[k as usize]);
+                feeds[local[k as usize] as usize] = IpLinkIx::from_index(b);
+                feeders[b].push(IpLinkIx::new(local[k as usize]));
             }
         }
         IpFastPaths {
@@ -56,8 +57,8 @@ impl IpFastPaths {
 
     /// Whether the port of link `l` is eager.
     #[inline]
-    pub(in crate::sim) fn eager(&self, l: u32) -> bool {
-        self.eager[l as usize]
+    pub(in crate::sim) fn eager(&self, l: IpLinkIx) -> bool {
+        self.eager[l.index()]
     }
 
     /// Whether any end host may take packets early.
@@ -68,8 +69,8 @@ impl IpFastPaths {
 
     /// The batch port link `l` feeds, if any.
     #[inline]
-    pub(in crate::sim) fn batch_port_fed(&self, l: u32) -> Option<u32> {
-        let b = self.feeds[l as usize];
+    pub(in crate::sim) fn batch_port_fed(&self, l: IpLinkIx) -> Option<IpLinkIx> {
+        let b = self.feeds[l.index()];
         (b != NO_BATCH).then_some(b)
     }
 
@@ -78,14 +79,14 @@ impl IpFastPaths {
     /// after its packet arrivals, by port).
     pub(in crate::sim) fn schedule_batch(
         &mut self,
-        b: u32,
+        b: IpLinkIx,
         t: Time,
         n_links: u32,
         agenda: &mut EventQueue,
     ) {
-        if t < self.batch_at[b as usize] {
-            self.batch_at[b as usize] = t;
-            agenda.push_ordered(t, Event::IpBatch(b), n_links + b);
+        if t < self.batch_at[b.index()] {
+            self.batch_at[b.index()] = t;
+            agenda.push_ordered(t, Event::IpBatch(b), n_links + b.get());
         }
     }
 }
@@ -96,13 +97,13 @@ impl Simulation {
     /// feeder from now on arrives later than that, so these are all the
     /// arrivals of that window, and the port (told of them early, like an
     /// eager port) sees them in their order.
-    pub(in crate::sim) fn on_ip_batch(&mut self, b: u32) {
+    pub(in crate::sim) fn on_ip_batch(&mut self, b: IpLinkIx) {
         let now = self.clock.now;
         let fast = self.ip.fast_mut();
-        if fast.batch_at[b as usize] != now {
+        if fast.batch_at[b.index()] != now {
             return; // superseded by an earlier one
         }
-        let feeders = std::mem::take(&mut fast.feeders[b as usize]);
+        let feeders = std::mem::take(&mut fast.feeders[b.index()]);
         let mut heads = std::mem::take(&mut fast.heads);
         // Nothing past the end of the current `advance` (like eager ends),
         // so a run in slices takes smaller batches with the same results.
@@ -112,7 +113,7 @@ impl Simulation {
             .min(self.clock.until.saturating_add(1));
         // Arrivals added meanwhile come after the horizon: no event for them
         // until the batch is done.
-        self.ip.fast_mut().batch_at[b as usize] = horizon;
+        self.ip.fast_mut().batch_at[b.index()] = horizon;
         // The feeders' head arrivals (Time::MAX when empty), refreshed as
         // they are taken: cheaper than looking into every feeder each time.
         heads.clear();
@@ -150,8 +151,8 @@ impl Simulation {
         let n_links = self.ip.len() as u32;
         let fast = self.ip.fast_mut();
         fast.heads = heads;
-        fast.feeders[b as usize] = feeders;
-        fast.batch_at[b as usize] = Time::MAX;
+        fast.feeders[b.index()] = feeders;
+        fast.batch_at[b.index()] = Time::MAX;
         if let Some(t) = next.filter(|&t| t != Time::MAX) {
             fast.schedule_batch(b, t, n_links, &mut self.agenda);
         }

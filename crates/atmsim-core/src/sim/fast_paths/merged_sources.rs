@@ -8,6 +8,7 @@
 
 use crate::atm::Cell;
 use crate::engine::{Event, Time};
+use crate::ids::{AtmLinkIx, VcId};
 use crate::sim::atm::AtmFabric;
 use crate::sim::Simulation;
 use crate::traffic::{CellSourcesInline, EveryKindInline, Firing};
@@ -36,14 +37,15 @@ impl Direct {
     pub(in crate::sim) const NONE: Direct = Direct(!Self::TALLIES);
 
     /// Link `link` (below `NONE`'s 2^31 - 1), tallying or not.
-    pub(in crate::sim) fn new(link: u32, tallies: bool) -> Direct {
+    pub(in crate::sim) fn new(link: AtmLinkIx, tallies: bool) -> Direct {
+        let link = link.get();
         debug_assert!(link < Self::NONE.0);
         Direct(if tallies { link | Self::TALLIES } else { link })
     }
 
     /// Whether `link` can be a direct link (below `NONE`'s).
-    pub(in crate::sim) fn fits(link: u32) -> bool {
-        link < Self::NONE.0
+    pub(in crate::sim) fn fits(link: AtmLinkIx) -> bool {
+        link.get() < Self::NONE.0
     }
 
     /// True when there is no direct link.
@@ -54,8 +56,8 @@ impl Direct {
 
     /// The direct link (when there is one).
     #[inline(always)]
-    pub(in crate::sim) fn link(self) -> u32 {
-        self.0 & !Self::TALLIES
+    pub(in crate::sim) fn link(self) -> AtmLinkIx {
+        AtmLinkIx::new(self.0 & !Self::TALLIES)
     }
 
     /// True when the source tallies (when there is a direct link).
@@ -111,7 +113,7 @@ enum TailFate {
 /// `AtmFabric::direct_link`) when that port decides under plain tail drop,
 /// from its backlog alone (no cell needed); see [`TailFate`].
 #[inline(always)]
-fn direct_tail(atm: &mut AtmFabric, l: u32, now: Time) -> TailFate {
+fn direct_tail(atm: &mut AtmFabric, l: AtmLinkIx, now: Time) -> TailFate {
     let (port, link, lazy) = atm.direct_hop(l);
     if !port.tail_now() {
         return TailFate::OtherMode;
@@ -188,7 +190,7 @@ impl Simulation {
                     // the horizon again: one compare on this path).
                     let frame = self.ends.open_direct_frame(s, vc, 1, direct);
                     let ends = &mut self.ends;
-                    let cell = Cell::data(vc, frame, 1, true);
+                    let cell = Cell::data(vc.get(), frame, 1, true);
                     let (_, link, lazy) = self.atm.direct_hop(direct.link());
                     lazy.push(link, depart, cell, t, &mut |c: &Cell| {
                         ends.deliver_passive(c)
@@ -209,7 +211,7 @@ impl Simulation {
     /// so the loop's `sure` still holds). Out of line: its steps would hold
     /// values of their own across the sources' loop.
     #[inline(never)]
-    fn direct_frame(&mut self, s: u32, vc: u32, cells: u16, direct: Direct) {
+    fn direct_frame(&mut self, s: u32, vc: VcId, cells: u16, direct: Direct) {
         self.ends.post_direct_tally(s, direct);
         self.send_frame(vc, cells, None);
     }
