@@ -1,10 +1,11 @@
 //! AAL5: segmentation of frames into cells and reassembly at the receiver
-//! (ITU-T I.363.5; LLC/SNAP encapsulation of RFC 1483, seed 000 section 8).
+//! (ITU-T I.363.5; LLC/SNAP encapsulation of RFC 1483, TCP over ABR (Kalyanaraman et al.,
+//! 1996), section 8).
 //!
 //! The receiver collects cells until an EOM cell. A frame with any cell
 //! missing fails its CRC and is discarded whole. If an EOM cell is lost, the
 //! next frame's cells are appended to the partial one and the merged unit
-//! fails too: one lost EOM costs two frames (seed 000 section 11).
+//! fails too: one lost EOM costs two frames (TCP over ABR, section 11).
 
 use crate::cell::{Cell, CELL_PAYLOAD_BYTES};
 

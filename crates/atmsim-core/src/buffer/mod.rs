@@ -1,5 +1,6 @@
 //! Buffer management at an output port: which arriving cells to drop
-//! (seeds 000 section 11, 004; Romanow and Floyd 1995 for EPD and PPD).
+//! (TCP over ABR (Kalyanaraman et al., 1996), section 11; GFR buffer
+//! management (Goyal et al., 1998); Romanow and Floyd 1995 for EPD and PPD).
 //!
 //! Every policy sees each arriving cell with the port's occupancy (cells
 //! waiting, not counting the one being transmitted), its capacity and, if

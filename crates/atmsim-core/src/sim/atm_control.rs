@@ -1,5 +1,6 @@
-//! The ATM fabric's explicit-rate control of TCP (seed 001, "Explicit rate
-//! control of TCP applications", section 3: the rate "can be calculated ...
+//! The ATM fabric's explicit-rate control of TCP (Explicit rate control of
+//! TCP, Satyavolu et al., 1998: "Explicit rate control of TCP applications",
+//! section 3: the rate "can be calculated ...
 //! at a switch/router/atm end system"; section 7: it "can be implemented in
 //! both ATM edge devices/switches, as well as in Internet routers").
 //!
@@ -10,7 +11,7 @@
 //! are in bytes/s of cell payload (bits/s of payload in summaries and
 //! series); the queueing delay is the port's cells waiting x the cell time.
 //! A session is a VC: a flow has its own data VC, or shares one (GFR flows
-//! with `vc = ...`), whose flows seed 001 allows to be controlled "as a
+//! with `vc = ...`), whose flows the paper allows to be controlled "as a
 //! single unit"; each of n flows sharing a data VC gets ER / n (our choice).
 //!
 //! An ATM link with `ack_control` names such a port (`rates_from`): where

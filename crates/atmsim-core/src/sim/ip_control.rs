@@ -1,4 +1,5 @@
-//! The IP fabric's explicit-rate control of TCP (seed 001): the ports that
+//! The IP fabric's explicit-rate control of TCP (Explicit rate
+//! control of TCP, Satyavolu et al., 1998): the ports that
 //! compute rates, the routers that write them into ACK windows or hold ACKs
 //! in ack buckets, and the flows they control.
 //!

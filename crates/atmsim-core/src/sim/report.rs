@@ -1,5 +1,6 @@
 //! Closing a run: each part's summary and its terms of the conservation
-//! ledgers (seed 000 section 7), checked together.
+//! ledgers (TCP over ABR (Kalyanaraman et al., 1996), section 7), checked
+//! together.
 
 use super::{LinkRef, Simulation};
 use crate::engine::time::ps_to_s;

@@ -1,8 +1,8 @@
 //! Prefetching the next merged source's records when there are many.
 
 /// Sources from which the merged sources prefetch the next one's records
-/// (below, they stay in the cache and prefetching only costs: mux_onoff's 10
-/// sources ran 1-2 % slower with it, 10,000 sources 10-30 % faster).
+/// (below, they stay in the cache and prefetching only costs; the
+/// measurements are in docs/performance.md).
 pub(super) const PREFETCH_SOURCES: usize = 1000;
 
 /// Asks the CPU to bring `*p`'s cache line in (a hint: no effect on results).
