@@ -116,7 +116,7 @@ fn direct_tail(atm: &mut AtmFabric, l: u32, now: Time) -> TailFate {
     if !port.tail_now() {
         return TailFate::OtherMode;
     }
-    let Some(depart) = port.fifo_arrive_tail(now) else {
+    let Some(depart) = port.arrive_tail(now) else {
         return TailFate::Dropped;
     };
     if lazy.arrives_early(link, depart) {
