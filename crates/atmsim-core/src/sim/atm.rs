@@ -401,15 +401,13 @@ impl AtmFabric {
 
     /// The port and link of direct link `l` (see [`AtmFabric::direct_link`]),
     /// with the lazy links' state: for the merged sources' direct steps
-    /// (`fast_paths::merged_sources`).
+    /// (`fast_paths::merged_sources`). The port is there when it decides by
+    /// plain tail drop from its backlog alone ([`AtmPort::tail_fifo`]).
     #[inline(always)]
-    pub(super) fn direct_hop(&mut self, l: u32) -> (&mut FifoPort, &mut Link, &LazyLinks) {
+    pub(super) fn direct_hop(&mut self, l: u32) -> (Option<&mut FifoPort>, &mut Link, &LazyLinks) {
         let hop = &mut self.hops[l as usize];
-        debug_assert!(hop.link.lazy && hop.algorithm.is_none());
-        let AtmPort::Fifo(port) = &mut hop.port else {
-            unreachable!("direct link {l} behind a priority port");
-        };
-        (port, &mut hop.link, &self.lazy)
+        debug_assert!(hop.link.lazy && hop.algorithm.is_none() && hop.port.is_fifo());
+        (hop.port.tail_fifo(), &mut hop.link, &self.lazy)
     }
 
     /// The priority port of link `l` finished the cell it was sending at

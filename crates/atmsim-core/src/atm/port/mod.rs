@@ -180,6 +180,17 @@ impl AtmPort {
         matches!(self, AtmPort::Fifo(_))
     }
 
+    /// The FIFO port when it decides by plain tail drop from its backlog
+    /// alone ([`FifoPort::arrive_tail`]), else None: one test of the kind
+    /// and the shortcut together, on the merged sources' per-cell path.
+    #[inline(always)]
+    pub(crate) fn tail_fifo(&mut self) -> Option<&mut FifoPort> {
+        match self {
+            AtmPort::Fifo(p) if p.tail_now() => Some(p),
+            _ => None,
+        }
+    }
+
     /// Transmission time of one cell on the port's link, ps.
     #[inline]
     pub fn cell_time_ps(&self) -> Time {

@@ -113,9 +113,9 @@ enum TailFate {
 #[inline(always)]
 fn direct_tail(atm: &mut AtmFabric, l: u32, now: Time) -> TailFate {
     let (port, link, lazy) = atm.direct_hop(l);
-    if !port.tail_now() {
+    let Some(port) = port else {
         return TailFate::OtherMode;
-    }
+    };
     let Some(depart) = port.arrive_tail(now) else {
         return TailFate::Dropped;
     };
