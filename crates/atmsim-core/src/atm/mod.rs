@@ -16,4 +16,4 @@ pub use crate::cell;
 pub use crate::cell::{Cell, ServiceClass, CELL_BITS};
 pub use link::{slot_arrival, Lane, Link, SlotClock};
 pub use params::Arbitration;
-pub use port::{Port, PortMode};
+pub use port::{AtmPort, FifoPort, PortCore, PriorityPort};

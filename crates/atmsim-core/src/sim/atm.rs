@@ -19,8 +19,8 @@ use super::fast_paths::LazyLinks;
 use crate::abr::algorithm::{self, AlgorithmStats, PortState};
 use crate::abr::{is_brm, is_rm, SwitchAlgorithm};
 use crate::atm::link::LAZY_BATCH;
-use crate::atm::port::PriorityArrival;
-use crate::atm::{Cell, Lane, Link, Port, PortMode, ServiceClass, SlotClock};
+use crate::atm::port::{FifoPort, PortCore, PriorityArrival};
+use crate::atm::{AtmPort, Cell, Lane, Link, ServiceClass, SlotClock};
 use crate::buffer::{PolicyContext, VcOccupancy};
 use crate::engine::time::cell_time_ps;
 use crate::engine::{Event, EventQueue, RngStream, Time};
@@ -34,7 +34,7 @@ use std::collections::VecDeque;
 /// An ATM link with its output port and, for ABR, its switch algorithm.
 struct AtmHop {
     link: Link,
-    port: Port,
+    port: AtmPort,
     algorithm: Option<Box<dyn SwitchAlgorithm>>,
     /// The link's lanes beyond its own queue (indices into
     /// [`AtmFabric::lanes`]; empty unless its cells go on into ports of
@@ -147,7 +147,7 @@ impl AtmFabric {
                 crossing[a].push(v);
                 if let (Some(g), Some(w)) = (&vc.gfr, weights[a].get_mut(v)) {
                     // W_i = MCR_i / GFR capacity, the capacity being the
-                    // link's cell rate (seed 004 section 4).
+                    // link's cell rate (GFR buffer management (Goyal et al., 1998), section 4).
                     *w = g.mcr_cps / specs[a].1.cell_rate_cps;
                 }
             }
@@ -168,11 +168,6 @@ impl AtmFabric {
             .enumerate()
             .map(|(a, ((i, l, lazy), weights))| {
                 let n_classes = classes[a].iter().filter(|&&c| c).count();
-                let mode = if n_classes <= 1 {
-                    PortMode::Fifo
-                } else {
-                    PortMode::Priority
-                };
                 let policy = crate::buffer::build(
                     &l.policy,
                     PolicyContext {
@@ -181,12 +176,12 @@ impl AtmFabric {
                         rng: RngStream::new(seed, super::STREAM_ATM_PORTS + i as u64),
                     },
                 );
-                let mut port = Port::new(
+                let core = PortCore::new(
                     cell_time_ps(l.cell_rate_cps),
                     l.buffer_cells.unwrap_or(u32::MAX),
-                    mode,
                     policy,
                 );
+                let mut port = AtmPort::new(core, n_classes);
                 if port.policy_needs_vcs() || vc_probed.contains(&(i as u32)) {
                     port.track_vcs(n_vcs);
                 }
@@ -306,7 +301,7 @@ impl AtmFabric {
             // What a ping through the controlling port would wait there.
             Some(p) => {
                 let port = &self.hops[p.index()].port;
-                port.occupancy(now) as Time * port.cell_time_ps
+                port.occupancy(now) as Time * port.cell_time_ps()
             }
             None => 0,
         };
@@ -369,19 +364,16 @@ impl AtmFabric {
                 }
             }
         }
-        match hop.port.mode {
-            PortMode::Fifo => match hop.port.fifo_arrive(now, &cell) {
+        match &mut hop.port {
+            AtmPort::Fifo(port) => match port.arrive(now, &cell) {
                 Some(depart) => {
                     self.link_push(l, depart, cell, now, agenda, deliver);
                     true
                 }
                 None => false,
             },
-            PortMode::Priority => {
-                match hop
-                    .port
-                    .prio_arrive(now, cell, self.paths[cell.vc as usize].priority)
-                {
+            AtmPort::Priority(port) => {
+                match port.arrive(now, cell, self.paths[cell.vc as usize].priority) {
                     PriorityArrival::Started(end) => {
                         agenda.push(end, Event::PortTxDone(l));
                         true
@@ -405,7 +397,7 @@ impl AtmFabric {
         };
         let hop = &self.hops[l.index()];
         let plain = hop.link.lazy
-            && hop.port.mode == PortMode::Fifo
+            && hop.port.is_fifo()
             && hop.algorithm.is_none()
             && !self.control.any()
             && self.policers[vc.index()].is_none();
@@ -414,12 +406,16 @@ impl AtmFabric {
 
     /// The port and link of direct link `l` (see [`AtmFabric::direct_link`]),
     /// with the lazy links' state: for the merged sources' direct steps
-    /// (`fast_paths::merged_sources`).
+    /// (`fast_paths::merged_sources`). The port is there when it decides by
+    /// plain tail drop from its backlog alone ([`AtmPort::tail_fifo`]).
     #[inline(always)]
-    pub(super) fn direct_hop(&mut self, l: AtmLinkIx) -> (&mut Port, &mut Link, &LazyLinks) {
+    pub(super) fn direct_hop(
+        &mut self,
+        l: AtmLinkIx,
+    ) -> (Option<&mut FifoPort>, &mut Link, &LazyLinks) {
         let hop = &mut self.hops[l.index()];
-        debug_assert!(hop.link.lazy && hop.algorithm.is_none());
-        (&mut hop.port, &mut hop.link, &self.lazy)
+        debug_assert!(hop.link.lazy && hop.algorithm.is_none() && hop.port.is_fifo());
+        (hop.port.tail_fifo(), &mut hop.link, &self.lazy)
     }
 
     /// The priority port of link `l` finished the cell it was sending at
@@ -431,7 +427,10 @@ impl AtmFabric {
         agenda: &mut EventQueue,
         deliver: &mut impl FnMut(&Cell),
     ) {
-        let (cell, next) = self.hops[l.index()].port.prio_tx_done(now);
+        let AtmPort::Priority(port) = &mut self.hops[l.index()].port else {
+            unreachable!("tx done at the FIFO port of link {l}");
+        };
+        let (cell, next) = port.tx_done(now);
         if let Some(end) = next {
             agenda.push(end, Event::PortTxDone(l));
         }
@@ -611,15 +610,16 @@ impl AtmFabric {
             .iter()
             .chain(lanes.flat_map(|x| &x.in_flight))
         {
-            if port.mode == PortMode::Fifo && a - link.delay_ps > now {
+            if port.is_fifo() && a - link.delay_ps > now {
                 in_port_listed += 1;
             } else {
                 on_wire += 1;
             }
         }
-        let in_port = match port.mode {
-            PortMode::Fifo => in_port_listed,
-            PortMode::Priority => port.cells_in_port(now),
+        let in_port = if port.is_fifo() {
+            in_port_listed
+        } else {
+            port.cells_in_port(now)
         };
         if port.cells_in_port(now) != in_port {
             ledger.problems.push(format!(
@@ -630,10 +630,11 @@ impl AtmFabric {
             ));
         }
         let dropped = port.cells_dropped();
-        if port.cells_in != port.cells_accepted + dropped {
+        let counts = port.core();
+        if counts.cells_in != counts.cells_accepted + dropped {
             ledger.problems.push(format!(
                 "port {}: cells in {} != accepted {} + dropped {dropped}",
-                link.name, port.cells_in, port.cells_accepted
+                link.name, counts.cells_in, counts.cells_accepted
             ));
         }
         ledger.cells_dropped += dropped;
@@ -642,20 +643,20 @@ impl AtmFabric {
         PortSummary {
             name: link.name.clone(),
             layer: "atm",
-            cells_in: port.cells_in,
+            cells_in: counts.cells_in,
             cells_out: port.cells_out(now),
             cells_dropped: dropped,
-            drops: port
+            drops: counts
                 .drops
                 .iter()
                 .map(|(r, c)| (r.0.to_string(), *c))
                 .collect(),
-            clr: if port.cells_in > 0 {
-                dropped as f64 / port.cells_in as f64
+            clr: if counts.cells_in > 0 {
+                dropped as f64 / counts.cells_in as f64
             } else {
                 0.0
             },
-            max_queue_cells: port.max_queue,
+            max_queue_cells: counts.max_queue,
             mean_queue_cells: port.mean_queue(now),
             utilization: if now > 0 {
                 port.busy_ps(now) as f64 / now as f64
@@ -682,7 +683,7 @@ fn assign_queues(hops: &mut [AtmHop], paths: &mut [VcPath], slotted: bool) -> Ve
     let mut own: Vec<Option<Time>> = vec![None; hops.len()];
     let mut queue_for = |hops: &mut [AtmHop], l: AtmLinkIx, next: Option<&AtmLinkIx>| -> u32 {
         let slot = match next {
-            Some(&k) if slotted => hops[k.index()].port.cell_time_ps,
+            Some(&k) if slotted => hops[k.index()].port.cell_time_ps(),
             _ => 0,
         };
         let hop = &mut hops[l.index()];

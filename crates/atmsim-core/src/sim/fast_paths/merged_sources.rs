@@ -115,10 +115,10 @@ enum TailFate {
 #[inline(always)]
 fn direct_tail(atm: &mut AtmFabric, l: AtmLinkIx, now: Time) -> TailFate {
     let (port, link, lazy) = atm.direct_hop(l);
-    if !port.tail_now() {
+    let Some(port) = port else {
         return TailFate::OtherMode;
-    }
-    let Some(depart) = port.fifo_arrive_tail(now) else {
+    };
+    let Some(depart) = port.arrive_tail(now) else {
         return TailFate::Dropped;
     };
     if lazy.arrives_early(link, depart) {
