@@ -53,6 +53,8 @@ DEFERRED_IMPORTS = {
     "handler is in place: an interrupt during the start-up is then answered quietly",
     "cli.py": "each command loads its implementation when it runs: `atmsim validate` "
     "would otherwise load the run, sweep, reproduce, report and validation modules too",
+    "scenario/load.py": "the named templates are loaded for a scenario with a [template] "
+    "table only: defining their models is a tenth of every command's start-up",
 }
 """The modules that may import atmsim modules inside functions, and why. Their deferred
 imports still count in the import graph (``test_no_import_circle``)."""

@@ -13,7 +13,6 @@ from pydantic import ValidationError
 from ..errors import ScenarioError, from_validation_error, key_part, show_value
 from .common import SECTIONS, _quoted
 from .models import Scenario
-from .templates import expand
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -178,6 +177,8 @@ def validate_scenario(
     source = None
     try:
         if "template" in data:
+            from .templates import expand  # its models load only for a [template]
+
             data, expansion, source = expand(data, file)
         scenario = Scenario.model_validate(data)
     except ScenarioError as error:  # a bad [template] table
