@@ -330,6 +330,7 @@ def validate_model_command(args: argparse.Namespace) -> int:
     truth passes, 1 when one fails (the table names the truth and the point)."""
     import shlex
 
+    from .tables import RunProgress
     from .validation import truths
 
     try:
@@ -343,7 +344,8 @@ def validate_model_command(args: argparse.Namespace) -> int:
         # written, or one that is not atmsim's, is found before minutes of work.
         prepare_out_dir(args.out, "validate-model")
     jobs = args.jobs or os.cpu_count() or 1
-    outcome = truths.run_suite(chosen, full=args.full, jobs=jobs, progress=_Progress())
+    with RunProgress("validate-model") as progress:
+        outcome = truths.run_suite(chosen, full=args.full, jobs=jobs, progress=progress)
     for line in truths.table_lines(outcome):
         print(line)
     if args.out is not None:
@@ -354,26 +356,6 @@ def validate_model_command(args: argparse.Namespace) -> int:
             raise CliError(str(error)) from None
         print("wrote " + " and ".join(str(path) for path in written))
     return 1 if outcome.failed else 0
-
-
-class _Progress:
-    """Progress of long work on stderr: a line that updates itself on a terminal, else a
-    line every 10 s (and none for work done within that)."""
-
-    def __init__(self) -> None:
-        self.tty = sys.stderr.isatty()
-        self.started = time.perf_counter()
-        self.last = self.started
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.perf_counter()
-        text = f"validate-model: {done}/{total} runs, {now - self.started:.0f} s"
-        if self.tty:
-            end = "\n" if done == total else ""
-            print(f"\r{text}", end=end, file=sys.stderr, flush=True)
-        elif now - self.last >= 10 and done < total:
-            print(text, file=sys.stderr, flush=True)
-            self.last = now
 
 
 def examples_command(args: argparse.Namespace) -> int:

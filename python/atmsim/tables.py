@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import time
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Optional, TextIO
@@ -196,3 +197,46 @@ def print_tables(
     for table in tables:
         for part in fit(table, width):
             print(render(part, styled=styled), file=stream)
+
+
+class RunProgress:
+    """Progress of long work on stderr, told as ``progress(done, total)`` (runs of
+    ``atmsim validate-model``, tasks of ``atmsim reproduce``): on a terminal a rich bar
+    (runs done of all, time elapsed and left) below the lines printed meanwhile, gone
+    when the work ends; elsewhere a line every 10 s (none for work done within that).
+    Used as a context manager, so that the bar ends with the work, also on Ctrl-C."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.bar = None
+        self.task = None
+        self.started = self.last = time.perf_counter()
+
+    def __enter__(self) -> RunProgress:
+        if sys.stderr.isatty():
+            self.bar = rich.progress.Progress(
+                rich.progress.TextColumn(self.label),
+                rich.progress.BarColumn(),
+                rich.progress.MofNCompleteColumn(),
+                rich.progress.TimeElapsedColumn(),
+                rich.progress.TimeRemainingColumn(),
+                console=rich.console.Console(stderr=True),
+                transient=True,
+            )
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is not None:
+            if self.task is None:
+                self.task = self.bar.add_task(self.label, total=total)
+            self.bar.update(self.task, completed=done)
+            return
+        now = time.perf_counter()
+        if now - self.last >= 10 and done < total:
+            print(f"{self.label}: {done}/{total} runs, {now - self.started:.0f} s", file=sys.stderr)
+            self.last = now

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -12,7 +13,7 @@ from typing import Optional
 from .._lazy import rich
 from ..html_report import write_report
 from ..outputs import check_out_dir, prepare_out_dir
-from ..tables import rich_console
+from ..tables import RunProgress, rich_console
 from . import inventory
 from .catalog import UnknownExperiment, registry, select, valid_ids
 from .csv_tables import write_csv
@@ -33,33 +34,6 @@ def _console() -> rich.console.Console:
     # A file or a pipe: 200 columns, not to squeeze the table; a reader that
     # leaves the pipe: exit 141 (see ``rich_console``).
     return rich_console()
-
-
-class SeedBar:
-    """A progress bar on stderr (a terminal) while reproduce runs: the (experiment, run
-    seed) tasks done of all, with the time elapsed and left. The lines printed meanwhile
-    (one per finished experiment) appear above it."""
-
-    def __init__(self) -> None:
-        self.progress = rich.progress.Progress(
-            rich.progress.TextColumn("runs"),
-            rich.progress.BarColumn(),
-            rich.progress.MofNCompleteColumn(),
-            rich.progress.TimeElapsedColumn(),
-            rich.progress.TimeRemainingColumn(),
-            console=rich.console.Console(stderr=True),
-            transient=True,
-        )
-        self.task = None
-
-    def update(self, done: int, total: int) -> None:
-        if self.task is None:
-            self.progress.start()
-            self.task = self.progress.add_task("runs", total=total)
-        self.progress.update(self.task, completed=done)
-
-    def stop(self) -> None:
-        self.progress.stop()
 
 
 def plural(count: int, noun: str) -> str:
@@ -358,22 +332,18 @@ def main(
             f"{outcome.wall_s:6.1f} s in runs"
         )
 
-    bar = SeedBar() if sys.stderr.isatty() else None
+    # A bar on a terminal; in a pipe the lines of the finished experiments suffice.
+    bar = RunProgress("runs") if sys.stderr.isatty() else None
     try:
-        outcomes = run_experiments(
-            ids, out, jobs=jobs, on_done=progress, on_seed=bar.update if bar else None
-        )
+        with bar or contextlib.nullcontext():
+            outcomes = run_experiments(ids, out, jobs=jobs, on_done=progress, on_seed=bar)
     except KeyboardInterrupt:
-        if bar is not None:
-            bar.stop()
         print(
             f"interrupted: the experiments finished before are written in {out}; "
             "the others are not (run them again)",
             file=sys.stderr,
         )
         raise
-    if bar is not None:
-        bar.stop()
     rows = [row for outcome in outcomes for row in outcome.rows]
     combined = write_csv(Path(out) / f"{combined_name(requested)}.csv", rows)
     print_results(outcomes)
