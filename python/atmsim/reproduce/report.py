@@ -153,7 +153,7 @@ def narrow_results(outcomes: list[Outcome], width: int) -> list:
             )
         notes = []
         if outcome.error:
-            notes.append(f"[bold red]error: {outcome.error}[/]")
+            notes.append(rich.text.Text(f"  error: {outcome.error}", style="bold red"))
         for row in outcome.rows:
             reference = row.get("see") is not None
             simulated = f"see {row['see']}" if reference else number(row["simulated"])
@@ -171,14 +171,9 @@ def narrow_results(outcomes: list[Outcome], width: int) -> list:
             )
             said = "; ".join(text for text in (_nulls_cell(row), row["note"]) if text)
             if said:
-                notes.append(f"{row['quantity']}: {said}")
+                notes.append(rich.text.Text(f"  {row['quantity']}: {said}"))
         parts.append(table)
-        for note in notes:
-            parts.append(
-                rich.text.Text.from_markup("  " + note)
-                if note.startswith("[")
-                else rich.text.Text("  " + note)
-            )
+        parts.extend(notes)
     return parts
 
 
