@@ -631,9 +631,14 @@ def metric_value(metric: str, summary: dict, core: Optional[dict]) -> Any:
             [vc["frame_goodput_cps"] for vc in summary.get("vcs", []) if vc["name"] in source_vcs]
         )
     if name == "fair_jain":
-        if core is None:
-            return math.nan
-        value = fairness(core, summary)["jain_normalised"]
+        # The run's own fairness (``atmsim.rundir.complete_summary``); computed here
+        # only for a summary written before runs carried it.
+        report = summary.get("fairness")
+        if report is None:
+            if core is None:
+                return math.nan
+            report = fairness(core, summary)
+        value = report["jain_normalised"]
         return math.nan if value is None else value
     if name == "ledger_ok":
         return all(ok for _, ok in ledger_lines(summary))
