@@ -169,7 +169,7 @@ def test_the_tables_name_every_key_with_its_range():
         for key in definition.get("properties", {}):
             assert f"| `{key}` |" in text, f"{name}.{key}"
     assert "| `delay_ps` | integer | required | [0, 10^15] ([0, 1,000 s]) |" in text
-    assert "| `w_q` | number | required | (0, 1] |" in text
+    assert "| `w_q` | number | `0.002` | (0, 1] |" in text
     assert "| `period_ps` | integer | `0` | 0 or [1,000, 10^18] ([1 ns, 10^6 s]) |" in text
 
 

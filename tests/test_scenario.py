@@ -803,7 +803,7 @@ def test_flow_defaults_are_written_out(tmp_path: Path) -> None:
         'rtt_arithmetic = "real"',
         'min_rto = "auto"',
         'max_rto = "64 s"',
-        'delayed_ack = "0 ms"',
+        'delayed_ack = "0 s"',
         "max_sack_blocks = 3",
     ]:
         assert line in resolved, line

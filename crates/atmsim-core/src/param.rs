@@ -18,6 +18,8 @@ use crate::engine::time::MAX_TIME_PS;
 use crate::engine::PS_PER_S;
 use schemars::transform::Transform;
 use schemars::Schema;
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer};
 use std::fmt::Display;
 
 /// An integer range, both ends included.
@@ -165,6 +167,100 @@ impl<R: Keywords> Transform for ZeroOr<R> {
         self.0.keywords(&mut range);
         schema.insert("anyOf".into(), serde_json::json!([{ "const": 0 }, range]));
     }
+}
+
+/// A range a field's value is checked against by the `check_ranges` that
+/// `#[params]` (the crate `atmsim-params`) writes: an integer of any width
+/// or a list's length against [`Ints`], a real against [`Reals`], either
+/// through [`ZeroOr`], an optional value only when present.
+pub trait Bound<T: ?Sized> {
+    /// Rejects `v` outside the range, naming `path`.
+    fn check_value(&self, path: &dyn Display, v: &T) -> Result<(), String>;
+}
+
+/// A key's JSON path: `p.key`, or `key` at the top (`p` empty).
+pub struct KeyPath<'a>(pub &'a str, pub &'a str);
+
+impl Display for KeyPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            f.write_str(self.1)
+        } else {
+            write!(f, "{}.{}", self.0, self.1)
+        }
+    }
+}
+
+macro_rules! int_bound {
+    ($($t:ty),*) => {$(
+        impl Bound<$t> for Ints {
+            fn check_value(&self, path: &dyn Display, v: &$t) -> Result<(), String> {
+                self.check(path, *v as u64)
+            }
+        }
+        impl Bound<$t> for ZeroOr<Ints> {
+            fn check_value(&self, path: &dyn Display, v: &$t) -> Result<(), String> {
+                if *v == 0 { Ok(()) } else { self.0.check(path, *v as u64) }
+            }
+        }
+    )*};
+}
+int_bound!(u8, u16, u32, u64, usize);
+
+impl Bound<f64> for Reals {
+    fn check_value(&self, path: &dyn Display, v: &f64) -> Result<(), String> {
+        self.check(path, *v)
+    }
+}
+
+impl Bound<f64> for ZeroOr<Reals> {
+    fn check_value(&self, path: &dyn Display, v: &f64) -> Result<(), String> {
+        if *v == 0.0 {
+            Ok(())
+        } else {
+            self.0.check(path, *v)
+        }
+    }
+}
+
+impl<T> Bound<Vec<T>> for Ints {
+    fn check_value(&self, path: &dyn Display, v: &Vec<T>) -> Result<(), String> {
+        self.check_len(path, v.len())
+    }
+}
+
+impl<T, R: Bound<T>> Bound<Option<T>> for R {
+    fn check_value(&self, path: &dyn Display, v: &Option<T>) -> Result<(), String> {
+        match v {
+            Some(v) => self.check_value(path, v),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Reads a `kind`-tagged object (a policy, a source model, a timer),
+/// rejecting keys beside `kind` for a kind without parameters: serde
+/// ignores them there even with `deny_unknown_fields`. A kind without
+/// parameters is one that reads from `{"kind": ...}` with a key no kind
+/// has (a kind with parameters, all of them defaulted, refuses that key).
+pub fn strict_tagged<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: DeserializeOwned,
+{
+    let v = serde_json::Value::deserialize(d)?;
+    let t = T::deserialize(&v).map_err(D::Error::custom)?;
+    if let (Some(obj), Some(kind)) = (v.as_object(), v.get("kind")) {
+        let extra = obj.keys().find(|k| *k != "kind");
+        if let Some(key) = extra {
+            if T::deserialize(serde_json::json!({ "kind": kind, "\u{0}": 0 })).is_ok() {
+                return Err(D::Error::custom(format_args!(
+                    "unknown field `{key}`: kind {kind} takes no other key"
+                )));
+            }
+        }
+    }
+    Ok(t)
 }
 
 /// Every time: [0, 10^6 s].

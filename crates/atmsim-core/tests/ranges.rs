@@ -715,3 +715,104 @@ fn the_schema_carries_the_ranges() {
     assert_eq!(flow["additionalProperties"], json!(false));
     assert_eq!(flow["properties"]["mss_bytes"]["maximum"], json!(65_495));
 }
+
+#[test]
+fn a_key_left_out_takes_the_default_declared_with_its_parameter() {
+    // Every key of ERICA, of PPD and of a coarse-timed flow but the required
+    // ones left out: each takes its declared default, and the schema gives
+    // the same value as the key's "default".
+    let mut v = base();
+    v["links"][0]["algorithm"] = json!({"kind": "erica"});
+    v["links"][3]["policy"] = json!({"kind": "ppd"});
+    let sc = Scenario::from_json(&v.to_string()).unwrap();
+    sc.check().unwrap();
+    let schema: Value = serde_json::to_value(scenario::json_schema()).unwrap();
+    let erica = schema["$defs"]["AlgorithmSpec"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["properties"]["kind"]["const"] == "erica")
+        .unwrap()["properties"]
+        .clone();
+    match sc.links[0].algorithm.clone().unwrap() {
+        atmsim_core::abr::AlgorithmSpec::Erica {
+            target_utilization,
+            interval_ps,
+            interval_cells,
+            delta,
+            measured_rate,
+            bidirectional_count,
+            ..
+        } => {
+            assert_eq!(
+                json!(target_utilization),
+                erica["target_utilization"]["default"]
+            );
+            assert_eq!(json!(interval_ps), erica["interval_ps"]["default"]);
+            assert_eq!(json!(interval_cells), erica["interval_cells"]["default"]);
+            assert_eq!(json!(delta), erica["delta"]["default"]);
+            assert_eq!(json!(measured_rate), erica["measured_rate"]["default"]);
+            assert_eq!(
+                json!(bidirectional_count),
+                erica["bidirectional_count"]["default"]
+            );
+            assert_eq!((target_utilization, interval_cells), (0.9, 100));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        sc.links[3].policy,
+        atmsim_core::buffer::PolicySpec::Ppd { keep_eom: true }
+    );
+    // A required key stays required.
+    let v = set(base(), "/links/2/algorithm", json!({"kind": "efci"}));
+    let e = Scenario::from_json(&v.to_string()).unwrap_err();
+    assert!(e.contains("missing field `high_cells`"), "{e}");
+}
+
+#[test]
+fn a_kind_whose_keys_all_have_defaults_still_refuses_an_unknown_key() {
+    // PPD's one key has a default, so {"kind": "ppd"} alone reads; that
+    // must not make it a kind without keys, which would refuse keep_eom.
+    let v = set(
+        base(),
+        "/links/3/policy",
+        json!({"kind": "ppd", "keep_eom": false}),
+    );
+    let sc = Scenario::from_json(&v.to_string()).unwrap();
+    assert_eq!(
+        sc.links[3].policy,
+        atmsim_core::buffer::PolicySpec::Ppd { keep_eom: false }
+    );
+    let v = set(
+        base(),
+        "/links/3/policy",
+        json!({"kind": "ppd", "eom": false}),
+    );
+    let e = Scenario::from_json(&v.to_string()).unwrap_err();
+    assert!(
+        e.starts_with("links[3].policy") && e.contains("unknown field `eom`"),
+        "{e}"
+    );
+    // A kind without keys refuses any.
+    let v = set(
+        base(),
+        "/links/0/policy",
+        json!({"kind": "tail", "keep_eom": true}),
+    );
+    let e = Scenario::from_json(&v.to_string()).unwrap_err();
+    assert!(e.contains("takes no other key"), "{e}");
+}
+
+#[test]
+fn an_error_inside_a_flows_tcp_parameters_names_its_key() {
+    let v = set(base(), "/flows/0/mss_bytes", json!("512"));
+    let e = Scenario::from_json(&v.to_string()).unwrap_err();
+    assert!(e.starts_with("flows[0].mss_bytes: invalid type"), "{e}");
+    let v = set(base(), "/flows/1/timer", json!({"kind": "coarse"}));
+    let e = Scenario::from_json(&v.to_string()).unwrap_err();
+    assert!(
+        e.starts_with("flows[1].timer: missing field `tick_ps`"),
+        "{e}"
+    );
+}

@@ -506,7 +506,8 @@ fn ends_with_timers_or_shared_links_are_not_eager() {
     let mut sc = ip_net(2, 20e6, 30, json!({"kind": "tail"}), flow, 2);
     let mut back = sc.flows[0].clone();
     back.name = "back".into();
-    std::mem::swap(&mut back.data_links, &mut back.ack_links);
+    let keys = &mut back.keys;
+    std::mem::swap(&mut keys.data_links, &mut keys.ack_links);
     sc.flows.push(back);
     let a = run_sliced(&sc, sc.duration_ps);
     let b = run_sliced(&sc, MS / 2);

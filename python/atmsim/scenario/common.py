@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic_core import PydanticCustomError
 
+from .core_schema import core_range
+
 SECTIONS = ("run", "nodes", "links", "vcs", "sources", "flows", "probes")
 """Top-level tables of a scenario file, in the order they are written."""
 
@@ -22,14 +24,14 @@ VC_CLASSES = ("cbr", "vbr", "abr", "ubr", "gfr")
 IP_HEADER_BYTES = 40
 """TCP + IP headers: an IP datagram is the TCP payload + 40 bytes."""
 
-MAX_MSS_BYTES = 65535 - IP_HEADER_BYTES
-"""The largest MSS: an IP datagram is at most 65535 bytes."""
+MAX_MSS_BYTES = core_range("FlowSpec.mss_bytes").hi
+"""The largest MSS (the core's): an IP datagram of MSS + 40 bytes is at most 65535."""
 
 MAX_WINDOW_FIELD = 65535
 """The TCP header's 16-bit window field."""
 
-MAX_WINDOW_SCALE = 14
-"""RFC 1323: the largest window scale shift."""
+MAX_WINDOW_SCALE = core_range("FlowSpec.window_scale").hi
+"""RFC 1323: the largest window scale shift (the core's range)."""
 
 
 def _fail(key: str, message: str) -> PydanticCustomError:

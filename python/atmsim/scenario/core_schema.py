@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, NamedTuple, Union
 
@@ -65,3 +66,48 @@ def core_range(where: str) -> CoreRange:
     if "exclusiveMinimum" in value:
         return CoreRange(value["exclusiveMinimum"], value["maximum"], lo_open=True)
     return CoreRange(value["minimum"], value["maximum"])
+
+
+def core_default(where: str) -> Any:
+    """The default the core declares for the value at ``where`` (see the module's doc).
+
+    Each model declares its parameters' defaults beside their ranges, with the source of
+    each in its doc (the ``#[param(default = ...)]`` of the Rust model); the scenario's keys
+    that map one to one onto a core value take their defaults from here.
+    """
+    value = _property(where)
+    if "default" not in value:
+        raise KeyError(f"no default for {where!r} in the core schema")
+    return value["default"]
+
+
+_TIME_UNITS = (("s", 10**12), ("ms", 10**9), ("us", 10**6), ("ns", 10**3), ("ps", 1))
+
+
+def time_text(ps: int) -> str:
+    """A time in picoseconds as a scenario writes it, in the largest unit it reaches:
+    ``"1.5 ms"``, ``"3 s"``, ``"1000000 s"``, ``"0 s"``."""
+    if ps == 0:
+        return "0 s"
+    unit, scale = next((u, s) for u, s in _TIME_UNITS if ps >= s)
+    return f"{(Decimal(ps) / scale).normalize():f} {unit}"
+
+
+def core_time_range(where: str) -> tuple[str, str]:
+    """The core's range of the time at ``where`` (a ``..._ps`` key), as a scenario
+    writes its ends: ``("1 us", "10 s")``."""
+    lo, hi, _ = core_range(where)
+    return time_text(int(lo)), time_text(int(hi))
+
+
+def core_time_default(where: str) -> str:
+    """The core's default time at ``where`` (a ``..._ps`` key), as a scenario writes it."""
+    return time_text(core_default(where))
+
+
+def size_text(n: int) -> str:
+    """A size in bytes as a scenario writes it: ``"64 KB"`` for 65536, else ``"1500"``."""
+    for unit, scale in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
+        if n and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return str(n)

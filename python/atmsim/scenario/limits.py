@@ -5,10 +5,9 @@ ranges (docs/scenarios.md, "Allowed ranges", lists them per key): nothing a
 scenario file can say makes a time, a count or a size wrap or overflow in the
 core. Times lie in [0, 10^6 s] everywhere (``units.MAX_TIME_PS``), sizes in
 [0, 2^53 bytes] (``units.MAX_SIZE_BYTES``); the constants below are the tighter
-ranges of particular keys. Those of counts, sizes and rates that the core
-shares are read from the core's schema (``core_schema.core_range``), not
-restated; times keep their ranges as written in the scenario's units
-(``tests/test_contract.py`` checks that they are the core's).
+ranges of particular keys. Those the core shares (counts, sizes, rates and
+times) are read from the core's schema (``core_schema.core_range``, and
+``core_time_range`` for a time, written in the scenario's units), not restated.
 
 The checks are annotated types for the table models (``whole``, ``number``,
 ``time_in``) and functions for the checks that need other keys (``check_time``,
@@ -32,7 +31,7 @@ from ..units import (
     parse_bit_rate_bps,
     parse_time_ps,
 )
-from .core_schema import core_range
+from .core_schema import core_range, core_time_range
 
 MAX_COUNT = 100_000
 """``count`` of any table and the size parameters of templates (``n``)."""
@@ -47,7 +46,7 @@ LINK_RATE_BPS = core_range("LinkSpec.bit_rate_bps")[:2]
 """Line rates, ATM and IP: 1 kbps to 1 Tbps."""
 LINK_RATE_TEXT = ("1 kbps", "1 Tbps")
 
-MAX_LINK_DELAY = "1000 s"
+MAX_LINK_DELAY = core_time_range("LinkSpec.delay_ps")[1]
 """Propagation delay of a link (and so a length of at most 2e8 km at 5 us/km)."""
 MAX_LINK_KM = 2e8
 
@@ -68,24 +67,24 @@ MAX_INTERVAL_CELLS = core_range("AlgorithmSpec[erica].interval_cells").hi
 
 MAX_EFCI_CELLS = core_range("AlgorithmSpec[efci].high_cells").hi
 
-INTERVAL_RANGE = ("1 us", "10 s")
+INTERVAL_RANGE = core_time_range("AlgorithmSpec[erica].interval_ps")
 """ERICA, ERICA+, FMMRA averaging interval and ERICA+'s T0."""
 
 ABR_NRM = core_range("AbrParams.nrm")[:2]
 """TM 4.0: Nrm is a power of two from 2 to 256; any whole number in that range here."""
 ABR_MAX_CRM = core_range("AbrParams.crm").hi
 """TM 4.0: TBE is a 24-bit field; CRM = ceil(TBE / Nrm) at most as large."""
-ABR_TRM = ("100 us", MAX_TIME_TEXT)
-ABR_ADTF = ("10 ms", "10.23 s")
+ABR_TRM = core_time_range("AbrParams.trm_ps")
+ABR_ADTF = core_time_range("AbrParams.adtf_ps")
 """TM 4.0: ADTF from 0.01 s to 10.23 s in steps of 10 ms (any time in that range here)."""
 
 TCP_MAX_CWND_SEGMENTS = core_range("FlowSpec.initial_cwnd_segments").hi
-TCP_TICK = ("1 us", "1000 s")
+TCP_TICK = core_time_range("TimerMode[coarse].tick_ps")
 """A coarse TCP timer's tick."""
-TCP_MAX_RECEIVER_TIME = "1000 s"
+TCP_MAX_RECEIVER_TIME = core_time_range("FlowSpec.delayed_ack_ps")[1]
 """delayed_ack, processing and processing_jitter."""
 
-PROBE_PERIOD = ("1 ns", MAX_TIME_TEXT)
+PROBE_PERIOD = core_time_range("ProbeSpec.period_ps")
 
 MAX_SEED = core_range("seed").hi
 

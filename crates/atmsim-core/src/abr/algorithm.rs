@@ -3,10 +3,11 @@
 
 use super::params;
 use crate::atm::Cell;
-use crate::engine::Time;
-use crate::param::{Limit, FRACTION};
+use crate::engine::{Time, PS_PER_S};
+use crate::param::FRACTION;
+use atmsim_params::params;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// What an algorithm sees of its port.
 #[derive(Clone, Copy, Debug)]
@@ -53,7 +54,10 @@ pub trait SwitchAlgorithm: Send + Sync {
     fn stats(&self) -> AlgorithmStats;
 }
 
-/// The scenario form of a port's switch algorithm (times in ps).
+/// The scenario form of a port's switch algorithm (times in ps). Each
+/// parameter is declared with its default and range (`#[params]`); the
+/// default's source is in its doc.
+#[params]
 #[derive(Clone, Debug, Deserialize, JsonSchema, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum AlgorithmSpec {
@@ -61,76 +65,100 @@ pub enum AlgorithmSpec {
     Erica {
         /// Which ERICA: the basic rule of TCP over ABR (Kalyanaraman et al.,
         /// 1996) section 3.2, or the description's max-min version (the
-        /// default).
-        #[serde(default)]
+        /// default; docs/model.md, "ABR").
+        #[param(default = EricaVariant::MaxMin)]
         variant: EricaVariant,
-        /// Target utilization U of the link.
-        #[schemars(transform = Limit(FRACTION))]
+        /// Target utilization U of the link: 0.9, as TCP over ABR section 5,
+        /// ABR and UBR buffering (Kalyanaraman et al., 1998) and TCP over
+        /// FMMRA (An et al., 1998) section 4.1 set it.
+        #[param(default = 0.9, range = FRACTION)]
         target_utilization: f64,
-        /// Averaging interval: time bound, ps.
-        #[schemars(transform = Limit(params::INTERVAL_PS))]
+        /// Averaging interval: time bound, ps. 1 ms: TCP over ABR section 5
+        /// ("100 cells or 1 ms, whichever first").
+        #[param(default = PS_PER_S / 1_000, range = params::INTERVAL_PS)]
         interval_ps: Time,
-        /// Averaging interval: ABR input cells bound.
-        #[schemars(transform = Limit(params::INTERVAL_CELLS))]
+        /// Averaging interval: ABR input cells bound. 100: TCP over ABR
+        /// section 5.
+        #[param(default = 100, range = params::INTERVAL_CELLS)]
         interval_cells: u32,
-        /// Overload band: z > 1 + delta counts as overload.
-        #[schemars(transform = Limit(params::ERICA_DELTA))]
+        /// Overload band: z > 1 + delta counts as overload. 0.1: the ERICA
+        /// description (Jain et al., "ERICA Switch Algorithm: A Complete
+        /// Description", ATM Forum 96-1172).
+        #[param(default = 0.1, range = params::ERICA_DELTA)]
         delta: f64,
         /// Use each VC's measured rate instead of the CCR of its RM cells.
+        /// Off: the papers' ERICA took the CCR from the forward RM cells
+        /// (TCP over ABR section 9: window-limited sources keep their ACRs
+        /// at 90 % of the link); the description's per-VC measurement is
+        /// the option (docs/model.md, "ABR").
+        #[param(default = false)]
         measured_rate: bool,
-        /// Count VCs seen by their backward RM cells as active too.
+        /// Count VCs seen by their backward RM cells as active too. On:
+        /// Kalyanaraman's dissertation marks a VC seen on every backward RM
+        /// cell, and the study behind ABR and UBR buffering ran ERICA with
+        /// "correct counting of bursty sources" (docs/model.md, "ABR").
+        #[param(default = true)]
         bidirectional_count: bool,
     },
     /// ERICA+: ERICA with a queueing-delay target instead of a utilization.
     EricaPlus {
-        /// Averaging interval: time bound, ps.
-        #[schemars(transform = Limit(params::INTERVAL_PS))]
+        /// Averaging interval: time bound, ps (as ERICA's).
+        #[param(default = PS_PER_S / 1_000, range = params::INTERVAL_PS)]
         interval_ps: Time,
-        /// Averaging interval: ABR input cells bound.
-        #[schemars(transform = Limit(params::INTERVAL_CELLS))]
+        /// Averaging interval: ABR input cells bound (as ERICA's).
+        #[param(default = 100, range = params::INTERVAL_CELLS)]
         interval_cells: u32,
-        /// Overload band.
-        #[schemars(transform = Limit(params::ERICA_DELTA))]
+        /// Overload band (as ERICA's).
+        #[param(default = 0.1, range = params::ERICA_DELTA)]
         delta: f64,
-        /// Use measured per-VC rates.
+        /// Use measured per-VC rates (as ERICA's).
+        #[param(default = false)]
         measured_rate: bool,
-        /// Count VCs seen by backward RM cells.
+        /// Count VCs seen by backward RM cells (as ERICA's).
+        #[param(default = true)]
         bidirectional_count: bool,
-        /// Target queueing delay T0, ps.
-        #[schemars(transform = Limit(params::INTERVAL_PS))]
+        /// Target queueing delay T0, ps. 1.5 ms: Explicit rate control of
+        /// TCP (Satyavolu et al., 1998) section 6.
+        #[param(default = 1_500 * (PS_PER_S / 1_000_000), range = params::INTERVAL_PS)]
         t0_ps: Time,
-        /// Curve above T0, a.
-        #[schemars(transform = Limit(params::ERICA_PLUS_A))]
+        /// Curve above T0, a. 1.15: Explicit rate control of TCP.
+        #[param(default = 1.15, range = params::ERICA_PLUS_A)]
         a: f64,
-        /// Curve below T0, b.
-        #[schemars(transform = Limit(params::ERICA_PLUS_B))]
+        /// Curve below T0, b. 1.05: the literature's value (Explicit rate
+        /// control of TCP uses 1 for its routers, the default of
+        /// `RateControlSpec`).
+        #[param(default = 1.05, range = params::ERICA_PLUS_B)]
         b: f64,
-        /// Floor of the target factor.
-        #[schemars(transform = Limit(FRACTION))]
+        /// Floor of the target factor (queue drain limit factor). 0.5:
+        /// Explicit rate control of TCP.
+        #[param(default = 0.5, range = FRACTION)]
         qdlf: f64,
     },
     /// Binary EFCI marking with hysteresis.
     Efci {
-        /// ABR queue (cells) above which data cells are marked.
-        #[schemars(transform = Limit(params::EFCI_HIGH_CELLS))]
+        /// ABR queue (cells) above which data cells are marked. No default:
+        /// the papers give it per experiment.
+        #[param(range = params::EFCI_HIGH_CELLS)]
         high_cells: u32,
-        /// ABR queue (cells) below which marking stops (at most high_cells).
-        #[schemars(transform = Limit(params::EFCI_LOW_CELLS))]
+        /// ABR queue (cells) below which marking stops (at most high_cells;
+        /// the scenario's default is high_cells, no hysteresis).
+        #[param(range = params::EFCI_LOW_CELLS)]
         low_cells: u32,
     },
     /// FMMRA (our reconstruction).
     Fmmra {
-        /// Averaging interval of the capacity measurement: time bound, ps.
-        #[schemars(transform = Limit(params::INTERVAL_PS))]
+        /// Averaging interval of the capacity measurement: time bound, ps
+        /// (as ERICA's).
+        #[param(default = PS_PER_S / 1_000, range = params::INTERVAL_PS)]
         interval_ps: Time,
-        /// Averaging interval: cells bound.
-        #[schemars(transform = Limit(params::INTERVAL_CELLS))]
+        /// Averaging interval: cells bound (as ERICA's).
+        #[param(default = 100, range = params::INTERVAL_CELLS)]
         interval_cells: u32,
     },
 }
 
 /// Which ERICA a port runs.
-#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum EricaVariant {
     /// ER = max(FairShare, VCShare) when the link is overloaded (z > 1 +

@@ -6,8 +6,8 @@ use super::{AbrParams, AlgorithmSpec};
 use crate::atm::params::CELL_RATE_CPS;
 use crate::buffer::params::BUFFER_CELLS;
 use crate::engine::time::MAX_TIME_PS;
-use crate::engine::{Time, PS_PER_S};
-use crate::param::{Ints, Reals, FRACTION};
+use crate::engine::PS_PER_S;
+use crate::param::{Ints, Reals};
 
 /// Averaging interval (ERICA, ERICA+, FMMRA, the explicit-rate control of
 /// TCP) and ERICA+'s T0: [1 us, 10 s].
@@ -94,89 +94,47 @@ pub const ABR_ADTF_PS: Ints = Ints {
 
 impl AlgorithmSpec {
     /// Rejects a parameter of the switch algorithm at path `p` outside its
-    /// range.
+    /// range (declared with the parameter), or EFCI's low threshold above
+    /// its high one.
     pub fn check(&self, p: &str) -> Result<(), String> {
-        let interval = |interval_ps: Time, interval_cells: u32| {
-            INTERVAL_PS.check(format_args!("{p}.interval_ps"), interval_ps)?;
-            INTERVAL_CELLS.check(format_args!("{p}.interval_cells"), interval_cells as u64)
-        };
-        match *self {
-            AlgorithmSpec::Erica {
-                target_utilization,
-                interval_ps,
-                interval_cells,
-                delta,
-                ..
-            } => {
-                FRACTION.check(format_args!("{p}.target_utilization"), target_utilization)?;
-                interval(interval_ps, interval_cells)?;
-                ERICA_DELTA.check(format_args!("{p}.delta"), delta)
+        self.check_ranges(p)?;
+        if let AlgorithmSpec::Efci {
+            high_cells,
+            low_cells,
+        } = *self
+        {
+            Ints {
+                max: high_cells as u64,
+                ..EFCI_LOW_CELLS
             }
-            AlgorithmSpec::EricaPlus {
-                interval_ps,
-                interval_cells,
-                delta,
-                t0_ps,
-                a,
-                b,
-                qdlf,
-                ..
-            } => {
-                interval(interval_ps, interval_cells)?;
-                ERICA_DELTA.check(format_args!("{p}.delta"), delta)?;
-                INTERVAL_PS.check(format_args!("{p}.t0_ps"), t0_ps)?;
-                ERICA_PLUS_A.check(format_args!("{p}.a"), a)?;
-                ERICA_PLUS_B.check(format_args!("{p}.b"), b)?;
-                FRACTION.check(format_args!("{p}.qdlf"), qdlf)
-            }
-            AlgorithmSpec::Efci {
-                high_cells,
-                low_cells,
-            } => {
-                EFCI_HIGH_CELLS.check(format_args!("{p}.high_cells"), high_cells as u64)?;
-                Ints {
-                    max: high_cells as u64,
-                    ..EFCI_LOW_CELLS
-                }
-                .check(format_args!("{p}.low_cells"), low_cells as u64)
-            }
-            AlgorithmSpec::Fmmra {
-                interval_ps,
-                interval_cells,
-            } => interval(interval_ps, interval_cells),
+            .check(format_args!("{p}.low_cells"), low_cells as u64)?;
         }
+        Ok(())
     }
 }
 
 impl AbrParams {
     /// Rejects a source end system's parameter at path `p` outside its
-    /// range, for a VC whose first link carries `link_cps` cells/s.
+    /// range (declared with the parameter), a rate above PCR or PCR above
+    /// `link_cps`, the cell rate of the VC's first link, or Mrm above Nrm.
     pub fn check(&self, p: &str, link_cps: f64) -> Result<(), String> {
-        let a = self;
+        self.check_ranges(p)?;
+        let pcr = self.pcr_cps;
         ABR_RATE_CPS
             .at_most(link_cps)
-            .check(format_args!("{p}.pcr_cps"), a.pcr_cps)?;
-        let pcr = a.pcr_cps;
+            .check(format_args!("{p}.pcr_cps"), pcr)?;
         ABR_MCR_CPS
             .at_most(pcr)
-            .check(format_args!("{p}.mcr_cps"), a.mcr_cps)?;
-        ABR_RATE_CPS
-            .at_most(pcr)
-            .check(format_args!("{p}.icr_cps"), a.icr_cps)?;
-        ABR_RATE_CPS
-            .at_most(pcr)
-            .check(format_args!("{p}.tcr_cps"), a.tcr_cps)?;
-        FRACTION.check(format_args!("{p}.rif"), a.rif)?;
-        FRACTION.check(format_args!("{p}.rdf"), a.rdf)?;
-        FRACTION.check(format_args!("{p}.cdf"), a.cdf)?;
-        ABR_NRM.check(format_args!("{p}.nrm"), a.nrm as u64)?;
+            .check(format_args!("{p}.mcr_cps"), self.mcr_cps)?;
+        for (key, rate) in [("icr_cps", self.icr_cps), ("tcr_cps", self.tcr_cps)] {
+            ABR_RATE_CPS
+                .at_most(pcr)
+                .check(format_args!("{p}.{key}"), rate)?;
+        }
         Ints {
-            max: a.nrm as u64,
+            max: self.nrm as u64,
             ..ABR_MRM
         }
-        .check(format_args!("{p}.mrm"), a.mrm as u64)?;
-        ABR_TRM_PS.check(format_args!("{p}.trm_ps"), a.trm_ps)?;
-        ABR_CRM.check(format_args!("{p}.crm"), a.crm as u64)?;
-        ABR_ADTF_PS.check(format_args!("{p}.adtf_ps"), a.adtf_ps)
+        .check(format_args!("{p}.mrm"), self.mrm as u64)
     }
 }

@@ -7,78 +7,86 @@ use super::{bn, ci, forward_rm, ni};
 use crate::atm::cell::{Cell, CLP};
 use crate::engine::time::later;
 use crate::engine::{Time, PS_PER_S};
-use crate::param::{Limit, FRACTION};
+use crate::param::FRACTION;
+use atmsim_params::params;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// The source end system's parameters of an ABR VC (ATM Forum Traffic
-/// Management Specification 4.0; rates in cells/s, times in ps).
+/// Management Specification 4.0; rates in cells/s, times in ps). Where a
+/// parameter has a default it is TM 4.0's; PCR (the VC's first link's cell
+/// rate in the scenario) and ICR (PCR there) depend on the network.
+#[params]
 #[derive(Clone, Debug, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct AbrParams {
     /// Peak cell rate (at most the cell rate of the VC's first link).
-    #[schemars(transform = Limit(params::ABR_RATE_CPS))]
+    #[param(range = params::ABR_RATE_CPS)]
     pub pcr_cps: f64,
     /// Minimum cell rate (at most PCR).
-    #[schemars(transform = Limit(params::ABR_MCR_CPS))]
+    #[param(default = 0.0, range = params::ABR_MCR_CPS)]
     pub mcr_cps: f64,
     /// Initial cell rate (at most PCR).
-    #[schemars(transform = Limit(params::ABR_RATE_CPS))]
+    #[param(range = params::ABR_RATE_CPS)]
     pub icr_cps: f64,
     /// Rate increase factor (AIR = RIF x PCR).
-    #[schemars(transform = Limit(FRACTION))]
+    #[param(default = 1.0 / 16.0, range = FRACTION)]
     pub rif: f64,
     /// Rate decrease factor.
-    #[schemars(transform = Limit(FRACTION))]
+    #[param(default = 1.0 / 16.0, range = FRACTION)]
     pub rdf: f64,
     /// In-rate cells per forward RM cell.
-    #[schemars(transform = Limit(params::ABR_NRM))]
+    #[param(default = 32, range = params::ABR_NRM)]
     pub nrm: u32,
     /// Fewest in-rate cells between forward RM cells sent on the Trm timer
     /// (at most Nrm).
-    #[schemars(transform = Limit(params::ABR_MRM))]
+    #[param(default = 2, range = params::ABR_MRM)]
     pub mrm: u32,
-    /// Upper bound on the time between forward RM cells.
-    #[schemars(transform = Limit(params::ABR_TRM_PS))]
+    /// Upper bound on the time between forward RM cells: 100 ms.
+    #[param(default = PS_PER_S / 10, range = params::ABR_TRM_PS)]
     pub trm_ps: Time,
-    /// Forward RM cells sent without backward feedback before ACR is cut
-    /// (ceil(TBE/Nrm)).
-    #[schemars(transform = Limit(params::ABR_CRM))]
+    /// Forward RM cells sent without backward feedback before ACR is cut:
+    /// ceil(TBE / Nrm), with TM 4.0's TBE of 2^24 - 1 and its Nrm of 32.
+    #[param(default = TBE_DEFAULT.div_ceil(32), range = params::ABR_CRM)]
     pub crm: u32,
     /// Cut-off decrease factor (rule 6).
-    #[schemars(transform = Limit(FRACTION))]
+    #[param(default = 1.0 / 16.0, range = FRACTION)]
     pub cdf: f64,
-    /// ACR retention time-out (rule 5).
-    #[schemars(transform = Limit(params::ABR_ADTF_PS))]
+    /// ACR retention time-out (rule 5): 0.5 s.
+    #[param(default = PS_PER_S / 2, range = params::ABR_ADTF_PS)]
     pub adtf_ps: Time,
     /// Tagged cell rate: the least rate of forward RM cells (at most PCR).
-    #[schemars(transform = Limit(params::ABR_RATE_CPS))]
+    #[param(default = 10.0, range = params::ABR_RATE_CPS)]
     pub tcr_cps: f64,
     /// Use it or lose it (an option; TM 4.0's mandatory rules only retain
     /// ACR for ADTF): before each forward RM cell, an ACR above the rate
     /// the source actually sent at since its previous forward RM cell falls
     /// to that rate, not below ICR.
-    #[serde(default)]
+    #[param(default = false)]
     pub use_it_or_lose_it: bool,
 }
 
+/// TM 4.0's default TBE, transient buffer exposure: 2^24 - 1 cells, the
+/// largest its 24-bit field holds.
+pub const TBE_DEFAULT: u32 = (1 << 24) - 1;
+
 impl AbrParams {
-    /// TM 4.0 defaults (where a seed is silent) for a link of `pcr_cps`.
+    /// TM 4.0's defaults for a link of `pcr_cps` (ICR = PCR).
     pub fn tm40_defaults(pcr_cps: f64) -> Self {
         AbrParams {
             pcr_cps,
-            mcr_cps: 0.0,
+            mcr_cps: Self::default_mcr_cps(),
             icr_cps: pcr_cps,
-            rif: 1.0 / 16.0,
-            rdf: 1.0 / 16.0,
-            nrm: 32,
-            mrm: 2,
-            trm_ps: PS_PER_S / 10,
-            crm: (16_777_215u32).div_ceil(32),
-            cdf: 1.0 / 16.0,
-            adtf_ps: PS_PER_S / 2,
-            tcr_cps: 10.0,
-            use_it_or_lose_it: false,
+            rif: Self::default_rif(),
+            rdf: Self::default_rdf(),
+            nrm: Self::default_nrm(),
+            mrm: Self::default_mrm(),
+            trm_ps: Self::default_trm_ps(),
+            crm: Self::default_crm(),
+            cdf: Self::default_cdf(),
+            adtf_ps: Self::default_adtf_ps(),
+            tcr_cps: Self::default_tcr_cps(),
+            use_it_or_lose_it: Self::default_use_it_or_lose_it(),
         }
     }
 }

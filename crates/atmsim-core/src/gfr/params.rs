@@ -2,7 +2,8 @@
 //! its check.
 
 use crate::atm::params::CELL_RATE_CPS;
-use crate::param::{Ints, Limit, Reals};
+use crate::param::{Ints, Reals};
+use atmsim_params::params;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -20,23 +21,31 @@ pub const GFR_CELLS: Ints = Ints {
 };
 
 /// A GFR VC's traffic contract (ATM Forum Traffic Management Specification
-/// 4.1, the Guaranteed Frame Rate service).
+/// 4.1, the Guaranteed Frame Rate service). The MCR has no default; the
+/// scenario's default MBS is 2 x MFS (docs/model.md, "GFR").
+#[params]
 #[derive(Clone, Debug, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct GfrParams {
     /// Minimum cell rate, cells/s (at most the cell rate of the VC's first
     /// link).
-    #[schemars(transform = Limit(GFR_MCR_CPS))]
+    #[param(range = GFR_MCR_CPS)]
     pub mcr_cps: f64,
     /// Maximum burst size, cells (the burst tolerance of the frame-based
     /// GCRA).
-    #[schemars(transform = Limit(GFR_CELLS))]
+    #[param(range = GFR_CELLS)]
     pub mbs_cells: u32,
-    /// Maximum frame size, cells: longer frames are not eligible.
-    #[schemars(transform = Limit(GFR_CELLS))]
+    /// Maximum frame size, cells: longer frames are not eligible. 192: the
+    /// AAL5 frame of the largest IP datagram of IP over ATM's default MTU
+    /// (RFC 1626: 9180 bytes) with LLC/SNAP (8 bytes) and the AAL5 trailer
+    /// (8), padded to cells; every frame a TCP flow of the papers sends is
+    /// within it.
+    #[param(default = 192, range = GFR_CELLS)]
     pub mfs_cells: u32,
     /// Tag (CLP = 1) the frames the frame-based GCRA finds not eligible,
-    /// at the VC's first switch.
+    /// at the VC's first switch (on by default; off: test and count them
+    /// only).
+    #[param(default = true)]
     pub tagging: bool,
 }
 
@@ -44,10 +53,9 @@ impl GfrParams {
     /// Rejects a parameter outside its range, naming it under `p`; the MCR
     /// is at most `link_cps`, the cell rate of the VC's first link.
     pub fn check(&self, p: &str, link_cps: f64) -> Result<(), String> {
+        self.check_ranges(p)?;
         GFR_MCR_CPS
             .at_most(link_cps)
-            .check(format_args!("{p}.mcr_cps"), self.mcr_cps)?;
-        GFR_CELLS.check(format_args!("{p}.mbs_cells"), self.mbs_cells as u64)?;
-        GFR_CELLS.check(format_args!("{p}.mfs_cells"), self.mfs_cells as u64)
+            .check(format_args!("{p}.mcr_cps"), self.mcr_cps)
     }
 }

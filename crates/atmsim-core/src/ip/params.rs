@@ -7,10 +7,11 @@
 //! [`crate::buffer::params`].
 
 use crate::abr::params::{ERICA_DELTA, ERICA_PLUS_A, ERICA_PLUS_B, INTERVAL_PS};
-use crate::engine::Time;
-use crate::param::{Ints, Limit, Reals, FRACTION, POSITIVE_TIME_PS, UNIT_INTERVAL};
+use crate::engine::{Time, PS_PER_S};
+use crate::param::{Ints, Reals, FRACTION, POSITIVE_TIME_PS, UNIT_INTERVAL};
+use atmsim_params::params;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// An IP port's buffer in packets.
 pub const BUFFER_PACKETS: Ints = Ints {
@@ -30,40 +31,49 @@ pub const RATE_INCREASE: Reals = Reals {
 };
 
 /// The simplified ERICA+ of Explicit rate control of TCP section 5 at a router port.
+/// Every parameter's default is that paper's value (sections 5 and 6, Table 1).
+#[params]
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RateControlSpec {
-    /// Averaging interval, ps.
-    #[schemars(transform = Limit(INTERVAL_PS))]
+    /// Averaging interval, ps: 5 ms, Table 1's switch averaging interval.
+    #[param(default = 5 * (PS_PER_S / 1_000), range = INTERVAL_PS)]
     pub interval_ps: Time,
-    /// Target queueing delay T0, ps.
-    #[schemars(transform = Limit(INTERVAL_PS))]
+    /// Target queueing delay T0, ps: 1.5 ms (Table 1).
+    #[param(default = 1_500 * (PS_PER_S / 1_000_000), range = INTERVAL_PS)]
     pub t0_ps: Time,
-    /// The target curve above T0.
-    #[schemars(transform = Limit(ERICA_PLUS_A))]
+    /// The target curve above T0: 1.15 (Table 1).
+    #[param(default = 1.15, range = ERICA_PLUS_A)]
     pub a: f64,
-    /// The target curve below T0.
-    #[schemars(transform = Limit(ERICA_PLUS_B))]
+    /// The target curve below T0: 1 (Table 1).
+    #[param(default = 1.0, range = ERICA_PLUS_B)]
     pub b: f64,
-    /// Queue drain limit factor: the floor of the target factor.
-    #[schemars(transform = Limit(FRACTION))]
+    /// Queue drain limit factor, the floor of the target factor: 0.5
+    /// (Table 1).
+    #[param(default = 0.5, range = FRACTION)]
     pub qdlf: f64,
-    /// Overload band: z > 1 + delta counts as overload.
-    #[schemars(transform = Limit(ERICA_DELTA))]
+    /// Overload band: z > 1 + delta counts as overload. 0.1, the ERICA
+    /// description's (Jain et al., ATM Forum 96-1172): section 5 names
+    /// delta without a value.
+    #[param(default = 0.1, range = ERICA_DELTA)]
     pub delta: f64,
-    /// Largest increase of a flow's rate per interval, a fraction of it.
-    #[schemars(transform = Limit(RATE_INCREASE))]
+    /// Largest increase of a flow's rate per interval, a fraction of it:
+    /// 0.1, section 5's "limit rate increases to 10 %".
+    #[param(default = 0.1, range = RATE_INCREASE)]
     pub max_increase: f64,
     /// The number of active sources: decay per interval of a silent
     /// session's activity (0: the flows seen in the interval; 1: every
-    /// flow ever seen).
-    #[schemars(transform = Limit(UNIT_INTERVAL))]
+    /// flow ever seen). 0: section 5's pseudo-code measures the number of
+    /// active sources at each interval's end, as it measures the rates
+    /// (docs/model.md, "Explicit-rate control of TCP").
+    #[param(default = 0.0, range = UNIT_INTERVAL)]
     pub active_decay: f64,
 }
 
 /// How a flow's explicit rate becomes the window written into its ACKs:
 /// W = ER x T.
-#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[params]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum WindowRule {
     /// ACK windows are left alone.
@@ -71,7 +81,7 @@ pub enum WindowRule {
     /// One time T for every flow.
     Fixed {
         /// T, ps.
-        #[schemars(transform = Limit(POSITIVE_TIME_PS))]
+        #[param(range = POSITIVE_TIME_PS)]
         t_ps: Time,
     },
     /// Each flow's own round-trip time as a ping from the router measures
@@ -86,6 +96,7 @@ pub enum WindowRule {
 
 /// What the router at a link's far end does to the ACKs it receives over
 /// the link, for the flows whose data leave through its port `rates_from`.
+#[params]
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct AckControlSpec {
@@ -94,34 +105,29 @@ pub struct AckControlSpec {
     /// an ATM link on the controlled flows' data VCs.
     pub rates_from: u32,
     /// Writes min(window, ER x T) into each ACK (RFC 1624 checksum update).
+    /// By default T is each flow's round-trip time as a ping from the
+    /// router measures it (Explicit rate control of TCP section 4.2.1).
+    #[param(default = WindowRule::Rtt)]
     pub window: WindowRule,
     /// Holds the ACKs and releases them at the flow's rate (the ack bucket;
-    /// IP links only).
+    /// IP links only). Off by default: the paper's own method rewrites the
+    /// window, and the ack bucket of its references [4,5] is an addition
+    /// it studies in sections 4.1 and 4.2.1.
+    #[param(default = false)]
     pub ack_bucket: bool,
 }
 
 impl RateControlSpec {
     /// Rejects a parameter of the rate computation at path `p` outside its
-    /// range.
+    /// range (declared with the parameter).
     pub fn check(&self, p: &str) -> Result<(), String> {
-        let rc = self;
-        INTERVAL_PS.check(format_args!("{p}.interval_ps"), rc.interval_ps)?;
-        INTERVAL_PS.check(format_args!("{p}.t0_ps"), rc.t0_ps)?;
-        ERICA_PLUS_A.check(format_args!("{p}.a"), rc.a)?;
-        ERICA_PLUS_B.check(format_args!("{p}.b"), rc.b)?;
-        FRACTION.check(format_args!("{p}.qdlf"), rc.qdlf)?;
-        ERICA_DELTA.check(format_args!("{p}.delta"), rc.delta)?;
-        RATE_INCREASE.check(format_args!("{p}.max_increase"), rc.max_increase)?;
-        UNIT_INTERVAL.check(format_args!("{p}.active_decay"), rc.active_decay)
+        self.check_ranges(p)
     }
 }
 
 impl WindowRule {
     /// Rejects the rule at path `p` when its time is outside its range.
     pub fn check(&self, p: &str) -> Result<(), String> {
-        match *self {
-            WindowRule::Fixed { t_ps } => POSITIVE_TIME_PS.check(format_args!("{p}.t_ps"), t_ps),
-            WindowRule::None | WindowRule::Rtt | WindowRule::BaseRtt => Ok(()),
-        }
+        self.check_ranges(p)
     }
 }

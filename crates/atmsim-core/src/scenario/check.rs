@@ -12,13 +12,7 @@ impl Scenario {
     /// Rejects a model the simulator cannot run: a value outside its range
     /// (see [`limits`]) or an inconsistent reference, naming its JSON path.
     pub fn check(&self) -> Result<(), String> {
-        use limits::{ENTITIES, POSITIVE_TIME_PS};
-        POSITIVE_TIME_PS.check("duration_ps", self.duration_ps)?;
-        ENTITIES.check_len("nodes", self.nodes.len())?;
-        ENTITIES.check_len("links", self.links.len())?;
-        ENTITIES.check_len("vcs", self.vcs.len())?;
-        ENTITIES.check_len("sources", self.sources.len())?;
-        ENTITIES.check_len("flows", self.flows.len())?;
+        self.check_ranges("")?;
         for (i, l) in self.links.iter().enumerate() {
             self.check_link(i, l)?;
         }
@@ -37,7 +31,6 @@ impl Scenario {
 
     /// Link `i`: its ends, its rates and delay, then its port by layer.
     fn check_link(&self, i: usize, l: &LinkSpec) -> Result<(), String> {
-        use limits::{BIT_RATE_BPS, DELAY_PS};
         let n_nodes = self.nodes.len();
         if l.from as usize >= n_nodes {
             return Err(format!("links[{i}].from: no node {}", l.from));
@@ -45,8 +38,7 @@ impl Scenario {
         if l.to as usize >= n_nodes {
             return Err(format!("links[{i}].to: no node {}", l.to));
         }
-        BIT_RATE_BPS.check(format_args!("links[{i}].bit_rate_bps"), l.bit_rate_bps)?;
-        DELAY_PS.check(format_args!("links[{i}].delay_ps"), l.delay_ps)?;
+        l.check_ranges(&format!("links[{i}]"))?;
         match l.layer {
             Layer::Atm => self.check_atm_link(i, l),
             Layer::Ip => self.check_ip_link(i, l),
@@ -56,11 +48,8 @@ impl Scenario {
     /// ATM link `i`'s cell rate and port: its buffer in cells, its drop
     /// policy, its switch algorithm and its explicit-rate control.
     fn check_atm_link(&self, i: usize, l: &LinkSpec) -> Result<(), String> {
-        use limits::{BUFFER_CELLS, CELL_RATE_CPS};
-        CELL_RATE_CPS.check(format_args!("links[{i}].cell_rate_cps"), l.cell_rate_cps)?;
-        if let Some(b) = l.buffer_cells {
-            BUFFER_CELLS.check(format_args!("links[{i}].buffer_cells"), b as u64)?;
-        }
+        // An ATM link needs its cell rate: 0 is for IP links.
+        limits::CELL_RATE_CPS.check(format_args!("links[{i}].cell_rate_cps"), l.cell_rate_cps)?;
         if l.buffer_packets.is_some() || l.buffer_bytes.is_some() {
             return Err(format!(
                 "links[{i}]: buffer_packets and buffer_bytes are for IP links"
@@ -77,18 +66,8 @@ impl Scenario {
     /// IP link `i`'s port: its buffer in packets or bytes, its drop policy
     /// and its explicit-rate control.
     fn check_ip_link(&self, i: usize, l: &LinkSpec) -> Result<(), String> {
-        use limits::{BUFFER_BYTES, BUFFER_PACKETS, CELL_RATE_CPS};
-        if l.cell_rate_cps != 0.0 {
-            CELL_RATE_CPS.check(format_args!("links[{i}].cell_rate_cps"), l.cell_rate_cps)?;
-        }
         if l.buffer_cells.is_some() {
             return Err(format!("links[{i}].buffer_cells: for ATM links only"));
-        }
-        if let Some(b) = l.buffer_packets {
-            BUFFER_PACKETS.check(format_args!("links[{i}].buffer_packets"), b as u64)?;
-        }
-        if let Some(b) = l.buffer_bytes {
-            BUFFER_BYTES.check(format_args!("links[{i}].buffer_bytes"), b)?;
         }
         if l.buffer_packets.is_some() && l.buffer_bytes.is_some() {
             return Err(format!("links[{i}]: buffer in packets or bytes, not both"));
@@ -214,6 +193,7 @@ impl Scenario {
     }
 
     fn check_vc(&self, i: usize, v: &VcSpec) -> Result<(), String> {
+        v.check_ranges(&format!("vcs[{i}]"))?;
         self.check_path(&format!("vcs[{i}].links"), &v.links, Layer::Atm)?;
         if (v.class == ServiceClass::Gfr) != v.gfr.is_some() {
             return Err(format!(
@@ -258,16 +238,14 @@ impl Scenario {
     }
 
     fn check_source(&self, i: usize, s: &SourceSpec, vc_used: &mut [bool]) -> Result<(), String> {
-        use limits::TIME_PS;
         if s.vc as usize >= self.vcs.len() {
             return Err(format!("sources[{i}].vc: no VC {}", s.vc));
         }
         if std::mem::replace(&mut vc_used[s.vc as usize], true) {
             return Err(format!("sources[{i}]: VC {} already has a source", s.vc));
         }
-        TIME_PS.check(format_args!("sources[{i}].start_ps"), s.start_ps)?;
+        s.check_ranges(&format!("sources[{i}]"))?;
         if let Some(stop) = s.stop_ps {
-            TIME_PS.check(format_args!("sources[{i}].stop_ps"), stop)?;
             if stop <= s.start_ps {
                 return Err(format!(
                     "sources[{i}].stop_ps = {stop} is not after sources[{i}].start_ps = {}",
@@ -281,14 +259,8 @@ impl Scenario {
     }
 
     fn check_flow(&self, i: usize, f: &FlowSpec, vc_used: &mut [bool]) -> Result<(), String> {
-        use limits::{DELAY_PS, TIME_PS};
         let p = format!("flows[{i}]");
-        TIME_PS.check(format_args!("{p}.start_ps"), f.start_ps)?;
-        DELAY_PS.check(format_args!("{p}.processing_ps"), f.processing_ps)?;
-        DELAY_PS.check(
-            format_args!("{p}.processing_jitter_ps"),
-            f.processing_jitter_ps,
-        )?;
+        f.check_ranges(&p)?;
         if f.processing_jitter_ps > f.processing_ps {
             return Err(format!(
                 "{p}.processing_jitter_ps = {} is above {p}.processing_ps = {}",
@@ -347,9 +319,8 @@ impl Scenario {
 
     fn check_probes(&self) -> Result<(), String> {
         let p = &self.probes;
-        if p.period_ps != 0 {
-            limits::PROBE_PERIOD_PS.check("probes.period_ps", p.period_ps)?;
-        } else if p.any() {
+        p.check_ranges("probes")?;
+        if p.period_ps == 0 && p.any() {
             return Err("probes.period_ps must be > 0 when a series is asked for".into());
         }
         let lists: [(&str, &[u32], usize); 5] = [

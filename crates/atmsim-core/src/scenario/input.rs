@@ -3,44 +3,45 @@
 //! (each declared, with its ranges, in its model's `params`), every object
 //! rejecting unknown keys.
 
-use super::limits::{self, Limit, ZeroOr};
+use super::limits;
 use crate::abr::{AbrParams, AlgorithmSpec};
 use crate::atm::{Arbitration, ServiceClass};
 use crate::buffer::PolicySpec;
 use crate::engine::Time;
 use crate::gfr::GfrParams;
 use crate::ip::{AckControlSpec, RateControlSpec};
-use crate::tcp::{RttArithmetic, TcpConfig, TimerMode, Variant};
+use crate::tcp::TcpConfig;
 use crate::traffic::SourceModel;
+use atmsim_params::params;
 use schemars::JsonSchema;
-use serde::de::{DeserializeOwned, Error as _};
+use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// A whole run: the network, its traffic and its probes.
+#[params]
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Simulated duration, ps.
-    #[schemars(transform = Limit(limits::POSITIVE_TIME_PS))]
+    #[param(range = limits::POSITIVE_TIME_PS)]
     pub duration_ps: Time,
     /// Seed of all random streams.
-    #[schemars(transform = Limit(limits::ANY_U64))]
+    #[param(range = limits::ANY_U64)]
     pub seed: u64,
     /// Nodes (hosts and switches).
-    #[schemars(transform = Limit(limits::ENTITIES))]
+    #[param(range = limits::ENTITIES)]
     pub nodes: Vec<NodeSpec>,
     /// Unidirectional links, each with its output port.
-    #[schemars(transform = Limit(limits::ENTITIES))]
+    #[param(range = limits::ENTITIES)]
     pub links: Vec<LinkSpec>,
     /// Virtual circuits.
-    #[schemars(transform = Limit(limits::ENTITIES))]
+    #[param(range = limits::ENTITIES)]
     pub vcs: Vec<VcSpec>,
     /// Traffic sources, one per VC at most.
-    #[schemars(transform = Limit(limits::ENTITIES))]
+    #[param(range = limits::ENTITIES)]
     pub sources: Vec<SourceSpec>,
     /// TCP connections.
-    #[serde(default)]
-    #[schemars(transform = Limit(limits::ENTITIES))]
+    #[param(default = Vec::new(), range = limits::ENTITIES)]
     pub flows: Vec<FlowSpec>,
     /// Time-series probes.
     #[serde(default)]
@@ -48,15 +49,11 @@ pub struct Scenario {
     /// Take the fast paths (events skipped because their outcome is already
     /// known, see `sim::fast_paths`); false sends every cell and packet
     /// through the plain event path, with the same results.
-    #[serde(default = "default_true")]
+    #[param(default = true)]
     pub fast_paths: bool,
     /// How cells that reach a switch output port together contend for it.
     #[serde(default)]
     pub arbitration: Arbitration,
-}
-
-fn default_true() -> bool {
-    true
 }
 
 /// What a node is (informational: any node can be a path's first or last).
@@ -93,6 +90,7 @@ pub enum Layer {
 }
 
 /// A unidirectional link and its output port.
+#[params]
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
@@ -106,33 +104,29 @@ pub struct LinkSpec {
     /// Index of the node it reaches.
     pub to: u32,
     /// Line rate, bit/s: an IP link's rate; informational on an ATM link.
-    #[schemars(transform = Limit(limits::BIT_RATE_BPS))]
+    #[param(range = limits::BIT_RATE_BPS)]
     pub bit_rate_bps: f64,
     /// Cell rate, cells/s: sets an ATM link's cell time (the line rate or
     /// its SONET payload / 424); 0 on an IP link.
-    #[serde(default)]
-    #[schemars(transform = ZeroOr(limits::CELL_RATE_CPS))]
+    #[param(default = 0.0, zero_or = limits::CELL_RATE_CPS)]
     pub cell_rate_cps: f64,
     /// Propagation delay, ps.
-    #[schemars(transform = Limit(limits::DELAY_PS))]
+    #[param(range = limits::DELAY_PS)]
     pub delay_ps: Time,
     /// ATM: buffer of the output port, cells (null: unlimited; null on IP
     /// links).
-    #[serde(default)]
-    #[schemars(transform = Limit(limits::BUFFER_CELLS))]
+    #[param(default = None, range = limits::BUFFER_CELLS)]
     pub buffer_cells: Option<u32>,
     /// IP: buffer of the router port, packets (at most one of the two IP
     /// buffers is set; both null: unlimited).
-    #[serde(default)]
-    #[schemars(transform = Limit(limits::BUFFER_PACKETS))]
+    #[param(default = None, range = limits::BUFFER_PACKETS)]
     pub buffer_packets: Option<u32>,
     /// IP: buffer of the router port, IP bytes.
-    #[serde(default)]
-    #[schemars(transform = Limit(limits::BUFFER_BYTES))]
+    #[param(default = None, range = limits::BUFFER_BYTES)]
     pub buffer_bytes: Option<u64>,
     /// Drop policy of the output port: tail, intelligent_tail, ppd or epd on
     /// ATM links; tail or red on IP links.
-    #[serde(deserialize_with = "strict_tagged")]
+    #[serde(deserialize_with = "crate::param::strict_tagged")]
     pub policy: PolicySpec,
     /// ATM: the ABR switch algorithm at the output port (null: none).
     #[serde(default)]
@@ -152,6 +146,7 @@ pub struct LinkSpec {
 }
 
 /// A virtual circuit.
+#[params]
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VcSpec {
@@ -161,12 +156,11 @@ pub struct VcSpec {
     /// ubr = gfr).
     pub class: ServiceClass,
     /// Path as link indices (ATM links; each ends where the next begins).
-    #[schemars(transform = Limit(limits::PATH_LINKS))]
+    #[param(range = limits::PATH_LINKS)]
     pub links: Vec<u32>,
     /// ABR: the path backward RM cells take to the source (the forward
     /// path's nodes in reverse); empty for other classes.
-    #[serde(default)]
-    #[schemars(transform = Limit(limits::IP_PATH_LINKS))]
+    #[param(default = Vec::new(), range = limits::IP_PATH_LINKS)]
     pub back_links: Vec<u32>,
     /// ABR: the source end system's parameters (required for class abr,
     /// null otherwise).
@@ -178,6 +172,7 @@ pub struct VcSpec {
 }
 
 /// A traffic source on a VC.
+#[params]
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SourceSpec {
@@ -186,197 +181,118 @@ pub struct SourceSpec {
     /// Index of its VC (one source per VC; not a VC of a flow).
     pub vc: u32,
     /// Start time, ps.
-    #[serde(default)]
-    #[schemars(transform = Limit(limits::TIME_PS))]
+    #[param(default = 0, range = limits::TIME_PS)]
     pub start_ps: Time,
     /// Stop time, ps, after the start (null: runs to the end).
-    #[serde(default)]
-    #[schemars(transform = Limit(limits::TIME_PS))]
+    #[param(default = None, range = limits::TIME_PS)]
     pub stop_ps: Option<Time>,
     /// What it sends.
-    #[serde(deserialize_with = "strict_tagged")]
+    #[serde(deserialize_with = "crate::param::strict_tagged")]
     pub model: SourceModel,
 }
 
-/// A TCP connection: its two paths, the receiving host's timing and the
-/// TCP parameters, all keys of one object.
-// Read through `FlowJson`, which names every key (serde cannot reject
-// unknown keys of a flattened struct); the simulator keeps the TCP
-// parameters together as a `TcpConfig`.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[serde(from = "FlowJson")]
-#[schemars(with = "FlowJson")]
+/// A TCP connection: the flow's own keys ([`FlowKeys`], read through
+/// `Deref`) and its TCP parameters, all keys of one object.
+#[derive(Clone, Debug, JsonSchema)]
+#[schemars(extend("additionalProperties" = false))]
 pub struct FlowSpec {
-    /// Name.
-    pub name: String,
-    /// ATM (over two VCs) or IP (over two link paths).
-    pub layer: Layer,
-    /// ATM: the VC carrying data.
-    pub data_vc: Option<u32>,
-    /// ATM: the VC carrying ACKs back.
-    pub ack_vc: Option<u32>,
-    /// IP: links from sender to receiver.
-    pub data_links: Vec<u32>,
-    /// IP: links from receiver to sender.
-    pub ack_links: Vec<u32>,
-    /// When the connection starts sending, ps.
-    pub start_ps: Time,
-    /// Receiver processing time per data segment, ps.
-    pub processing_ps: Time,
-    /// Uniform jitter around the processing time, ps.
-    pub processing_jitter_ps: Time,
-    /// TCP parameters.
+    /// The flow's own keys.
+    #[serde(flatten)]
+    pub keys: FlowKeys,
+    /// The TCP parameters (declared with the TCP model).
+    #[serde(flatten)]
     pub tcp: TcpConfig,
 }
 
-/// A TCP connection as the core JSON writes it: one object, every key
-/// named, so that an unknown key is an error.
+impl std::ops::Deref for FlowSpec {
+    type Target = FlowKeys;
+    fn deref(&self) -> &FlowKeys {
+        &self.keys
+    }
+}
+
+impl std::ops::DerefMut for FlowSpec {
+    fn deref_mut(&mut self) -> &mut FlowKeys {
+        &mut self.keys
+    }
+}
+
+// Read by hand rather than with `#[serde(flatten)]`, which would accept any
+// unknown key and lose the path of an error inside the TCP parameters: the
+// flow's own keys are read from the object, the rest as a `TcpConfig` that
+// refuses unknown keys. An error's message starts with its path inside the
+// flow (".timer: ..."), which `Scenario::from_json` joins to the flow's.
+impl<'de> Deserialize<'de> for FlowSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        static OWN: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        let own = OWN.get_or_init(|| {
+            let schema = schemars::schema_for!(FlowKeys);
+            let props = schema.get("properties").and_then(|p| p.as_object());
+            props
+                .map(|p| p.keys().cloned().collect())
+                .unwrap_or_default()
+        });
+        let serde_json::Value::Object(mut map) = serde_json::Value::deserialize(d)? else {
+            return Err(D::Error::custom("a flow is an object"));
+        };
+        let inner = |e: serde_path_to_error::Error<serde_json::Error>| {
+            D::Error::custom(format_args!(".{}: {}", e.path(), e.inner()))
+        };
+        let mut mine = serde_json::Map::new();
+        for key in own {
+            if let Some(v) = map.remove(key) {
+                mine.insert(key.clone(), v);
+            }
+        }
+        let keys =
+            serde_path_to_error::deserialize(serde_json::Value::Object(mine)).map_err(inner)?;
+        let tcp =
+            serde_path_to_error::deserialize(serde_json::Value::Object(map)).map_err(inner)?;
+        Ok(FlowSpec { keys, tcp })
+    }
+}
+
+/// A TCP connection's own keys: its paths and the receiving host's timing.
+#[params]
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(rename = "FlowSpec")]
-pub struct FlowJson {
+pub struct FlowKeys {
     /// Name.
-    name: String,
+    pub name: String,
     /// ATM (over two VCs) or IP (over two paths of IP links).
-    layer: Layer,
+    pub layer: Layer,
     /// ATM: index of the VC carrying data, from the sender's host to the
     /// receiver's (null on IP).
     #[serde(default)]
-    data_vc: Option<u32>,
+    pub data_vc: Option<u32>,
     /// ATM: index of the VC carrying ACKs back (null on IP).
     #[serde(default)]
-    ack_vc: Option<u32>,
+    pub ack_vc: Option<u32>,
     /// IP: links from sender to receiver (empty on ATM).
-    #[serde(default)]
-    #[schemars(transform = Limit(limits::IP_PATH_LINKS))]
-    data_links: Vec<u32>,
+    #[param(default = Vec::new(), range = limits::IP_PATH_LINKS)]
+    pub data_links: Vec<u32>,
     /// IP: links from receiver to sender (empty on ATM).
-    #[serde(default)]
-    #[schemars(transform = Limit(limits::IP_PATH_LINKS))]
-    ack_links: Vec<u32>,
+    #[param(default = Vec::new(), range = limits::IP_PATH_LINKS)]
+    pub ack_links: Vec<u32>,
     /// When the connection starts sending, ps.
-    #[serde(default)]
-    #[schemars(transform = Limit(limits::TIME_PS))]
-    start_ps: Time,
+    #[param(default = 0, range = limits::TIME_PS)]
+    pub start_ps: Time,
     /// Receiver processing time per data segment, ps.
-    #[serde(default)]
-    #[schemars(transform = Limit(limits::DELAY_PS))]
-    processing_ps: Time,
+    #[param(default = 0, range = limits::DELAY_PS)]
+    pub processing_ps: Time,
     /// Jitter of the processing time, ps: uniform in [p - j, p + j], j <= p.
-    #[serde(default)]
-    #[schemars(transform = Limit(limits::DELAY_PS))]
-    processing_jitter_ps: Time,
-    /// Congestion-control variant.
-    variant: Variant,
-    /// Maximum segment size, payload bytes.
-    #[schemars(transform = Limit(limits::MSS_BYTES))]
-    mss_bytes: u32,
-    /// Receiver buffer: the largest window it advertises, bytes (at least
-    /// the MSS).
-    #[schemars(transform = Limit(limits::RCV_WINDOW_BYTES))]
-    rcv_window_bytes: u64,
-    /// Window-scale shift (RFC 1323); the 16-bit field is
-    /// min(65535, rcv_window_bytes >> shift).
-    #[schemars(transform = Limit(limits::WINDOW_SCALE))]
-    window_scale: u8,
-    /// Initial congestion window, segments.
-    #[schemars(transform = Limit(limits::INITIAL_CWND_SEGMENTS))]
-    initial_cwnd_segments: u32,
-    /// Initial slow-start threshold, bytes (null: the largest window).
-    #[serde(default)]
-    #[schemars(transform = Limit(limits::BYTES_2_53))]
-    initial_ssthresh_bytes: Option<u64>,
-    /// Retransmission timer: coarse (BSD ticks) or fine.
-    #[serde(deserialize_with = "strict_tagged")]
-    timer: TimerMode,
-    /// The RTT estimator's arithmetic: "real" (default) or "bsd" (4.4BSD's
-    /// fixed-point code; coarse timer only).
-    #[serde(default)]
-    rtt_arithmetic: RttArithmetic,
-    /// RTO before the first RTT sample, ps (min_rto_ps <= it <= max_rto_ps).
-    #[schemars(transform = Limit(limits::POSITIVE_TIME_PS))]
-    initial_rto_ps: Time,
-    /// Smallest RTO, ps (rounded up to whole ticks with a coarse timer).
-    #[schemars(transform = Limit(limits::POSITIVE_TIME_PS))]
-    min_rto_ps: Time,
-    /// Largest RTO, ps.
-    #[schemars(transform = Limit(limits::POSITIVE_TIME_PS))]
-    max_rto_ps: Time,
-    /// Delayed-ACK timeout, ps (0: every segment is ACKed at once).
-    #[schemars(transform = Limit(limits::DELAY_PS))]
-    delayed_ack_ps: Time,
-    /// Bytes the application sends (null: an infinite source).
-    #[serde(default)]
-    #[schemars(transform = Limit(limits::BYTES_2_53))]
-    app_bytes: Option<u64>,
-    /// Most SACK blocks per ACK.
-    #[schemars(transform = Limit(limits::SACK_BLOCKS))]
-    max_sack_blocks: u8,
-}
-
-/// Reads a `kind`-tagged object (a policy, a source model, a timer),
-/// rejecting keys beside `kind` for a kind without parameters: serde
-/// ignores them there even with `deny_unknown_fields`. A kind without
-/// parameters is one that reads from `{"kind": ...}` alone.
-fn strict_tagged<'de, D, T>(d: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: DeserializeOwned,
-{
-    let v = serde_json::Value::deserialize(d)?;
-    let t = T::deserialize(&v).map_err(D::Error::custom)?;
-    if let (Some(obj), Some(kind)) = (v.as_object(), v.get("kind")) {
-        let extra = obj.keys().find(|k| *k != "kind");
-        if let Some(key) = extra {
-            if T::deserialize(serde_json::json!({ "kind": kind })).is_ok() {
-                return Err(D::Error::custom(format_args!(
-                    "unknown field `{key}`: kind {kind} takes no other key"
-                )));
-            }
-        }
-    }
-    Ok(t)
-}
-
-impl From<FlowJson> for FlowSpec {
-    fn from(f: FlowJson) -> Self {
-        FlowSpec {
-            name: f.name,
-            layer: f.layer,
-            data_vc: f.data_vc,
-            ack_vc: f.ack_vc,
-            data_links: f.data_links,
-            ack_links: f.ack_links,
-            start_ps: f.start_ps,
-            processing_ps: f.processing_ps,
-            processing_jitter_ps: f.processing_jitter_ps,
-            tcp: TcpConfig {
-                variant: f.variant,
-                mss_bytes: f.mss_bytes,
-                rcv_window_bytes: f.rcv_window_bytes,
-                window_scale: f.window_scale,
-                initial_cwnd_segments: f.initial_cwnd_segments,
-                initial_ssthresh_bytes: f.initial_ssthresh_bytes,
-                timer: f.timer,
-                rtt_arithmetic: f.rtt_arithmetic,
-                initial_rto_ps: f.initial_rto_ps,
-                min_rto_ps: f.min_rto_ps,
-                max_rto_ps: f.max_rto_ps,
-                delayed_ack_ps: f.delayed_ack_ps,
-                app_bytes: f.app_bytes,
-                max_sack_blocks: f.max_sack_blocks,
-            },
-        }
-    }
+    #[param(default = 0, range = limits::DELAY_PS)]
+    pub processing_jitter_ps: Time,
 }
 
 /// Time-series probes.
+#[params]
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProbeSpec {
     /// Sampling period, ps (0: no probes; not 0 when any list is given).
     #[serde(default)]
-    #[schemars(transform = ZeroOr(limits::PROBE_PERIOD_PS))]
+    #[param(zero_or = limits::PROBE_PERIOD_PS)]
     pub period_ps: Time,
     /// Links whose port queue length is sampled.
     #[serde(default)]
@@ -429,8 +345,12 @@ impl Scenario {
         let sc: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner();
+            let inner = inner.to_string();
             if path == "." {
-                inner.to_string()
+                inner
+            } else if inner.starts_with('.') {
+                // A path inside the value, as a flow gives it.
+                format!("{path}{inner}")
             } else {
                 format!("{path}: {inner}")
             }

@@ -35,7 +35,7 @@ pub use crate::gfr::GfrParams;
 pub use crate::ip::{AckControlSpec, RateControlSpec, WindowRule};
 pub use crate::traffic::{Arrivals, Distribution, FrameSize, SourceModel};
 pub use input::{
-    FlowJson, FlowSpec, Layer, LinkSpec, NodeKind, NodeSpec, ProbeSpec, Scenario, SourceSpec,
+    FlowKeys, FlowSpec, Layer, LinkSpec, NodeKind, NodeSpec, ProbeSpec, Scenario, SourceSpec,
     VcSpec,
 };
 

@@ -1,11 +1,12 @@
-//! Parameters of one TCP connection, their ranges and their check. The
-//! core JSON gives them among a flow's keys; the range of each key is the
-//! constant of the same name below.
+//! Parameters of one TCP connection: each declared once, with its doc,
+//! default and range (`#[params]`), and their check. The core JSON gives
+//! them among a flow's keys (the flow's object flattens [`TcpConfig`]).
 
 use crate::engine::{Time, PS_PER_S};
-use crate::param::{Ints, Limit, DELAY_PS, POSITIVE_TIME_PS};
+use crate::param::{strict_tagged, Ints, DELAY_PS, POSITIVE_TIME_PS};
+use atmsim_params::params;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// TCP MSS, bytes: a datagram of MSS + 40 header bytes fits 65,535.
 pub const MSS_BYTES: Ints = Ints {
@@ -45,7 +46,7 @@ pub const TICK_PS: Ints = Ints {
 pub const SACK_BLOCKS: Ints = Ints { min: 1, max: 4 };
 
 /// Congestion-control variant.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Variant {
     /// Tahoe without fast retransmit: only timeouts recover losses (TCP over
@@ -63,13 +64,14 @@ pub enum Variant {
 }
 
 /// How retransmission timers and RTT samples are timed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[params]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TimerMode {
     /// BSD: a global tick of `tick_ps`; RTT measured and RTO kept in ticks.
     Coarse {
         /// Timer granularity G, ps.
-        #[schemars(transform = Limit(TICK_PS))]
+        #[param(range = TICK_PS)]
         tick_ps: Time,
     },
     /// Exact times ("fine-grained double-precision timing", as in TCP over FMMRA).
@@ -77,7 +79,7 @@ pub enum TimerMode {
 }
 
 /// How the RTT estimator computes with a coarse timer.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RttArithmetic {
     /// srtt and rttvar as real numbers (RFC 6298's form of Jacobson and
@@ -96,36 +98,67 @@ pub enum RttArithmetic {
 }
 
 /// Everything that sets the behaviour of one connection (the core JSON
-/// gives it among the keys of a flow's object).
-#[derive(Clone, Debug)]
+/// gives it among the keys of a flow's object). The defaults are those of
+/// the TCP over ABR paper (Kalyanaraman et al., 1996) and of the other
+/// papers where they agree: Tahoe without fast retransmit, MSS 512 bytes, a
+/// 64 KB window, BSD's 100 ms coarse timer (docs/model.md, "TCP").
+#[params]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TcpConfig {
     /// Congestion-control variant.
+    #[param(default = Variant::TahoeNofr)]
     pub variant: Variant,
-    /// Maximum segment size (payload bytes).
+    /// Maximum segment size, payload bytes.
+    #[param(default = 512, range = MSS_BYTES)]
     pub mss_bytes: u32,
-    /// Receiver buffer: the largest window it advertises, bytes.
+    /// Receiver buffer: the largest window it advertises, bytes (at least
+    /// the MSS).
+    #[param(default = 65_536, range = RCV_WINDOW_BYTES)]
     pub rcv_window_bytes: u64,
-    /// Window-scale shift (RFC 1323), 0..=14.
+    /// Window-scale shift (RFC 1323); the 16-bit field is
+    /// min(65535, rcv_window_bytes >> shift). 1: the smallest shift that
+    /// fits the default window.
+    #[param(default = 1, range = WINDOW_SCALE)]
     pub window_scale: u8,
     /// Initial congestion window, segments.
+    #[param(default = 1, range = INITIAL_CWND_SEGMENTS)]
     pub initial_cwnd_segments: u32,
-    /// Initial slow-start threshold, bytes (None: the largest window).
+    /// Initial slow-start threshold, bytes (null: the largest window).
+    #[param(default = None, range = BYTES_2_53)]
     pub initial_ssthresh_bytes: Option<u64>,
-    /// Timer mode.
+    /// Retransmission timer: coarse (BSD ticks) or fine. A 100 ms tick:
+    /// TCP over ABR's "TCP timer granularity 100 ms".
+    #[serde(deserialize_with = "strict_tagged")]
+    #[param(default = TimerMode::Coarse { tick_ps: PS_PER_S / 10 })]
     pub timer: TimerMode,
-    /// The estimator's arithmetic (BSD's only with a coarse timer).
+    /// The RTT estimator's arithmetic: "real" (default) or "bsd" (4.4BSD's
+    /// fixed-point code; coarse timer only).
+    #[param(default = RttArithmetic::Real)]
     pub rtt_arithmetic: RttArithmetic,
-    /// RTO before the first RTT sample, ps.
+    /// RTO before the first RTT sample, ps (min_rto_ps <= it <=
+    /// max_rto_ps): 3 s, RFC 1122's initial RTO.
+    #[param(default = 3 * PS_PER_S, range = POSITIVE_TIME_PS)]
     pub initial_rto_ps: Time,
     /// Smallest RTO, ps (rounded up to whole ticks with a coarse timer).
+    /// No default here: the scenario's is 2 ticks with a coarse timer, as
+    /// BSD's (TCP/IP Illustrated, Volume 2), and 200 ms with a fine one.
+    #[param(range = POSITIVE_TIME_PS)]
     pub min_rto_ps: Time,
-    /// Largest RTO, ps.
+    /// Largest RTO, ps: 64 s, BSD's TCPTV_REXMTMAX (TCP/IP Illustrated,
+    /// Volume 2).
+    #[param(default = 64 * PS_PER_S, range = POSITIVE_TIME_PS)]
     pub max_rto_ps: Time,
-    /// Delayed-ACK timeout, ps (0: ACK every segment at once).
+    /// Delayed-ACK timeout, ps (0: every segment is ACKed at once, as the
+    /// papers' receivers do).
+    #[param(default = 0, range = DELAY_PS)]
     pub delayed_ack_ps: Time,
-    /// Bytes the application sends (None: infinite source).
+    /// Bytes the application sends (null: an infinite source).
+    #[param(default = None, range = BYTES_2_53)]
     pub app_bytes: Option<u64>,
-    /// Most SACK blocks per ACK.
+    /// Most SACK blocks per ACK: 3, as many as fit beside the timestamp
+    /// option (RFC 2018).
+    #[param(default = 3, range = SACK_BLOCKS)]
     pub max_sack_blocks: u8,
 }
 
@@ -144,14 +177,14 @@ impl TcpConfig {
     /// parameters that contradict each other (a window below one MSS, BSD
     /// arithmetic with a fine timer, RTOs out of order).
     pub fn check(&self, p: &str) -> Result<(), String> {
+        self.check_ranges(p)?;
+        self.timer.check_ranges(&format!("{p}.timer"))?;
         let t = self;
-        MSS_BYTES.check(format_args!("{p}.mss_bytes"), t.mss_bytes as u64)?;
         Ints {
             min: t.mss_bytes as u64,
             ..RCV_WINDOW_BYTES
         }
         .check(format_args!("{p}.rcv_window_bytes"), t.rcv_window_bytes)?;
-        WINDOW_SCALE.check(format_args!("{p}.window_scale"), t.window_scale as u64)?;
         if t.max_window() < t.mss_bytes as u64 {
             return Err(format!(
                 "{p}: the advertised window ({} bytes at shift {}) is below one MSS",
@@ -159,24 +192,11 @@ impl TcpConfig {
                 t.window_scale
             ));
         }
-        INITIAL_CWND_SEGMENTS.check(
-            format_args!("{p}.initial_cwnd_segments"),
-            t.initial_cwnd_segments as u64,
-        )?;
-        if let Some(b) = t.initial_ssthresh_bytes {
-            BYTES_2_53.check(format_args!("{p}.initial_ssthresh_bytes"), b)?;
-        }
-        if let TimerMode::Coarse { tick_ps } = t.timer {
-            TICK_PS.check(format_args!("{p}.timer.tick_ps"), tick_ps)?;
-        }
         if t.rtt_arithmetic == RttArithmetic::Bsd && t.timer == TimerMode::Fine {
             return Err(format!(
                 "{p}.rtt_arithmetic = \"bsd\" needs a coarse timer (BSD counts in ticks)"
             ));
         }
-        POSITIVE_TIME_PS.check(format_args!("{p}.initial_rto_ps"), t.initial_rto_ps)?;
-        POSITIVE_TIME_PS.check(format_args!("{p}.min_rto_ps"), t.min_rto_ps)?;
-        POSITIVE_TIME_PS.check(format_args!("{p}.max_rto_ps"), t.max_rto_ps)?;
         if t.min_rto_ps > t.initial_rto_ps {
             return Err(format!(
                 "{p}.min_rto_ps = {} is above {p}.initial_rto_ps = {}",
@@ -189,14 +209,7 @@ impl TcpConfig {
                 t.initial_rto_ps, t.max_rto_ps
             ));
         }
-        DELAY_PS.check(format_args!("{p}.delayed_ack_ps"), t.delayed_ack_ps)?;
-        if let Some(b) = t.app_bytes {
-            BYTES_2_53.check(format_args!("{p}.app_bytes"), b)?;
-        }
-        SACK_BLOCKS.check(
-            format_args!("{p}.max_sack_blocks"),
-            t.max_sack_blocks as u64,
-        )
+        Ok(())
     }
 
     /// A configuration for tests and examples: MSS 512, 64 KB window, coarse

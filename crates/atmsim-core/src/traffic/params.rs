@@ -4,8 +4,9 @@
 use crate::atm::params::CELL_RATE_CPS;
 use crate::engine::Time;
 use crate::param::{Ints, Limit, Reals, POSITIVE_TIME_PS};
+use atmsim_params::params;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// A source's cell rate (peak, mean): at least one cell every 1000 s, at
 /// most the fastest link's cell rate (and the VC's first link's, checked).
@@ -27,7 +28,7 @@ pub const FRAME_CELLS: Ints = Ints {
 };
 
 /// On and off time distribution.
-#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Distribution {
     /// Always the mean.
@@ -37,7 +38,7 @@ pub enum Distribution {
 }
 
 /// Frame arrival process.
-#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Arrivals {
     /// Evenly spaced.
@@ -71,13 +72,14 @@ impl FrameSize {
 
 /// Source model and its parameters. Rates are at most the cell rate of the
 /// VC's first link.
+#[params]
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum SourceModel {
     /// Constant cell rate.
     Cbr {
         /// Cells/s.
-        #[schemars(transform = Limit(SOURCE_RATE_CPS))]
+        #[param(range = SOURCE_RATE_CPS)]
         rate_cps: f64,
     },
     /// One cell per cell time of the VC's first link (on an ABR VC: an
@@ -86,34 +88,36 @@ pub enum SourceModel {
     /// Poisson cells: exponential gaps.
     Poisson {
         /// Cells/s.
-        #[schemars(transform = Limit(SOURCE_RATE_CPS))]
+        #[param(range = SOURCE_RATE_CPS)]
         rate_cps: f64,
     },
     /// On/off VBR: cells at the peak rate while on; starts on.
     VbrOnoff {
         /// Cells/s while on.
-        #[schemars(transform = Limit(SOURCE_RATE_CPS))]
+        #[param(range = SOURCE_RATE_CPS)]
         peak_cps: f64,
         /// Mean on time, ps.
-        #[schemars(transform = Limit(POSITIVE_TIME_PS))]
+        #[param(range = POSITIVE_TIME_PS)]
         on_ps: Time,
         /// Mean off time, ps.
-        #[schemars(transform = Limit(POSITIVE_TIME_PS))]
+        #[param(range = POSITIVE_TIME_PS)]
         off_ps: Time,
-        /// Distribution of on and off times.
+        /// Distribution of on and off times (fixed by default, as TCP over
+        /// ABR's VBR background: "100 ms ON time and 100 ms OFF time").
+        #[param(default = Distribution::Fixed)]
         distribution: Distribution,
     },
     /// Geometric bursts at the peak rate; geometric silences in slots of
     /// 1/peak_cps with mean mean_burst_cells * (peak_cps/mean_cps - 1).
     GeometricOnoff {
         /// Cells/s while in a burst.
-        #[schemars(transform = Limit(SOURCE_RATE_CPS))]
+        #[param(range = SOURCE_RATE_CPS)]
         peak_cps: f64,
         /// Long-run cells/s (below peak_cps).
-        #[schemars(transform = Limit(SOURCE_RATE_CPS))]
+        #[param(range = SOURCE_RATE_CPS)]
         mean_cps: f64,
         /// Mean burst length, cells.
-        #[schemars(transform = Limit(MEAN_BURST_CELLS))]
+        #[param(range = MEAN_BURST_CELLS)]
         mean_burst_cells: f64,
     },
     /// AAL5 frames; all cells of a frame enter the first port at once.
@@ -121,37 +125,32 @@ pub enum SourceModel {
         /// Frame size.
         frame_cells: FrameSize,
         /// Offered cells/s (the mean frame gap is the mean frame size / rate).
-        #[schemars(transform = Limit(SOURCE_RATE_CPS))]
+        #[param(range = SOURCE_RATE_CPS)]
         rate_cps: f64,
-        /// Arrival process.
+        /// Arrival process (periodic by default).
+        #[param(default = Arrivals::Periodic)]
         arrivals: Arrivals,
     },
 }
 
 impl SourceModel {
-    /// Rejects a parameter of the model at path `p` outside its range; its
-    /// rates are at most `link_cps`, the cell rate of the VC's first link.
+    /// Rejects a parameter of the model at path `p` outside its range
+    /// (declared with the parameter), a rate above `link_cps` (the cell
+    /// rate of the VC's first link), a mean rate not below the peak, or a
+    /// frame size out of order.
     pub fn check(&self, p: &str, link_cps: f64) -> Result<(), String> {
+        self.check_ranges(p)?;
         let rate = SOURCE_RATE_CPS.at_most(link_cps);
         match *self {
             SourceModel::Cbr { rate_cps } | SourceModel::Poisson { rate_cps } => {
                 rate.check(format_args!("{p}.rate_cps"), rate_cps)
             }
             SourceModel::Greedy => Ok(()),
-            SourceModel::VbrOnoff {
-                peak_cps,
-                on_ps,
-                off_ps,
-                ..
-            } => {
-                rate.check(format_args!("{p}.peak_cps"), peak_cps)?;
-                POSITIVE_TIME_PS.check(format_args!("{p}.on_ps"), on_ps)?;
-                POSITIVE_TIME_PS.check(format_args!("{p}.off_ps"), off_ps)
+            SourceModel::VbrOnoff { peak_cps, .. } => {
+                rate.check(format_args!("{p}.peak_cps"), peak_cps)
             }
             SourceModel::GeometricOnoff {
-                peak_cps,
-                mean_cps,
-                mean_burst_cells,
+                peak_cps, mean_cps, ..
             } => {
                 rate.check(format_args!("{p}.peak_cps"), peak_cps)?;
                 rate.check(format_args!("{p}.mean_cps"), mean_cps)?;
@@ -160,7 +159,7 @@ impl SourceModel {
                         "{p}.mean_cps = {mean_cps:?} is not below {p}.peak_cps = {peak_cps:?}"
                     ));
                 }
-                MEAN_BURST_CELLS.check(format_args!("{p}.mean_burst_cells"), mean_burst_cells)
+                Ok(())
             }
             SourceModel::Frames {
                 frame_cells,

@@ -12,34 +12,27 @@ from typing import Annotated, Any, ClassVar, Optional, Union
 from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
 
 from ...errors import key_part, show_value
-from ..common import MAX_MSS_BYTES, _fail
+from ..common import _fail
 from ..limits import (
     ABR_ADTF,
-    ABR_MAX_CRM,
     ABR_NRM,
     ABR_TRM,
     INTERVAL_RANGE,
     MAX_ATM_BUFFER_CELLS,
     MAX_COUNT,
-    MAX_EFCI_CELLS,
-    MAX_INTERVAL_CELLS,
     MAX_LINK_DELAY,
-    MAX_MEAN_BURST_CELLS,
-    MAX_SEED,
     PROBE_PERIOD,
-    TCP_MAX_CWND_SEGMENTS,
     TCP_MAX_RECEIVER_TIME,
     core_number,
     core_whole,
     int_range_text,
-    number,
     time_in,
     whole,
 )
 
 # The ranges of the keys (limits.py; docs/scenarios.md, "Allowed ranges").
 Duration = time_in("0 s", lo_open=True)
-Seed = whole(0, MAX_SEED)
+Seed = core_whole("seed")
 Count = whole(1, MAX_COUNT)
 StartTime = time_in("0 s")
 PositiveTime = time_in("0 s", lo_open=True)
@@ -49,14 +42,15 @@ TrmTime = time_in(*ABR_TRM)
 AdtfTime = time_in(*ABR_ADTF)
 ReceiverTime = time_in("0 s", TCP_MAX_RECEIVER_TIME)
 ProbePeriod = time_in(*PROBE_PERIOD)
-Cells = whole(1, MAX_ATM_BUFFER_CELLS)
-IntervalCells = whole(1, MAX_INTERVAL_CELLS)
-EfciHigh = whole(1, MAX_EFCI_CELLS)
-EfciLow = whole(0, MAX_EFCI_CELLS)
-UnitFraction = number(0, 1, lo_open=True)
-"""(0, 1]: ERICA's target utilization, ERICA+'s qdlf, RED's w_q and max_p."""
-UnitInterval = number(0, 1)
-"""[0, 1]: DFBA's alpha."""
+Cells = core_whole("LinkSpec.buffer_cells")
+IntervalCells = core_whole("AlgorithmSpec[erica].interval_cells")
+EfciHigh = core_whole("AlgorithmSpec[efci].high_cells")
+EfciLow = core_whole("AlgorithmSpec[efci].low_cells")
+UnitFraction = core_number("AlgorithmSpec[erica].target_utilization")
+"""(0, 1], the core's fraction: ERICA's target utilization, ERICA+'s qdlf, RED's w_q
+and max_p, ABR's factors."""
+UnitInterval = core_number("PolicySpec[dfba].alpha")
+"""[0, 1], the core's unit interval: DFBA's alpha."""
 
 _SHARE = re.compile(r"^\s*(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*%\s*$")
 
@@ -104,13 +98,13 @@ EricaB = core_number("AlgorithmSpec[erica_plus].b")
 RateIncrease = core_number("RateControlSpec.max_increase")
 """The largest increase of an explicit rate per interval, a fraction (Explicit rate control
 of TCP (Satyavolu et al., 1998): 0.1)."""
-Nrm = whole(*ABR_NRM)
+Nrm = core_whole("AbrParams.nrm")
 Mrm = whole(1, ABR_NRM[1])
-Crm = whole(1, ABR_MAX_CRM)
-Mss = whole(1, MAX_MSS_BYTES)
-InitialCwnd = whole(1, TCP_MAX_CWND_SEGMENTS)
+Crm = core_whole("AbrParams.crm")
+Mss = core_whole("FlowSpec.mss_bytes")
+InitialCwnd = core_whole("FlowSpec.initial_cwnd_segments")
 SackBlocks = core_whole("FlowSpec.max_sack_blocks")
-MeanBurst = number(1, MAX_MEAN_BURST_CELLS)
+MeanBurst = core_number("SourceModel[geometric_onoff].mean_burst_cells")
 
 
 class Table(BaseModel):

@@ -14,6 +14,7 @@ from ...units import (
     parse_time_ps,
 )
 from ..common import MAX_WINDOW_FIELD, MAX_WINDOW_SCALE, _fail
+from ..core_schema import core_default, core_time_default, size_text, time_text
 from ..limits import (
     NodePath,
 )
@@ -66,39 +67,41 @@ class Flow(Table):
     each VC's own first link)."""
     gfr: Optional[Gfr] = None
     """class = "gfr": the contract of both VCs (each tested at its own first switch)."""
-    variant: Literal["tahoe-nofr", "tahoe", "reno", "newreno", "sack"] = "tahoe-nofr"
-    mss: Mss = 512
+    variant: Literal["tahoe-nofr", "tahoe", "reno", "newreno", "sack"] = core_default(
+        "FlowSpec.variant"
+    ).replace("_", "-")
+    mss: Mss = core_default("FlowSpec.mss_bytes")
     """Bytes of TCP payload per segment, 1 to 65495."""
-    window: Size = "64 KB"
+    window: Size = size_text(core_default("FlowSpec.rcv_window_bytes"))
     """Receiver buffer: the largest window the receiver advertises."""
     window_scale: WindowScale = "auto"
     """RFC 1323 shift; auto = the smallest with window >> shift <= 65535."""
-    initial_cwnd: InitialCwnd = 1
+    initial_cwnd: InitialCwnd = core_default("FlowSpec.initial_cwnd_segments")
     """Segments, 1 to 1000000."""
     initial_ssthresh: SizeOrAuto = "auto"
     """auto: the largest advertised window."""
-    timer: Timer = "100 ms"
+    timer: Timer = time_text(core_default("FlowSpec.timer")["tick_ps"])
     """Coarse timer granularity (timers fire on a global tick), or "fine"."""
-    rtt_arithmetic: Literal["real", "bsd"] = "real"
+    rtt_arithmetic: Literal["real", "bsd"] = core_default("FlowSpec.rtt_arithmetic")
     """How the RTT estimator computes with a coarse timer: "real", srtt and rttvar as
     real numbers (RFC 6298's form), the RTO rounded up to whole ticks; "bsd", 4.4BSD's
     fixed-point code (W. R. Stevens and G. R. Wright, "TCP/IP Illustrated, Volume 2",
     section 25.10: the timed segment counted from 1 tick, truncating shifts; sub-tick
     RTTs give an RTO of 3 ticks). "bsd" needs a coarse timer."""
-    initial_rto: PositiveTime = "3 s"
+    initial_rto: PositiveTime = core_time_default("FlowSpec.initial_rto_ps")
     min_rto: TimeOrAuto = "auto"
     """auto: 2 ticks with a coarse timer, 200 ms with "fine"."""
-    max_rto: PositiveTime = "64 s"
-    delayed_ack: ReceiverTime = "0 ms"
+    max_rto: PositiveTime = core_time_default("FlowSpec.max_rto_ps")
+    delayed_ack: ReceiverTime = core_time_default("FlowSpec.delayed_ack_ps")
     """0 = every segment is ACKed at once."""
-    processing: ReceiverTime = "0 us"
+    processing: ReceiverTime = core_time_default("FlowSpec.processing_ps")
     """Receiver time per data segment."""
-    processing_jitter: ReceiverTime = "0 us"
+    processing_jitter: ReceiverTime = core_time_default("FlowSpec.processing_jitter_ps")
     """Processing is uniform in [processing - jitter, processing + jitter]."""
-    start: StartTime = "0 s"
+    start: StartTime = core_time_default("FlowSpec.start_ps")
     transfer: Optional[Size] = None
     """A finite transfer of this size; none = the source always has data."""
-    max_sack_blocks: SackBlocks = 3
+    max_sack_blocks: SackBlocks = core_default("FlowSpec.max_sack_blocks")
 
     _ack_path_default: bool = PrivateAttr(False)
 

@@ -15,6 +15,7 @@ from ...units import (
     parse_time_ps,
 )
 from ..common import _fail
+from ..core_schema import core_default, core_time_default
 from ..limits import (
     check_time,
 )
@@ -65,8 +66,14 @@ the load curve without a value)."""
 DFBA_HIGH_FRACTION = 0.9
 """Default DFBA H: 90 % of the buffer (our choice; the GFR buffer management paper calls H the
 cliff)."""
-DFBA_ALPHA = 0.5
-"""DFBA's alpha: GFR buffer management's section 4, "alpha was fixed to 0.5"."""
+DFBA_ALPHA = core_default("PolicySpec[dfba].alpha")
+"""DFBA's alpha (the core's default, with its source: GFR buffer management's section 4)."""
+DFBA_Z = core_default("PolicySpec[dfba].z")["value"]
+"""DFBA's Z_i when not given: a constant (the core's default, GFR buffer management's
+Table 1)."""
+SHARE_Z = core_default("PolicySpec[selective_drop].z")
+"""Selective Drop's and FBA's Z when not given (the core's default)."""
+PPD_KEEP_EOM = core_default("PolicySpec[ppd].keep_eom")
 DFBA_Z_RULES = ("one_minus_share", "one_minus_share_squared")
 """DFBA's Z_i besides a number: 1 - W_i/W and (1 - W_i/W)^2 (GFR buffer management's Table 6)."""
 INTELLIGENT_TAIL_MARGIN_CELLS = 12
@@ -74,11 +81,10 @@ INTELLIGENT_TAIL_MARGIN_CELLS = 12
 RED_MAX_TH_FACTOR = 3
 """Default RED max_th = 3 x min_th (Floyd's recommendation for RED, max_th at least twice
 min_th; 3 as ns-2's examples use it)."""
-RED_W_Q = 0.002
-"""Default RED queue weight (Floyd and Jacobson, "Random Early Detection Gateways for
-Congestion Avoidance", 1993)."""
-RED_MAX_P = 0.02
-"""Default RED maximum drop probability (Floyd and Jacobson 1993: 1/50)."""
+RED_W_Q = core_default("PolicySpec[red].w_q")
+"""Default RED queue weight (the core's, with its source: Floyd and Jacobson 1993)."""
+RED_MAX_P = core_default("PolicySpec[red].max_p")
+"""Default RED maximum drop probability (the core's: Floyd and Jacobson 1993)."""
 
 
 class Policy(Table):
@@ -125,17 +131,17 @@ class Policy(Table):
     @model_validator(mode="after")
     def _defaults(self) -> "Policy":
         if self.kind == "ppd" and self.keep_eom is None:
-            self.keep_eom = True
+            self.keep_eom = PPD_KEEP_EOM
         if self.kind in SHARE_POLICIES:
             if self.z is None:
-                self.z = 1.0
+                self.z = SHARE_Z
             elif type(self.z) not in (int, float) or not 0 < self.z <= 1:
                 raise _fail("z", f"expected a number > 0 and <= 1, got {show_value(self.z)}")
         if self.kind == "dfba":
             if self.alpha is None:
                 self.alpha = DFBA_ALPHA
             if self.z is None:
-                self.z = 1.0
+                self.z = DFBA_Z
             elif self.z not in DFBA_Z_RULES and (
                 type(self.z) not in (int, float) or not 0 <= self.z <= 1
             ):
@@ -175,27 +181,21 @@ ALGORITHM_KEYS = {
     "fmmra": ["kind", "interval", "interval_cells"],
 }
 ALGORITHM_DEFAULTS: dict[str, Any] = {
-    "variant": "max_min",  # the ERICA description's max-min version (docs/model.md, ERICA)
-    # target utilisation: TCP over ABR (Kalyanaraman et al., 1996) section 5, ABR and UBR
-    # buffering (Kalyanaraman et al., 1998), TCP over FMMRA (An et al., 1998) section 4.1
-    "target_utilization": 0.9,
-    "interval": "1 ms",  # TCP over ABR's section 5: 100 cells or 1 ms, whichever first
-    "interval_cells": 100,
-    "delta": 0.1,  # the ERICA description (Jain et al., ATM Forum 96-1172)
-    # CCR from the forward RM cells, as the seeds' ERICA had it (TCP over ABR's section 9:
-    # window-limited sources keep ACRs at 90 % of the link); the ERICA description's
-    # per-VC CCR measurement is an option (docs/model.md, "ABR").
-    "measured_rate": False,
-    # A VC whose backward RM cell passes counts as active: Kalyanaraman's dissertation
-    # marks a VC seen on every backward RM cell; the TCP buffer study behind ABR and UBR
-    # buffering ran ERICA with "correct counting of bursty sources" (docs/model.md, "ABR").
-    "bidirectional_count": True,
-    "t0": "1.5 ms",  # ERICA+: Explicit rate control of TCP's (Satyavolu et al., 1998) section 6
-    "a": 1.15,  # the Explicit rate control of TCP paper
-    "b": 1.05,  # the literature's default (the Explicit rate control of TCP paper uses 1)
-    "qdlf": 0.5,  # the Explicit rate control of TCP paper
+    "variant": core_default("AlgorithmSpec[erica].variant"),
+    "target_utilization": core_default("AlgorithmSpec[erica].target_utilization"),
+    "interval": core_time_default("AlgorithmSpec[erica].interval_ps"),
+    "interval_cells": core_default("AlgorithmSpec[erica].interval_cells"),
+    "delta": core_default("AlgorithmSpec[erica].delta"),
+    "measured_rate": core_default("AlgorithmSpec[erica].measured_rate"),
+    "bidirectional_count": core_default("AlgorithmSpec[erica].bidirectional_count"),
+    "t0": core_time_default("AlgorithmSpec[erica_plus].t0_ps"),
+    "a": core_default("AlgorithmSpec[erica_plus].a"),
+    "b": core_default("AlgorithmSpec[erica_plus].b"),
+    "qdlf": core_default("AlgorithmSpec[erica_plus].qdlf"),
 }
-"""Defaults of the switch algorithms' keys (every kind that has the key)."""
+"""Defaults of the switch algorithms' keys (every kind that has the key): the core's,
+declared with each parameter and its source (docs/core-interface.md). ERICA's serve
+ERICA+ and FMMRA too: the core declares the same values for the keys they share."""
 
 
 class Algorithm(Table):
@@ -284,18 +284,18 @@ def _check_window_rule(value: Any) -> Any:
 TimeOrRule = Annotated[str, BeforeValidator(_check_window_rule)]
 """How an explicit rate becomes a window: "none", "rtt", "base_rtt", or a time T."""
 
-# from Explicit rate control of TCP (Satyavolu et al., 1998)
 RATE_CONTROL_DEFAULTS: dict[str, Any] = {
-    "interval": "5 ms",  # its Table 1: the switch averaging interval
-    "t0": "1.5 ms",  # its Table 1: target queueing delay
-    "a": 1.15,  # its Table 1
-    "b": 1.0,  # its Table 1
-    "qdlf": 0.5,  # its Table 1: queue drain limit factor
-    "delta": 0.1,  # the ERICA description's (its section 5 names delta, no value)
-    "max_increase": 0.1,  # its section 5: "limit rate increases to 10 %"
-    "active_decay": 0.0,  # its section 5: "Measure number of active sources" (below)
+    "interval": core_time_default("RateControlSpec.interval_ps"),
+    "t0": core_time_default("RateControlSpec.t0_ps"),
+    "a": core_default("RateControlSpec.a"),
+    "b": core_default("RateControlSpec.b"),
+    "qdlf": core_default("RateControlSpec.qdlf"),
+    "delta": core_default("RateControlSpec.delta"),
+    "max_increase": core_default("RateControlSpec.max_increase"),
+    "active_decay": core_default("RateControlSpec.active_decay"),
 }
-"""The simplified ERICA+ of the Explicit rate control of TCP paper (sections 5 and 6, Table 1)."""
+"""The simplified ERICA+ of the Explicit rate control of TCP paper: the core's defaults,
+that paper's values (sections 5 and 6, Table 1), each declared with its source."""
 
 
 class RateControl(Table):
@@ -358,9 +358,9 @@ class AckControl(Table):
 
     rates_from: str
     """The link whose port computes the rates (IP for an IP link, ATM for an ATM one)."""
-    window: TimeOrRule = "rtt"
+    window: TimeOrRule = core_default("AckControlSpec.window")["kind"]
     """"none", "rtt" (default), "base_rtt" or a time T (0 < T <= 1000 s)."""
-    ack_bucket: bool = False
+    ack_bucket: bool = core_default("AckControlSpec.ack_bucket")
     """Hold the ACKs and release them at the flow's explicit rate (IP links only)."""
 
     def window_json(self) -> dict:

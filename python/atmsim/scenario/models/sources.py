@@ -13,6 +13,7 @@ from ...units import (
     parse_time_ps,
 )
 from ..common import TEMPLATE, _fail
+from ..core_schema import core_default
 from ..limits import (
     MIN_SOURCE_CPS,
     NodePath,
@@ -34,7 +35,10 @@ SOURCE_KIND_KEYS = {
     "geometric_onoff": ["peak", "mean", "mean_burst"],
     "frames": ["frame_cells", "rate", "arrivals"],
 }
-SOURCE_DEFAULTS = {"distribution": "fixed", "arrivals": "periodic"}
+SOURCE_DEFAULTS = {
+    "distribution": core_default("SourceModel[vbr_onoff].distribution"),
+    "arrivals": core_default("SourceModel[frames].arrivals"),
+}
 """Per-kind keys that have a default; every other per-kind key is required."""
 
 

@@ -14,6 +14,7 @@ from ...units import (
     parse_time_ps,
 )
 from ..common import _fail
+from ..core_schema import core_default, core_time_default
 from ..limits import (
     MIN_SOURCE_CPS,
     NodePath,
@@ -31,8 +32,9 @@ from .base import AdtfTime, Crm, Mrm, Nrm, Table, TrmTime
 
 TBE_MAX = 2**24 - 1
 """The largest TBE (a 24-bit field), and TM 4.0's default."""
-ABR_FACTOR_DEFAULT = "1/16"
-"""TM 4.0's default RIF, RDF and CDF (ATM Forum Traffic Management Specification 4.0)."""
+ABR_FACTOR_DEFAULT = core_default("AbrParams.rif")
+"""TM 4.0's default RIF, RDF and CDF, 1/16 (the core's, ATM Forum Traffic Management
+Specification 4.0)."""
 
 
 class Abr(Table):
@@ -49,7 +51,7 @@ class Abr(Table):
 
     pcr: RateOrAuto = "auto"
     """Peak cell rate; "auto": the cell rate of the VC's first link."""
-    mcr: Rate = "0 Mbps"
+    mcr: Rate = f"{core_default('AbrParams.mcr_cps'):g} cells/s"
     """Minimum cell rate."""
     icr: RateOrAuto = "auto"
     """Initial cell rate; "auto": pcr."""
@@ -59,20 +61,20 @@ class Abr(Table):
     """Rate decrease factor (CI = 1)."""
     cdf: Fraction = ABR_FACTOR_DEFAULT
     """Cut-off decrease factor (rule 6)."""
-    nrm: Nrm = 32
+    nrm: Nrm = core_default("AbrParams.nrm")
     """In-rate cells per forward RM cell, 2 to 256."""
-    mrm: Mrm = 2
+    mrm: Mrm = core_default("AbrParams.mrm")
     """Fewest in-rate cells between forward RM cells sent on the trm timer, 1 to nrm."""
-    trm: TrmTime = "100 ms"
+    trm: TrmTime = core_time_default("AbrParams.trm_ps")
     """Upper bound on the time between forward RM cells, 100 us to 10^6 s."""
     tbe: Optional[Crm] = None
     """Transient buffer exposure, cells, 1 to 2^24 - 1; default 16777215 unless crm is given."""
     crm: Optional[Crm] = None
     """Forward RM cells without feedback before ACR is cut, 1 to 2^24 - 1; default
     ceil(tbe / nrm)."""
-    adtf: AdtfTime = "500 ms"
+    adtf: AdtfTime = core_time_default("AbrParams.adtf_ps")
     """ACR decrease time factor (rule 5), 10 ms to 10.23 s."""
-    tcr: Rate = "10 cells/s"
+    tcr: Rate = f"{core_default('AbrParams.tcr_cps'):g} cells/s"
     """Tagged cell rate: the least rate of forward RM cells."""
     use_it_or_lose_it: bool = False
     """Before each forward RM cell, an ACR above the rate the source actually sent at
@@ -169,10 +171,9 @@ class Abr(Table):
 
 GfrCells = core_whole("GfrParams.mbs_cells")
 """A GFR VC's MBS or MFS, cells (the length field of an AAL5 frame in cells fits 16 bits)."""
-GFR_MFS_CELLS = 192
-"""Default MFS: the AAL5 frame of the largest IP datagram of IP over ATM's default MTU
-(RFC 1626: 9180 bytes), with LLC/SNAP (8 bytes) and the AAL5 trailer (8), padded to
-cells: 192 cells. Every frame a TCP flow of the seeds sends is within it."""
+GFR_MFS_CELLS = core_default("GfrParams.mfs_cells")
+"""Default MFS, 192 cells (the core's, with its source: the AAL5 frame of the largest IP
+datagram of IP over ATM's default MTU)."""
 GFR_MBS_FRAMES = 2
 """Default MBS = 2 x MFS (our choice: the ATM Forum's GFR definition leaves MBS to the
 contract; two maximum-size frames back to back let a TCP sender's pair of segments in slow
@@ -196,7 +197,7 @@ class Gfr(Table):
     """Maximum burst size, cells (1 to 65535; default 2 x mfs)."""
     mfs: GfrCells = GFR_MFS_CELLS
     """Maximum frame size, cells (1 to 65535): a longer frame is not eligible."""
-    tagging: bool = True
+    tagging: bool = core_default("GfrParams.tagging")
     """Tag (CLP = 1) the frames the frame-based GCRA finds not eligible, at the VC's first
     switch; false: test and count them only."""
 
