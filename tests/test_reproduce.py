@@ -51,7 +51,7 @@ from atmsim.reproduce import (
     valid_ids,
 )
 from atmsim.reproduce.measures import cells_per_segment, on_share, vbr_edges
-from atmsim.reproduce.papers import PAPERS
+from atmsim.reproduce.papers import BY_SEED, PAPERS
 from atmsim.reproduce.report import (
     combined_name,
     counts_text,
@@ -97,7 +97,9 @@ def test_ids_are_unique_stable_lowercase_and_start_with_their_seed():
 def test_every_quantity_has_a_tolerance_and_its_reason():
     for experiment in registry().values():
         assert experiment.published, experiment.id
-        assert experiment.title and experiment.source.startswith("seed ")
+        # The source names the paper by its short title, not by its seed number.
+        short_title = BY_SEED[experiment.seed].short_title
+        assert experiment.title and experiment.source.startswith(short_title + ", ")
         names = [q.name for q in experiment.published]
         assert len(names) == len(set(names)), experiment.id
         for quantity in experiment.published:

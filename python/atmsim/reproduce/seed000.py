@@ -226,7 +226,7 @@ def _sec8() -> Experiment:
     return Experiment(
         id="seed000-sec8",
         title="peak TCP throughput: 2 sources, buffer 4096, TBE 512, no VBR",
-        source="seed 000 section 8, Figure 5",
+        source="TCP over ABR, section 8, Figure 5",
         runs={"main": SEC8},
         published=(
             unless_a_null_matches(
@@ -334,7 +334,7 @@ def _sec9() -> Experiment:
     return Experiment(
         id="seed000-sec9",
         title="finite buffer: 2 sources, buffer 2048, TBE 512, no VBR",
-        source="seed 000 section 9, Figure 6",
+        source="TCP over ABR, section 9, Figure 6",
         runs={"finite": SEC9, "peak": SEC8},
         figure_runs=("finite",),
         published=(
@@ -523,7 +523,7 @@ def _table1(row: int) -> Experiment:
     return Experiment(
         id=f"seed000-table1-row{row}",
         title=f"{n} ABR + VBR, TBE {tbe}, buffer {buffer}",
-        source=f"seed 000 section 10, Table 1 row {row}, Figure {7 if n == 2 else 8}",
+        source=f"TCP over ABR, section 10, Table 1 row {row}, Figure {7 if n == 2 else 8}",
         runs={"row": table1_run(n, tbe, buffer)},
         published=tuple(quantities),
     )
@@ -614,7 +614,7 @@ def _trends() -> Experiment:
     return Experiment(
         id="seed000-table1-trends",
         title="Table 1 across rows: larger buffers and more sources give higher throughput",
-        source="seed 000 section 10 (conclusions on buffering and sources), summary 8-9",
+        source="TCP over ABR, section 10 (conclusions on buffering and sources), summary 8-9",
         runs={f"row{row}": table1_run(*TABLE1[row - 1][:3]) for row in range(1, 9)},
         figures=(),
         published=tuple(quantities),
@@ -681,7 +681,7 @@ def _sec11() -> Experiment:
     return Experiment(
         id="seed000-sec11",
         title="intelligent tail drop against tail drop: 2 ABR + VBR, TBE 128, buffer 1024",
-        source="seed 000 section 11, Figures 7(b) and 9",
+        source="TCP over ABR, section 11, Figures 7(b) and 9",
         runs={"tail": Run("seed000-sec11.toml"), "itd": itd},
         published=(
             Quantity(

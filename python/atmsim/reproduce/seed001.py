@@ -91,10 +91,10 @@ under the rate control (the seed's figures show the first second as start-up).""
 CHAIN = tuple(f"{a.replace('sw', 'r')}-{b.replace('sw', 'r')}" for a, b, _ in GFC2_LINKS)
 
 LEVEL = relative(0.10)
-LEVEL_WHY = "a level read from a figure: +-10 %, as for seed 000's figures"
+LEVEL_WHY = "a level read from a figure: +-10 %, as for TCP over ABR's figures"
 CLAIM_WHY = "a direction stated by the seed, no number: on its side of 1"
 FAIR = absolute(0.01)
-FAIR_WHY = "'fair' read as a Jain index within 0.01 of 1 (the rule of seed 003)"
+FAIR_WHY = "'fair' read as a Jain index within 0.01 of 1 (the rule of TCP over FMMRA)"
 UNFAIR = below(0.01)
 UNFAIR_WHY = "'unfair' read as a Jain index more than 0.01 below 1 (the resolution of 'fair')"
 HIGH = ABOVE
@@ -431,7 +431,7 @@ _OWN_QUEUE = queue_packets(OWN_DELAY)
 FIG2 = Experiment(
     id="seed001-fig2",
     title="Vanilla TCP: 15 flows of 10, 16 and 70 ms round trips through one router",
-    source="seed 001 section 6.1, Figure 2",
+    source="Explicit rate control of TCP, section 6.1, Figure 2",
     runs={"run": Run(HETERO)},
     figures=("window", "ip_queue", "sequence"),
     port=BOTTLENECK,
@@ -492,7 +492,7 @@ _WINDOW_NULLS = _nulls((EQUAL_SHARE, FIXED_WINDOW))
 FIG3 = Experiment(
     id="seed001-fig3",
     title="Rate written into the ACKs as ER x 30 ms for every flow",
-    source="seed 001 section 6.1, Figure 3",
+    source="Explicit rate control of TCP, section 6.1, Figure 3",
     runs={"run": Run(HETERO, ('template.window_rule="30 ms"',))},
     figures=("window", "ip_queue", "sequence"),
     port=BOTTLENECK,
@@ -568,7 +568,7 @@ FIG3 = Experiment(
 FIG4 = Experiment(
     id="seed001-fig4",
     title="Rate written into the ACKs as ER x each flow's own round trip",
-    source="seed 001 section 6.1, Figure 4",
+    source="Explicit rate control of TCP, section 6.1, Figure 4",
     runs={"run": Run(HETERO, ("template.window_rule=base_rtt",))},
     figures=("window", "ip_queue", "sequence"),
     port=BOTTLENECK,
@@ -673,7 +673,7 @@ _GFC2_UTIL_OWN = gfc2_utilization(GFC2_OWN) / gfc2_utilization(GFC2_FIXED)
 FIG6 = Experiment(
     id="seed001-fig6",
     title="GFC-2 with TCP: vanilla, T = 30 ms, each flow's own round trip",
-    source="seed 001 section 6.2, Figure 6",
+    source="Explicit rate control of TCP, section 6.2, Figure 6",
     runs=GFC2_RUNS,
     figures=("sequence", "ip_queue"),
     port="r4-r5",
@@ -774,7 +774,7 @@ BUCKET_RUNS = {
 ACK_BUCKET = Experiment(
     id="seed001-ack-bucket",
     title="The ack bucket alone, and with windows of ER x T, T above the longest round trip",
-    source="seed 001 sections 4.1 and 4.2.1 (no figure)",
+    source="Explicit rate control of TCP, sections 4.1 and 4.2.1 (no figure)",
     runs=BUCKET_RUNS,
     figures=("window", "ip_queue"),
     port=BOTTLENECK,

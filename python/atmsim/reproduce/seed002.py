@@ -43,7 +43,7 @@ QUEUE_WHY = (
 THROUGHPUT = relative(0.05)
 THROUGHPUT_WHY = (
     "loss-free and rate-limited TCP: set by ERICA's 90 % target and the cell, header "
-    "and RM overheads (seed 000 section 8's formula); what remains is the start-up "
+    "and RM overheads (TCP over ABR, section 8's formula); what remains is the start-up "
     "fraction of the unstated run length, about ±5 % between 2 and 5 s"
 )
 NA_WHY = "the seed prints NA: 'the throughput did not reach a steady state'"
@@ -209,7 +209,7 @@ def _table1() -> list[Experiment]:
         _row(
             f"seed002-table1-n{n}",
             f"{n} sources, RTT 30 ms, feedback delay 10 ms",
-            "seed 002 Table 1",
+            "ABR and UBR buffering, Table 1",
             Run("seed002-table1.toml", (f"template.n={n}",)),
             queue,
             throughput,
@@ -235,7 +235,7 @@ def _table2() -> list[Experiment]:
         _row(
             f"seed002-table2-{km}km",
             f"15 sources, links {km} km: RTT {rtt:g} ms, feedback delay {fb:g} ms",
-            "seed 002 Table 2",
+            "ABR and UBR buffering, Table 2",
             Run("seed002-table2.toml", _lengths(km, km, km)),
             queue,
             throughput,
@@ -258,7 +258,7 @@ def _table3() -> list[Experiment]:
             f"seed002-table3-{km}km-{cells}cells",
             f"15 sources, averaging (10 ms, {cells} cells), RTT {rtt:g} ms, "
             f"feedback delay {fb:g} ms",
-            "seed 002 Table 3",
+            "ABR and UBR buffering, Table 3",
             Run(
                 "seed002-table3.toml",
                 (*_lengths(km, km, km), f"template.interval_cells={cells}"),
@@ -298,7 +298,7 @@ def _table4() -> list[Experiment]:
                 f"seed002-table4-rtt{rtt}-fb{FB_NAMES[fb]}",
                 f"15 sources, RTT {rtt} ms, feedback delay {fb:g} ms "
                 f"(links {access:g} / {rest:g} / {rest:g} km)",
-                "seed 002 Table 4",
+                "ABR and UBR buffering, Table 4",
                 Run(scenario, _lengths(access, rest, rest)),
                 queue,
                 throughput,
@@ -373,7 +373,9 @@ def _scaling() -> Experiment:
     return Experiment(
         id="seed002-scaling",
         title="the maximum queue against the number of sources and in RTTs (Tables 1-2)",
-        source="seed 002 abstract, Tables 1-2 and 'The effect of the number of sources'",
+        source=(
+            "ABR and UBR buffering, abstract, Tables 1-2 and 'The effect of the number of sources'"
+        ),
         runs={name: run for name, (run, _, _) in SCALING_RUNS.items()},
         figures=(),
         published=(
@@ -531,7 +533,7 @@ def _ubr() -> Experiment:
     return Experiment(
         id="seed002-ubr-windows",
         title="UBR: a buffer of the sum of the windows loses nothing, half of it loses",
-        source="seed 002 'Buffering requirements for TCP over UBR', summary",
+        source="ABR and UBR buffering, 'Buffering requirements for TCP over UBR', summary",
         runs=_ubr_runs(),
         figures=("window", "queue"),
         figure_runs=tuple(f"half-n{n}" for n in UBR_SOURCES),
@@ -670,7 +672,7 @@ def _formula() -> Experiment:
     return Experiment(
         id="seed002-formula",
         title="the buffer formula (a x RTT + c x feedback delay) x link: a = 3, c <= 4",
-        source="seed 002 'Buffering requirements for TCP over ABR', Table 4",
+        source="ABR and UBR buffering, 'Buffering requirements for TCP over ABR', Table 4",
         runs={name: run for name, (run, _, _, _) in FORMULA_RUNS.items()},
         figures=(),
         published=(

@@ -175,7 +175,7 @@ def _queue() -> Experiment:
     return Experiment(
         id="seed003-queue",
         title="ABR queue and link utilization, 2 and 5 TCP + VBR: EFCI, ERICA, FMMRA",
-        source="seed 003 section 4.2 observations 1 and 4, Figs. 3-8",
+        source="TCP over FMMRA, section 4.2 observations 1 and 4, Figs. 3-8",
         runs=runs,
         figures=FIGURES,
         figure_runs=tuple(a + _suffix(2, 100) for a in ALGORITHMS),
@@ -248,7 +248,7 @@ def _fairness() -> Experiment:
     return Experiment(
         id="seed003-fairness-5tcp-10ms",
         title="fairness of TCP throughput, 5 TCP + VBR 10 ms on/off: EFCI, ERICA, FMMRA",
-        source="seed 003 section 4.2 observation 2, Figs. 9-11",
+        source="TCP over FMMRA, section 4.2 observation 2, Figs. 9-11",
         runs=_runs("seed003-lan.toml", overrides=_lan(5, 10)),
         figures=("throughput", *FIGURES),
         published=(
@@ -345,7 +345,7 @@ def _acr() -> Experiment:
     return Experiment(
         id="seed003-acr-2tcp-100ms",
         title="ACR response, 2 TCP + VBR 100 ms on/off: EFCI, ERICA, FMMRA",
-        source="seed 003 section 4.2 observation 3, Figs. 12-14",
+        source="TCP over FMMRA, section 4.2 observation 3, Figs. 12-14",
         runs=_runs("seed003-acr.toml"),
         figures=FIGURES,
         published=(
@@ -454,7 +454,7 @@ def _buffer1500() -> Experiment:
     return Experiment(
         id="seed003-buffer1500-2tcp",
         title="buffer 1500 cells, 2 TCP + VBR 10 and 100 ms on/off: EFCI, ERICA, FMMRA",
-        source="seed 003 section 4.2 observation 4, Figs. 15-17",
+        source="TCP over FMMRA, section 4.2 observation 4, Figs. 15-17",
         runs=runs,
         figures=("throughput", *FIGURES),
         figure_runs=tuple(a + suffixes[100] for a in ALGORITHMS),
@@ -528,7 +528,7 @@ def _ten() -> Experiment:
     return Experiment(
         id="seed003-queue-10tcp-10ms",
         title="ABR queue, 10 TCP + VBR 10 ms on/off: ERICA and FMMRA",
-        source="seed 003 section 4.2 observation 5, Figs. 18-19",
+        source="TCP over FMMRA, section 4.2 observation 5, Figs. 18-19",
         runs=_runs("seed003-lan.toml", ("erica", "fmmra"), _lan(10, 10)),
         figures=FIGURES,
         published=(

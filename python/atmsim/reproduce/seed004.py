@@ -439,7 +439,7 @@ def _table(
     return Experiment(
         id=f"seed004-table{number}",
         title=title,
-        source=f"seed 004 section 5, Table {number}"
+        source=f"GFR buffer management, section 5, Table {number}"
         + (" and the buffer occupancy figure after it" if number == 3 else ""),
         runs={"run": Run(SCENARIO, overrides)},
         published=(*quantities, *claims),
@@ -558,7 +558,7 @@ def _table6() -> Experiment:
     return Experiment(
         id="seed004-table6",
         title="Effect of Z_i: 1 - W_i/W against (1 - W_i/W)^2 (100 TCPs, 85 % MCR)",
-        source="seed 004 section 5, Table 6",
+        source="GFR buffer management, section 5, Table 6",
         runs={
             tag: Run(SCENARIO, (*TABLE6_CONFIG, f'template.policy.z="{tag}"'))
             for tag in ("one_minus_share", "one_minus_share_squared")

@@ -1150,8 +1150,8 @@ def _measure_abr_buffer(params: dict, seed: int) -> dict:
 
 ABR_BUFFER_KNOWN_SHORT = (
     "at short round trips ERICA's averaging interval (1 ms or 100 cells) is a large "
-    "part of the round trip, so its feedback comes late in round trips (seed 002's "
-    "own Table 2 gives 2.89 RTT at 50 km; docs/reproduction.md, seed 002)"
+    "part of the round trip, so its feedback comes late in round trips (ABR and UBR buffering's "
+    "own Table 2 gives 2.89 RTT at 50 km; docs/reproduction.md, ABR and UBR buffering)"
 )
 
 
@@ -1168,7 +1168,7 @@ def _judge_abr_buffer(params: dict, runs: list[dict]) -> list[Check]:
             math.nan,
             0.0,
             3.0,
-            "<= 3: seed 002's WAN buffer requirement (worst seed)",
+            "<= 3: ABR and UBR buffering's WAN buffer requirement (worst seed)",
             known=known,
         )
     ]

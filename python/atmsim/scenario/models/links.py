@@ -102,7 +102,7 @@ class Link(Table):
         if value is None or isinstance(value, dict):
             return value
         raise ValueError(
-            'expected "erica_plus" (seed 001\'s values) or a table like '
+            'expected "erica_plus" (Explicit rate control of TCP\'s values) or a table like '
             f'{{ interval = "5 ms", t0 = "1.5 ms" }}, got {show_value(value)}'
         )
 
