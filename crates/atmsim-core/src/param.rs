@@ -1,10 +1,15 @@
 //! How a model declares its parameters' ranges: an integer or real range
 //! ([`Ints`], [`Reals`]) written once as a `const` beside the parameter
-//! type it bounds, and read twice, by the JSON Schema (a field carries
-//! `#[schemars(transform = Limit(...))]`, which writes `minimum`/`maximum`,
-//! `exclusiveMinimum` or `minItems`/`maxItems`) and by the model's own
-//! check, which rejects a value outside it with its JSON path and the
-//! range. Here too the few ranges every model shares (times, fractions).
+//! type it bounds, and named by the field's `#[param(range = ...)]` (the
+//! attribute `#[params]` of the crate `atmsim-params`, which declares a
+//! parameter's default there too). It is read twice: by the JSON Schema
+//! (the field's [`Limit`] transform writes `minimum`/`maximum`,
+//! `exclusiveMinimum` or `minItems`/`maxItems`) and by the generated
+//! `check_ranges`, which rejects a value outside it with its JSON path and
+//! the range ([`Bound`]). A field `#[params]` cannot reach (an element of a
+//! tuple variant) carries the transform itself. Here too the few ranges
+//! every model shares (times, fractions), and [`strict_tagged`], the reader
+//! of a `kind`-tagged object that refuses stray keys.
 //!
 //! The bounds keep every computation in range: a time is at most 10^6 s
 //! (10^18 ps, while `u64` holds 1.8 x 10^19), so the sum of a few times

@@ -292,3 +292,28 @@ fn the_reader_finds_paths_in_code_only() {
     // and naming one more module only makes the check stricter.
     assert_eq!(names, ["abr", "engine", "ip", "param", "scenario", "stats"]);
 }
+
+#[test]
+fn every_range_is_declared_with_its_parameter() {
+    // A field's range goes in its `#[param(range = ...)]`, where its default
+    // and doc are too (the `atmsim-params` attribute), not in a schemars
+    // attribute beside a hand-written check. Only the elements of the tuple
+    // variants of `traffic::FrameSize`, which `#[params]` cannot name, carry
+    // the transform themselves.
+    let mut files = Vec::new();
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    for file in files {
+        if file.ends_with("traffic/params.rs") {
+            continue;
+        }
+        let code = strip_comments(&std::fs::read_to_string(&file).unwrap());
+        assert!(
+            !code.contains("schemars(transform"),
+            "{}: a range outside #[param(range = ...)]",
+            file.display()
+        );
+    }
+}

@@ -1,10 +1,10 @@
 //! The allowed range of every scenario value, in the core JSON's units.
 //!
 //! Each range is declared once, by the model whose parameter it bounds
-//! (a `const` in its `params` module, see [`crate::param`]), and used
-//! twice: by the JSON Schema (a field carries
-//! `#[schemars(transform = Limit(...))]`) and by the model's check, which
-//! [`super::Scenario::check`] calls. Ranges that depend on another value
+//! (a `const` in its `params` module, see [`crate::param`], named by the
+//! field's `#[param(range = ...)]`), and used twice: by the JSON Schema and
+//! by the generated `check_ranges`, which [`super::Scenario::check`] calls
+//! through the models' checks. Ranges that depend on another value
 //! (a threshold below its buffer, a rate below the first link's,
 //! `min <= initial <= max` RTOs) are checked there too, and told in the
 //! fields' descriptions.

@@ -13,9 +13,11 @@
 //! (an *eager* port), a port fed by delayed links takes every arrival within
 //! its look-ahead in one event (a *batch* port), and an eager end host takes
 //! a packet as soon as its arrival is known. The ledger then places each
-//! packet where it is at the end of the run from the recorded times.
+//! packet where it is at the end of the run from the recorded times
+//! (`fast_paths/told_early.rs`).
 
-use super::fast_paths::IpFastPaths;
+use super::fast_paths::told_early::{self, ToldEarly, Upstream};
+use super::fast_paths::{IpFastPaths, Onward};
 use super::ip_control::{AckFate, IpControl};
 use crate::buffer::COMMON_DROP_REASONS;
 use crate::engine::{Event, EventQueue, RngStream, Time, PS_PER_S};
@@ -35,16 +37,6 @@ struct IpHop {
     /// at the far end, packet). Their arrival at this port is in the port's
     /// records while it matters (the ledger).
     in_flight: VecDeque<(Time, Packet)>,
-}
-
-/// A packet a port will drop at a time the run may not reach (a port told
-/// of arrivals ahead of time).
-struct FutureDrop {
-    at: Time,
-    /// Where the dropping port's link is in `route` (the link, and the path
-    /// to place the packet upstream).
-    route_pos: u32,
-    data_bytes: u64,
 }
 
 /// The `route` entry after a path's last link.
@@ -86,7 +78,8 @@ pub(super) struct IpFabric {
     route_base: Vec<[u32; 2]>,
     fast: IpFastPaths,
     control: IpControl,
-    future_drops: Vec<FutureDrop>,
+    /// Drops decided ahead of time by ports told of arrivals early.
+    told: ToldEarly,
     /// Packets handed to the first port of their path.
     generated: u64,
     /// Packets that reached their end host.
@@ -158,7 +151,7 @@ impl IpFabric {
             route_base,
             fast,
             control,
-            future_drops: Vec::new(),
+            told: ToldEarly::default(),
             generated: 0,
             delivered: 0,
             bytes_dropped: 0,
@@ -240,21 +233,21 @@ impl IpFabric {
             };
             let far = end + h.delay_ps;
             let next = route[base + packet.hop as usize + 1];
-            if next != ROUTE_END && fast.eager(next) {
-                packet.hop += 1;
-                l = next;
-                at = far;
-                continue;
-            }
             let was_empty = h.in_flight.is_empty();
-            if next == ROUTE_END
-                && was_empty
-                && fast.early_ends()
-                && far <= until
-                && takes_early(&packet, far)
-            {
-                *delivered += 1;
-                return Some((packet, far));
+            match fast.onward(next, was_empty, far, until) {
+                Onward::Link => {}
+                Onward::EagerPort => {
+                    packet.hop += 1;
+                    l = next;
+                    at = far;
+                    continue;
+                }
+                Onward::EarlyEnd => {
+                    if takes_early(&packet, far) {
+                        *delivered += 1;
+                        return Some((packet, far));
+                    }
+                }
             }
             h.in_flight.push_back((far, packet));
             if was_empty {
@@ -361,16 +354,8 @@ impl IpFabric {
         let data_bytes = if packet.is_data { packet.len as u64 } else { 0 };
         self.bytes_dropped += data_bytes;
         if at > now {
-            // Only drops still in the future at the end matter: forget
-            // the past ones now and then, so the list stays short.
-            if self.future_drops.len() >= 1024 {
-                self.future_drops.retain(|d| d.at > now);
-            }
-            self.future_drops.push(FutureDrop {
-                at,
-                route_pos: self.route_pos(packet),
-                data_bytes,
-            });
+            let pos = self.route_pos(packet);
+            self.told.drop_ahead(at, now, pos, data_bytes);
         }
     }
 
@@ -383,42 +368,6 @@ impl IpFabric {
     /// Transmission time the port of link `l` spent up to `now`, ps.
     pub(super) fn busy_ps(&self, l: IpLinkIx, now: Time) -> u128 {
         self.hops[l.index()].port.busy_ps(now)
-    }
-
-    /// Where a packet is at `now` that reaches the end of the link before
-    /// `route[route_pos]` at `at` > now (a packet on a link, or one a port
-    /// was told of ahead of time): (link, true) in that link's port,
-    /// (link, false) on the link, walking up its path from the recorded
-    /// times; the ports it has yet to reach were told of it ahead (counted
-    /// in `future_in`). None if the path gives out first, which would be a
-    /// bug.
-    fn place_upstream(
-        &self,
-        route_pos: u32,
-        mut at: Time,
-        now: Time,
-        future_in: &mut [u64],
-    ) -> Option<(usize, bool)> {
-        let mut pos = route_pos as usize;
-        loop {
-            pos = pos.checked_sub(1)?;
-            let p = self.route[pos];
-            if p == ROUTE_END {
-                return None;
-            }
-            let p = p.index();
-            let ph = &self.hops[p];
-            let end = at.checked_sub(ph.delay_ps)?;
-            if end <= now {
-                return Some((p, false));
-            }
-            let arrival = ph.port.arrival_ending_at(end)?;
-            if arrival <= now {
-                return Some((p, true));
-            }
-            future_in[p] += 1;
-            at = arrival;
-        }
     }
 
     /// The IP ports' summaries (by the fabric's link index) and the IP part
@@ -437,37 +386,27 @@ impl IpFabric {
         ledger: &mut Ledger,
     ) -> (Vec<PortSummary>, u64, u64) {
         let n = self.hops.len();
-        let mut in_port = vec![0u64; n];
-        let mut on_link = vec![0u64; n];
-        let mut future_in = vec![0u64; n];
-        let mut future_drops = vec![0u64; n];
         let mut in_path = 0u64;
-        let mut misplaced = 0u64;
         for h in &self.hops {
-            for &(far, pk) in h.in_flight.iter() {
-                if pk.is_data {
-                    in_path += pk.len as u64;
-                }
-                // It reaches the far end of its link at `far`: on the link,
-                // in its port, or (told early) further up its path.
-                let pos = self.route_pos(&pk) + 1;
-                match self.place_upstream(pos, far, now, &mut future_in) {
-                    Some((p, true)) => in_port[p] += 1,
-                    Some((p, false)) => on_link[p] += 1,
-                    None => misplaced += 1,
-                }
-            }
+            in_path += (h.in_flight.iter())
+                .filter(|(_, pk)| pk.is_data)
+                .map(|(_, pk)| pk.len as u64)
+                .sum::<u64>();
         }
-        let mut future_drop_bytes = 0u64;
-        for d in self.future_drops.iter().filter(|d| d.at > now) {
-            future_drop_bytes += d.data_bytes;
-            future_drops[self.route[d.route_pos as usize].index()] += 1;
-            match self.place_upstream(d.route_pos, d.at, now, &mut future_in) {
-                Some((p, true)) => in_port[p] += 1,
-                Some((p, false)) => on_link[p] += 1,
-                None => misplaced += 1,
-            }
-        }
+        // Each packet where it is: on its link or in its port, or (with
+        // ports told early) further up its path.
+        let in_flight = (self.hops.iter())
+            .flat_map(|h| h.in_flight.iter())
+            .map(|&(far, pk)| (far, self.route_pos(&pk) + 1));
+        let placed = told_early::place(&*self, n, in_flight, &self.told, now);
+        let told_early::Placement {
+            in_port,
+            on_link,
+            future_in,
+            future_drops,
+            future_drop_bytes,
+            misplaced,
+        } = placed;
         if misplaced > 0 {
             ledger.problems.push(format!(
                 "{misplaced} packets told ahead to a port have no place upstream at {now} ps"
@@ -531,6 +470,20 @@ impl IpFabric {
         // Drops still to come at the end are packets in the path.
         let dropped_bytes = self.bytes_dropped - future_drop_bytes;
         (ports, dropped_bytes, in_path + future_drop_bytes)
+    }
+}
+
+impl Upstream for IpFabric {
+    fn route(&self) -> &[IpLinkIx] {
+        &self.route
+    }
+
+    fn delay(&self, l: IpLinkIx) -> Time {
+        self.hops[l.index()].delay_ps
+    }
+
+    fn arrival_ending_at(&self, l: IpLinkIx, end: Time) -> Option<Time> {
+        self.hops[l.index()].port.arrival_ending_at(end)
     }
 }
 

@@ -5,10 +5,22 @@
 use super::Plan;
 use crate::engine::{Event, EventQueue, Time};
 use crate::ids::IpLinkIx;
+use crate::sim::ip::ROUTE_END;
 use crate::sim::Simulation;
 
 /// `feeds` of a link that feeds no batch port.
 const NO_BATCH: IpLinkIx = IpLinkIx::new(u32::MAX);
+
+/// Where a packet goes from a port (see [`IpFastPaths::onward`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::sim) enum Onward {
+    /// On the link, its arrival scheduled: the plain path.
+    Link,
+    /// Into the next port at once (an eager port).
+    EagerPort,
+    /// To its end host now, if the host takes it early.
+    EarlyEnd,
+}
 
 /// The IP fabric's fast paths, by the fabric's link index.
 pub(in crate::sim) struct IpFastPaths {
@@ -55,16 +67,32 @@ impl IpFastPaths {
         }
     }
 
-    /// Whether the port of link `l` is eager.
-    #[inline]
-    pub(in crate::sim) fn eager(&self, l: IpLinkIx) -> bool {
-        self.eager[l.index()]
-    }
-
-    /// Whether any end host may take packets early.
-    #[inline]
-    pub(in crate::sim) fn early_ends(&self) -> bool {
-        self.early_ends
+    /// What becomes of a packet whose transmission at a port has been
+    /// computed, reaching the far end at `far`, when the next link of its
+    /// path is `next` (`ROUTE_END`: its end host) and the port's link held
+    /// nothing (`link_empty`): the next port takes it at once, its end
+    /// host may take it now (before `until`, the end of the current
+    /// advance, and only past an empty link, so the order of arrivals
+    /// stays), or it goes on the link as on the plain path.
+    #[inline(always)]
+    pub(in crate::sim) fn onward(
+        &self,
+        next: IpLinkIx,
+        link_empty: bool,
+        far: Time,
+        until: Time,
+    ) -> Onward {
+        if next == ROUTE_END {
+            if link_empty && self.early_ends && far <= until {
+                Onward::EarlyEnd
+            } else {
+                Onward::Link
+            }
+        } else if self.eager[next.index()] {
+            Onward::EagerPort
+        } else {
+            Onward::Link
+        }
     }
 
     /// The batch port link `l` feeds, if any.

@@ -101,9 +101,14 @@
 //!   onto a link tests the flag, and a record of their own would cost a
 //!   cache line more per cell;
 //! - eager and batch IP ports (2, 3): [`IpFastPaths`] in `ip.rs`, with the
-//!   batch port's event; the IP fabric asks it in `IpFabric::forward` (is
-//!   the next port eager, may the end host take the packet) and where a
-//!   link's head arrival is scheduled (a batch port's event or its own).
+//!   batch port's event; the IP fabric asks it once in `IpFabric::forward`
+//!   (`onward`: on the link, into an eager port, or to an end host that may
+//!   take the packet early) and where a link's head arrival is scheduled (a
+//!   batch port's event or its own). What a port told early means for the
+//!   ledger is in `told_early.rs`: the drops it decided for times the run
+//!   has not reached (`ToldEarly`, fed where the fabric drops a packet),
+//!   and the placing of each packet at the run's end (`place`, which the
+//!   fabric's report calls instead of placing packets itself).
 //!   The router port itself (`ip::IpPort`) takes an arrival's time apart
 //!   from the simulator's (`arrive(at, now, ..)`) and keeps the run's end
 //!   (`horizon`) for its largest queue: with `at == now` that is the plain
@@ -127,9 +132,10 @@ mod lazy_links;
 mod merged_sources;
 #[cfg(test)]
 mod tests;
+pub(super) mod told_early;
 
 pub(super) use eager_tcp::EagerEnds;
-pub(super) use ip::IpFastPaths;
+pub(super) use ip::{IpFastPaths, Onward};
 pub(super) use lazy_links::LazyLinks;
 pub(super) use merged_sources::{Direct, Tally};
 
