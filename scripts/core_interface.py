@@ -66,6 +66,9 @@ ORDER = [
     "TimerMode",
     "RttArithmetic",
     "ProbeSpec",
+    "CaptureSpec",
+    "CaptureLink",
+    "CaptureStamp",
 ]
 
 

@@ -1,6 +1,8 @@
 """Type stub of ``atmsim._core``, the pyo3 binding of the Rust core
 (crates/atmsim-py/src/lib.rs). The JSON formats are in docs/core-interface.md."""
 
+from typing import Any
+
 class Simulation:
     """A network built from the core JSON, advanced in slices from Python."""
 
@@ -26,12 +28,14 @@ class Simulation:
     def events(self) -> int:
         """Events processed so far. RuntimeError once finished."""
 
-    def finish(self) -> tuple[str, dict[str, bytes | list[str]]]:
+    def finish(self) -> tuple[str, dict[str, Any]]:
         """Close the run: (summary JSON, series). The series dict holds ``time_s``
         (little-endian f64), ``entity`` (little-endian u32), ``metric`` (u8) and
         ``value`` (little-endian f64) as bytes, one item per sample, and the names
-        ``entity_names`` and ``metric_names`` (lists of str) the indices refer to.
-        The simulation cannot be advanced afterwards (RuntimeError)."""
+        ``entity_names`` and ``metric_names`` (lists of str) the indices refer to;
+        and ``captures``, the packet captures' pcap files (a dict of file name to
+        bytes, empty without captures). The simulation cannot be advanced afterwards
+        (RuntimeError)."""
 
 def version() -> str:
     """Version of the core crate."""

@@ -178,7 +178,9 @@ class Result:
       (``fairness``, ``atmsim.determinism``);
     - ``scenario_header``: comment lines at the top of the run directory's
       scenario.toml (``atmsim.rundir.scenario_text``);
-    - ``notes``: one-line notes about the run (the fairness not computed).
+    - ``notes``: one-line notes about the run (the fairness not computed);
+    - ``captures``: the packet captures' pcap files, file name to bytes
+      (``probes.capture``; written under ``capture/`` of the run directory).
     """
 
     def __init__(
@@ -192,8 +194,10 @@ class Result:
         loop_cpu_s: float = 0.0,
         scenario_header: tuple[str, ...] = (),
         notes: tuple[str, ...] = (),
+        captures: dict[str, bytes] | None = None,
     ) -> None:
         self.summary = summary
+        self.captures = dict(captures or {})
         # The series stays in the core's columns until it is asked for, so that a
         # run that only writes its files does not load pandas (docs/performance.md,
         # "CLI start-up"); the columns are kept after that too, for series.parquet.
@@ -325,6 +329,7 @@ class Result:
             self.summary,
             self.series_parquet(),
             self.scenario_header,
+            self.captures,
         )
 
     def __repr__(self) -> str:
@@ -461,6 +466,7 @@ def run(
             bar.stop()
 
     summary_json, series = sim.finish()
+    captures = series.pop("captures", {})
     summary = json.loads(summary_json)
     if interrupted:
         summary["completed"] = False
@@ -477,6 +483,7 @@ def run(
         loop_cpu_s,
         scenario_header=tuple(scenario_header),
         notes=(note,) if note else (),
+        captures=captures,
     )
     if out is not None:
         result.save(out)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import sys
 import time
@@ -112,11 +113,16 @@ def run_command(args: argparse.Namespace) -> int:
     from .results import print_result
 
     out_dir = args.out if args.out is not None else default_run_dir(scenario)
+    overrides = list(args.sets or [])
+    if args.capture:
+        overrides.append("probes.capture=" + json.dumps(args.capture))
+    if args.capture_limit is not None:
+        overrides.append("probes.capture_limit=" + json.dumps(args.capture_limit))
     try:
         result = run(
             scenario,
             seed=args.seed,
-            overrides=args.sets or [],
+            overrides=overrides,
             out=out_dir,
             progress=False if args.no_progress else None,
             fast_paths=args.fast_paths,
@@ -525,6 +531,20 @@ def build_parser() -> _Parser:
     run.add_argument("--seed", type=int, metavar="N", help="Replace run.seed.")
     run.add_argument("--set", dest="sets", action="append", metavar="KEY=VALUE", help=SET_HELP)
     run.add_argument("--no-progress", action="store_true", help="Never show a progress bar.")
+    run.add_argument(
+        "--capture",
+        action="append",
+        metavar="NAME",
+        help="Capture the packets of an IP link or node as pcap files (capture/NAME.pcap, "
+        "and capture/NAME.drops.pcap for its drops) for Wireshark or tshark; repeatable. "
+        "Replaces probes.capture.",
+    )
+    run.add_argument(
+        "--capture-limit",
+        metavar="SIZE",
+        help='The largest size of each capture file (default "100 MB"); replaces '
+        "probes.capture_limit.",
+    )
     run.add_argument(
         "--fast-paths",
         action=argparse.BooleanOptionalAction,

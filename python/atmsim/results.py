@@ -50,12 +50,33 @@ def print_result(result: Result, out_dir: Path, width: Optional[int] = None) -> 
     for line, ok in ledger_lines(summary):
         print(line)
         balanced = balanced and ok
+    for line in capture_lines(summary):
+        print(line)
     print(
         f"simulated {summary.get('sim_time_s')} s, {summary.get('events', 0):,} events, "
         f"{summary.get('wall_s', 0):.2f} s wall"
     )
     print(f"run dir: {out_dir}")
     return balanced
+
+
+def capture_lines(summary: dict) -> list[str]:
+    """One line per packet capture: its files, what they hold, and whether a file
+    reached its size bound (the capture then ends before the run)."""
+    lines = []
+    for cap in summary.get("captures", []):
+        name = cap["name"]
+        line = (
+            f"capture {name}: capture/{name}.pcap ({cap['packets']:,} packets), "
+            f"capture/{name}.drops.pcap ({cap['drops']:,} drops)"
+        )
+        if cap["full"]:
+            line += (
+                f"; stopped at its limit of {cap['max_bytes']:,} bytes "
+                "(raise probes.capture_limit or --capture-limit)"
+            )
+        lines.append(line)
+    return lines
 
 
 def result_tables(summary: dict) -> list[Table]:

@@ -10,6 +10,8 @@
   saying where the run comes from (the overrides, the experiment);
 - ``series.parquet``: the probes' series, when the run has probes, written by
   the core's Parquet writer (``atmsim_core::stats::parquet``) alone;
+- ``capture/<name>.pcap`` and ``capture/<name>.drops.pcap``: the packet captures
+  (``probes.capture``), written by the core;
 - ``summary.json``: the core's summary with what Python adds
   (``complete_summary``): each port's ``layer``, ``vc_tcp``, ``wall_s``,
   ``scenario``, ``atmsim_version`` and ``fairness``;
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Optional
 
@@ -41,6 +43,7 @@ from .results import INCOMPLETE, INCOMPLETE_TEXT, vc_tcp_totals
 SCENARIO_FILE = "scenario.toml"
 SUMMARY_FILE = "summary.json"
 SERIES_FILE = "series.parquet"
+CAPTURE_DIR = "capture"
 
 EARLIER_RUN_FILES = (SUMMARY_FILE, SERIES_FILE)
 """Removed from a run directory when a new run starts in it: they belong to the earlier
@@ -131,8 +134,24 @@ def start_run_dir(directory: PathLike, scenario_toml: str, header: Sequence[str]
     for stale in EARLIER_RUN_FILES:
         with naming(directory / stale):
             (directory / stale).unlink(missing_ok=True)
+    _remove_captures(directory)
     write_file(directory / SCENARIO_FILE, scenario_text(scenario_toml, header))
     return directory
+
+
+def _remove_captures(directory: Path, keep: Sequence[str] = ()) -> None:
+    """Remove an earlier run's capture files (all but ``keep``), and the folder when
+    nothing is left in it."""
+    folder = directory / CAPTURE_DIR
+    if not folder.is_dir():
+        return
+    for stale in folder.glob("*.pcap"):
+        if stale.name not in keep:
+            with naming(stale):
+                stale.unlink(missing_ok=True)
+    with naming(folder):
+        if not any(folder.iterdir()):
+            folder.rmdir()
 
 
 def write_run_dir(
@@ -141,11 +160,13 @@ def write_run_dir(
     summary: dict,
     series: Optional[bytes],
     header: Sequence[str] = (),
+    captures: Optional[Mapping[str, bytes]] = None,
 ) -> Path:
     """Write a run's files into ``directory`` (module docstring): a new or empty
     directory, or a run directory (OutDirError otherwise). ``series``: series.parquet's
     bytes (``series_parquet``), None for a run without probes (an earlier
-    series.parquet is then removed).
+    series.parquet is then removed). ``captures``: the capture files, name to bytes
+    (an earlier run's others are removed).
 
     INCOMPLETE is written first unless ``start_run_dir`` did, summary.json last, and
     INCOMPLETE removed at the end: a write stopped half way leaves a directory the
@@ -160,6 +181,14 @@ def write_run_dir(
     else:
         with naming(directory / SERIES_FILE):
             (directory / SERIES_FILE).unlink(missing_ok=True)
+    captures = captures or {}
+    _remove_captures(directory, keep=list(captures))
+    if captures:
+        folder = directory / CAPTURE_DIR
+        with naming(folder):
+            folder.mkdir(exist_ok=True)
+        for name, data in captures.items():
+            write_file(folder / name, bytes(data))
     write_file(directory / SUMMARY_FILE, summary_text(summary))
     with naming(incomplete):
         incomplete.unlink()

@@ -402,6 +402,8 @@ def run_task(task: dict) -> dict:
         out["summary"] = result.summary
         if task.get("series") and result.has_probes:
             out["series"] = result.series_parquet()  # the core's writer, as atmsim run
+        if result.captures:
+            out["captures"] = result.captures
     except KeyboardInterrupt:
         raise
     except Exception as error:
@@ -534,7 +536,14 @@ def write_run_dir(runs: Path, item: Planned, summary: Optional[dict], extra: dic
     header = sweep_header(item)
     if summary is not None:
         with naming(final):  # a full disk names the run's directory
-            write_files(temporary, item.scenario_toml, summary, extra.get("series"), header)
+            write_files(
+                temporary,
+                item.scenario_toml,
+                summary,
+                extra.get("series"),
+                header,
+                extra.get("captures"),
+            )
     else:
         with naming(temporary):
             temporary.mkdir(parents=True)
@@ -819,7 +828,8 @@ def run_sweep(
             item = by_id[answer["run_id"]]
             walls[item.run_id] = answer.get("wall_s", math.nan)
             if answer["summary"] is not None:
-                write_run_dir(runs, item, answer["summary"], {"series": answer.get("series")})
+                extra = {"series": answer.get("series"), "captures": answer.get("captures")}
+                write_run_dir(runs, item, answer["summary"], extra)
             else:
                 write_run_dir(runs, item, None, {"error": answer["error"]})
                 failures.append((item.run_id, answer["error"]))

@@ -154,20 +154,27 @@ impl Simulation {
     }
 
     /// Closes the run: returns (summary JSON, series dict). The simulation
-    /// cannot be advanced afterwards.
+    /// cannot be advanced afterwards. The dict's "captures" maps each
+    /// packet capture's file name to its pcap bytes.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyDict>)> {
         self.sim_mut()?;
         let mut sim = self.inner.take().expect("checked by sim_mut");
         let outcome = py.detach(|| {
             guarded(|| {
                 let (summary, series) = sim.finish();
-                serde_json::to_string(&summary).map(|json| (json, series))
+                let captures = sim.take_capture_files();
+                serde_json::to_string(&summary).map(|json| (json, (series, captures)))
             })
         });
-        let (json, series) = self
+        let (json, (series, captures)) = self
             .poison_on(outcome)?
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         let d = PyDict::new(py);
+        let files = PyDict::new(py);
+        for (name, bytes) in captures {
+            files.set_item(name, PyBytes::new(py, &bytes))?;
+        }
+        d.set_item("captures", files)?;
         d.set_item("time_s", PyBytes::new(py, &le_bytes_f64(&series.time_s)))?;
         let entity: Vec<u8> = series.entity.iter().flat_map(|x| x.to_le_bytes()).collect();
         d.set_item("entity", PyBytes::new(py, &entity))?;

@@ -297,4 +297,18 @@ def to_core(scenario: Scenario) -> dict:
     if abr_vcs or abr_ports:
         core["probes"]["abr_vcs"] = indices(probes.abr_vcs, abr_vcs)
         core["probes"]["abr_ports"] = indices(probes.abr_ports, abr_ports)
+    if probes.capture:
+        targets = network.capture_targets()
+        names = list(targets) if probes.capture == "all" else probes.capture
+        limit = parse_size_bytes(probes.capture_limit)
+        core["captures"] = [
+            {
+                "name": name,
+                "links": [
+                    {"link": link_index[link], "stamp": stamp} for link, stamp in targets[name]
+                ],
+                "max_bytes": limit,
+            }
+            for name in names
+        ]
     return core

@@ -649,6 +649,38 @@ class Network:
                 else:
                     problem = f'no "{name}"'
                 raise _fail(f"probes.{key}", f"{problem}; choose from: {_quoted(known)}")
+        targets = self.capture_targets()
+        names = list(targets) if probes.capture == "all" else probes.capture
+        for name in names:
+            if name not in targets:
+                problem = f'no link or node "{name}"'
+                raise _fail("probes.capture", f"{problem}; choose from: {_quoted(targets)}")
+
+    def capture_targets(self) -> dict[str, list[tuple[str, str]]]:
+        """What can be captured, by name: each link (its packets, or on an ATM link its
+        TCP flows' AAL5 frames, stamped as their transmission starts) and each node
+        (those leaving it stamped at the start, those reaching it at the arrival), as
+        (link name, stamp) pairs. A capture holds links of one layer: a node with IP
+        and ATM links is two targets, "<node>" (IP) and "<node>-atm"."""
+        targets: dict[str, list[tuple[str, str]]] = {name: [(name, "start")] for name in self.links}
+        for node in self.nodes:
+            for layer in ("ip", "atm"):
+                taps = [
+                    (name, "start" if flat.link.from_ == node else "arrival")
+                    for name, flat in self.links.items()
+                    if flat.link.layer == layer and node in (flat.link.from_, flat.link.to)
+                ]
+                if not taps:
+                    continue
+                name = node
+                if layer == "atm" and any(
+                    f.link.layer == "ip" and node in (f.link.from_, f.link.to)
+                    for f in self.links.values()
+                ):
+                    name = f"{node}-atm"
+                if name not in targets:
+                    targets[name] = taps
+        return targets
 
     def vc_links(self, name: str) -> list[str]:
         """The link names of a VC's path."""

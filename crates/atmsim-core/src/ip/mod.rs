@@ -1,6 +1,7 @@
 //! The IP layer: packets (a TCP segment with its IP header), the TCP
-//! checksum and its incremental update, and router output ports with FIFO
-//! queues (tail drop or RED) feeding packet links.
+//! checksum and its incremental update, router output ports with FIFO
+//! queues (tail drop or RED) feeding packet links, and a packet's headers
+//! as on the wire, for captures ([`wire`]).
 //!
 //! Also the explicit-rate control of TCP at a router port (Explicit rate
 //! control of TCP, Satyavolu et al., 1998): the rates ([`rate_control`]) and
@@ -17,6 +18,7 @@ pub mod params;
 pub mod port;
 pub mod rate_control;
 pub mod red;
+pub mod wire;
 
 pub use packet::{Packet, SackBlock, SackRing};
 pub use params::{AckControlSpec, RateControlSpec, WindowRule};

@@ -146,9 +146,10 @@ impl Packet {
         TCPIP_HEADER_BYTES + self.option_bytes() + self.len
     }
 
-    /// The header words the checksum covers (ports stand for the flow).
+    /// The header words the model's checksum covers (the flow stands for
+    /// the addresses and ports).
     #[inline]
-    fn words(&self) -> [u16; 10] {
+    pub fn header_words(&self) -> [u16; 10] {
         let seq = self.seq as u32;
         let ack = self.ack as u32;
         let flags: u16 = if self.is_data { 0x0018 } else { 0x0010 };
@@ -168,13 +169,14 @@ impl Packet {
 
     /// The checksum recomputed from the header.
     pub fn compute_checksum(&self) -> u16 {
-        checksum::checksum(&self.words())
+        checksum::checksum(&self.header_words())
     }
 
     /// True when the checksum field matches the header.
     #[inline]
     pub fn checksum_ok(&self) -> bool {
-        let sum: u32 = self.words().iter().map(|&w| w as u32).sum::<u32>() + self.checksum as u32;
+        let sum: u32 =
+            self.header_words().iter().map(|&w| w as u32).sum::<u32>() + self.checksum as u32;
         let folded = (sum & 0xFFFF) + (sum >> 16);
         let folded = (folded & 0xFFFF) + (folded >> 16);
         folded == 0xFFFF

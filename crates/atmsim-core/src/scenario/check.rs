@@ -26,7 +26,42 @@ impl Scenario {
         for (i, f) in self.flows.iter().enumerate() {
             self.check_flow(i, f, &mut vc_used)?;
         }
-        self.check_probes()
+        self.check_probes()?;
+        self.check_captures()
+    }
+
+    /// The captures: each named once (its files), over IP links.
+    fn check_captures(&self) -> Result<(), String> {
+        let mut names = std::collections::HashSet::new();
+        for (i, c) in self.captures.iter().enumerate() {
+            let p = format!("captures[{i}]");
+            c.check_ranges(&p)?;
+            let plain = |ch: char| ch.is_ascii_alphanumeric() || ch == '-' || ch == '_';
+            if c.name.is_empty() || !c.name.chars().all(plain) {
+                return Err(format!(
+                    "{p}.name = {:?}: letters, digits, - and _ only (it names files)",
+                    c.name
+                ));
+            }
+            if !names.insert(c.name.as_str()) {
+                return Err(format!("{p}.name: {:?} names another capture", c.name));
+            }
+            let mut layer = None;
+            for (k, tap) in c.links.iter().enumerate() {
+                let Some(l) = self.links.get(tap.link as usize) else {
+                    return Err(format!("{p}.links[{k}].link: no link {}", tap.link));
+                };
+                // One file format per capture: IP datagrams, or AAL5 frames.
+                if *layer.get_or_insert(l.layer) != l.layer {
+                    return Err(format!(
+                        "{p}.links[{k}].link: link {} is not of the layer of the capture's \
+                         first link (a capture is of IP links or of ATM links)",
+                        tap.link
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Link `i`: its ends, its rates and delay, then its port by layer.

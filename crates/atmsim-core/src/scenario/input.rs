@@ -46,6 +46,9 @@ pub struct Scenario {
     /// Time-series probes.
     #[serde(default)]
     pub probes: ProbeSpec,
+    /// Packet captures (pcap files of chosen IP links).
+    #[param(default = Vec::new(), range = limits::ENTITIES)]
+    pub captures: Vec<CaptureSpec>,
     /// Take the fast paths (events skipped because their outcome is already
     /// known, see `sim::fast_paths`); false sends every cell and packet
     /// through the plain event path, with the same results.
@@ -283,6 +286,44 @@ pub struct FlowKeys {
     /// Jitter of the processing time, ps: uniform in [p - j, p + j], j <= p.
     #[param(default = 0, range = limits::DELAY_PS)]
     pub processing_jitter_ps: Time,
+}
+
+/// A packet capture: pcap files of the packets crossing some IP links
+/// (`<name>.pcap`) and of those their ports drop (`<name>.drops.pcap`).
+#[params]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureSpec {
+    /// Name: the files' names.
+    pub name: String,
+    /// The IP links captured, and when each packet is stamped.
+    #[param(range = limits::CAPTURE_LINKS)]
+    pub links: Vec<CaptureLink>,
+    /// The largest size of each of the two files, bytes: 100 MiB by
+    /// default (a capture stops there, and the summary says so).
+    #[param(default = 100 << 20, range = limits::CAPTURE_BYTES)]
+    pub max_bytes: u64,
+}
+
+/// A link of a capture.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureLink {
+    /// Index of the link (an IP link).
+    pub link: u32,
+    /// When a packet crossing it is stamped.
+    pub stamp: CaptureStamp,
+}
+
+/// When a captured packet is stamped.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CaptureStamp {
+    /// When its transmission onto the link starts (a tap at the sending
+    /// node).
+    Start,
+    /// When it reaches the far end (a tap at the receiving node).
+    Arrival,
 }
 
 /// Time-series probes.

@@ -52,3 +52,16 @@ pub const PROBE_PERIOD_PS: Ints = Ints {
     min: PS_PER_S / 1_000_000_000,
     max: MAX_TIME_PS,
 };
+
+/// Links of a capture.
+pub const CAPTURE_LINKS: Ints = Ints {
+    min: 1,
+    max: ENTITIES.max,
+};
+
+/// A capture file's size bound, bytes: room for its header and one
+/// record, at most 1 TiB.
+pub const CAPTURE_BYTES: Ints = Ints {
+    min: 24 + 16 + 40,
+    max: 1 << 40,
+};

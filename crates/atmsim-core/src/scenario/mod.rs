@@ -35,8 +35,8 @@ pub use crate::gfr::GfrParams;
 pub use crate::ip::{AckControlSpec, RateControlSpec, WindowRule};
 pub use crate::traffic::{Arrivals, Distribution, FrameSize, SourceModel};
 pub use input::{
-    FlowKeys, FlowSpec, Layer, LinkSpec, NodeKind, NodeSpec, ProbeSpec, Scenario, SourceSpec,
-    VcSpec,
+    CaptureLink, CaptureSpec, CaptureStamp, FlowKeys, FlowSpec, Layer, LinkSpec, NodeKind,
+    NodeSpec, ProbeSpec, Scenario, SourceSpec, VcSpec,
 };
 
 /// The JSON Schema of the core JSON (draft 2020-12), generated from the

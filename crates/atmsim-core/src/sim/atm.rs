@@ -15,6 +15,7 @@
 //! its cells to `LazyLinks`, which passes them to a `deliver` callback.
 
 use super::atm_control::AtmControl;
+use super::capture::AtmCaptures;
 use super::fast_paths::LazyLinks;
 use crate::abr::algorithm::{self, AlgorithmStats, PortState};
 use crate::abr::{is_brm, is_rm, SwitchAlgorithm};
@@ -40,6 +41,8 @@ struct AtmHop {
     /// [`AtmFabric::lanes`]; empty unless its cells go on into ports of
     /// several slots).
     lanes: Vec<u32>,
+    /// A packet capture watches the link.
+    captured: bool,
 }
 
 impl AtmHop {
@@ -103,6 +106,8 @@ pub(super) struct AtmFabric {
     control: AtmControl,
     /// The lazy links' horizon (a fast path, see `fast_paths`).
     lazy: LazyLinks,
+    /// The packet captures of its links.
+    captures: AtmCaptures,
     /// The links' lanes beyond their own queues (slotted contention only).
     lanes: Vec<Lane>,
 }
@@ -200,6 +205,7 @@ impl AtmFabric {
                     port,
                     algorithm: l.algorithm.as_ref().map(|a| algorithm::build(a, n_vcs)),
                     lanes: Vec::new(),
+                    captured: false,
                 }
             })
             .collect::<Vec<_>>();
@@ -266,6 +272,7 @@ impl AtmFabric {
             mcr_cps,
             control: AtmControl::default(),
             lazy: LazyLinks::default(),
+            captures: AtmCaptures::default(),
             lanes,
         }
     }
@@ -279,6 +286,22 @@ impl AtmFabric {
 
     /// Gives the fabric its explicit-rate control (built once the agenda,
     /// where it schedules its intervals, exists).
+    pub(super) fn set_captures(&mut self, captures: AtmCaptures) {
+        for (l, hop) in self.hops.iter_mut().enumerate() {
+            hop.captured = captures.watches(l);
+        }
+        self.captures = captures;
+    }
+
+    /// The ATM captures' files and what each wrote, `segment` giving the
+    /// TCP segment a VC's frame carried.
+    pub(super) fn take_captures(
+        &mut self,
+        segment: impl Fn(u32, u32) -> Option<crate::ip::Packet>,
+    ) -> (Vec<(String, Vec<u8>)>, Vec<crate::stats::CaptureSummary>) {
+        self.captures.finish(segment)
+    }
+
     pub(super) fn set_control(&mut self, control: AtmControl) {
         self.control = control;
     }
@@ -364,7 +387,8 @@ impl AtmFabric {
                 }
             }
         }
-        match &mut hop.port {
+        let captured = hop.captured;
+        let accepted = match &mut hop.port {
             AtmPort::Fifo(port) => match port.arrive(now, &cell) {
                 Some(depart) => {
                     self.link_push(l, depart, cell, now, agenda, deliver);
@@ -382,7 +406,11 @@ impl AtmFabric {
                     PriorityArrival::Dropped => false,
                 }
             }
+        };
+        if captured && !accepted {
+            self.captures.dropped(l.index(), &cell, now);
         }
+        accepted
     }
 
     /// The link into which VC `vc`'s cells may go straight from their source
@@ -450,6 +478,11 @@ impl AtmFabric {
     ) {
         let n_links = self.hops.len();
         let hop = &mut self.hops[l.index()];
+        if hop.captured {
+            let start = tx_end - hop.port.cell_time_ps();
+            let far = tx_end + hop.link.delay_ps;
+            self.captures.crossed(l.index(), &cell, start, far);
+        }
         if hop.link.lazy {
             self.lazy.push(&mut hop.link, tx_end, cell, now, deliver);
             return;

@@ -51,6 +51,7 @@ pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
         &sc.probes.vc_queue,
         slotted,
     );
+    let atm_captures = super::capture::AtmCaptures::new(sc, &local, atm.len());
     let ip_links: Vec<usize> = (0..sc.links.len())
         .filter(|&i| sc.links[i].layer == Layer::Ip)
         .collect();
@@ -93,6 +94,10 @@ pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
         &mut agenda,
     );
     ends.set_direct(|vc| atm.direct_link(vc));
+    if atm_captures.any() {
+        ends.log_frames(|v| atm_captures.logs_vc(v));
+    }
+    atm.set_captures(atm_captures);
     let tcp = tcp::TcpHosts::new(sc, &plan.eager_rx, &plan.eager_tx, &mut agenda);
     let probes = probes::Probes::new(sc, &links, &atm);
     let next_tick = if sc.probes.any() {
@@ -119,5 +124,7 @@ pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
         ends,
         tcp,
         probes,
+        capture_files: Vec::new(),
+        capture_order: sc.captures.iter().map(|c| c.name.clone()).collect(),
     })
 }

@@ -16,6 +16,7 @@
 //! packet where it is at the end of the run from the recorded times
 //! (`fast_paths/told_early.rs`).
 
+use super::capture::Captures;
 use super::fast_paths::told_early::{self, ToldEarly, Upstream};
 use super::fast_paths::{IpFastPaths, Onward};
 use super::ip_control::{AckFate, IpControl};
@@ -37,6 +38,8 @@ struct IpHop {
     /// at the far end, packet). Their arrival at this port is in the port's
     /// records while it matters (the ledger).
     in_flight: VecDeque<(Time, Packet)>,
+    /// A capture watches the link.
+    captured: bool,
 }
 
 /// The `route` entry after a path's last link.
@@ -80,6 +83,8 @@ pub(super) struct IpFabric {
     control: IpControl,
     /// Drops decided ahead of time by ports told of arrivals early.
     told: ToldEarly,
+    /// The packet captures of its links.
+    captures: Captures,
     /// Packets handed to the first port of their path.
     generated: u64,
     /// Packets that reached their end host.
@@ -128,6 +133,10 @@ impl IpFabric {
                         port
                     },
                     in_flight: VecDeque::new(),
+                    captured: sc
+                        .captures
+                        .iter()
+                        .any(|c| c.links.iter().any(|t| t.link as usize == i)),
                 }
             })
             .collect();
@@ -145,6 +154,7 @@ impl IpFabric {
             route_base.push(bases);
         }
         let control = IpControl::new(sc, local, hops.len(), agenda);
+        let n_hops = hops.len();
         IpFabric {
             hops,
             route,
@@ -152,6 +162,7 @@ impl IpFabric {
             fast,
             control,
             told: ToldEarly::default(),
+            captures: Captures::new(sc, local, n_hops),
             generated: 0,
             delivered: 0,
             bytes_dropped: 0,
@@ -218,6 +229,7 @@ impl IpFabric {
             fast,
             control,
             delivered,
+            captures,
             ..
         } = self;
         let has_control = control.any();
@@ -228,10 +240,14 @@ impl IpFabric {
             }
             let h = &mut hops[l.index()];
             let Some(end) = h.port.arrive(at, now, &packet) else {
-                self.drop(&packet, at, now);
+                self.drop(l, &packet, at, now);
                 return None;
             };
             let far = end + h.delay_ps;
+            if h.captured {
+                let start = end - h.port.tx_time(packet.ip_bytes());
+                captures.crossed(l, &packet, start, far);
+            }
             let next = route[base + packet.hop as usize + 1];
             let was_empty = h.in_flight.is_empty();
             match fast.onward(next, was_empty, far, until) {
@@ -350,7 +366,10 @@ impl IpFabric {
 
     /// The port of the link `packet` is on dropped it; it arrived at `at`.
     #[cold]
-    fn drop(&mut self, packet: &Packet, at: Time, now: Time) {
+    fn drop(&mut self, l: IpLinkIx, packet: &Packet, at: Time, now: Time) {
+        if self.captures.watches(l) {
+            self.captures.dropped(l, packet, at);
+        }
         let data_bytes = if packet.is_data { packet.len as u64 } else { 0 };
         self.bytes_dropped += data_bytes;
         if at > now {
@@ -375,6 +394,13 @@ impl IpFabric {
     /// TCP payload bytes dropped at routers and those in the IP path.
     /// Packets learned of ahead of time are placed where they are at `now`,
     /// from their recorded times.
+    /// The captures' files and what each wrote (once, at the run's end).
+    pub(super) fn take_captures(
+        &mut self,
+    ) -> (Vec<(String, Vec<u8>)>, Vec<crate::stats::CaptureSummary>) {
+        self.captures.finish()
+    }
+
     /// What the explicit-rate control did to flow `f` (None: not controlled).
     pub(super) fn flow_rate_summary(&self, f: FlowId) -> Option<crate::stats::FlowRateSummary> {
         self.control.flow_summary(f)

@@ -29,6 +29,7 @@
 mod atm;
 mod atm_control;
 mod build;
+mod capture;
 mod ends;
 mod fast_paths;
 mod handlers;
@@ -87,6 +88,10 @@ pub struct Simulation {
     ends: ends::Endpoints,
     tcp: tcp::TcpHosts,
     probes: probes::Probes,
+    /// The packet captures' files, once the run is finished.
+    capture_files: Vec<(String, Vec<u8>)>,
+    /// The captures' names, in the scenario's order.
+    capture_order: Vec<String>,
 }
 
 impl Simulation {

@@ -53,6 +53,22 @@ impl Simulation {
                 self.tcp.bad_checksums()
             ));
         }
+        // The captures in the scenario's order: the IP fabric's and the ATM
+        // fabric's, each a capture of one layer's links.
+        let (mut files, mut captures) = self.ip.take_captures();
+        let ends = &self.ends;
+        let (atm_files, atm_captures) = self
+            .atm
+            .take_captures(|vc, frame| ends.captured_segment(vc, frame));
+        files.extend(atm_files);
+        captures.extend(atm_captures);
+        let order = |name: &str| self.capture_order.iter().position(|n| n == name);
+        captures.sort_by_key(|c| order(&c.name));
+        files.sort_by_key(|(f, _)| {
+            let stem = f.trim_end_matches(".pcap").trim_end_matches(".drops");
+            (order(stem), f.ends_with(".drops.pcap"))
+        });
+        self.capture_files = files;
         let summary = Summary {
             sim_time_s: t_s,
             events: self.events,
@@ -62,7 +78,14 @@ impl Simulation {
             vcs,
             flows,
             conservation: ledger.close(),
+            captures,
         };
         (summary, self.probes.take_series())
+    }
+
+    /// The packet captures' files, `(file name, bytes)`, once [`Self::finish`]
+    /// has run (empty before, and after they were taken).
+    pub fn take_capture_files(&mut self) -> Vec<(String, Vec<u8>)> {
+        std::mem::take(&mut self.capture_files)
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod ledger;
 pub mod parquet;
+pub mod pcap;
 pub mod series;
 
 pub use ledger::{ByteLedger, Ledger, PacketLedger};
@@ -199,4 +200,22 @@ pub struct Summary {
     pub flows: Vec<FlowSummary>,
     /// The cell conservation ledger.
     pub conservation: Ledger,
+    /// What each packet capture wrote (absent without captures).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub captures: Vec<CaptureSummary>,
+}
+
+/// What a packet capture wrote.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaptureSummary {
+    /// The capture's name (its files: `<name>.pcap`, `<name>.drops.pcap`).
+    pub name: String,
+    /// Packets written to `<name>.pcap`.
+    pub packets: u64,
+    /// Drops written to `<name>.drops.pcap`.
+    pub drops: u64,
+    /// The size bound of each file, bytes.
+    pub max_bytes: u64,
+    /// A file reached its bound: the capture ends before the run does.
+    pub full: bool,
 }

@@ -7,9 +7,13 @@ from typing import Optional
 
 from pydantic import model_validator
 
+from ...errors import show_value
+from ...units import parse_size_bytes
 from ..common import _fail
+from ..core_schema import core_default, core_range, size_text
 from ..quantities import (
     NameList,
+    Size,
 )
 from .base import ProbePeriod, Table
 
@@ -27,6 +31,14 @@ class Probes(Table):
     ``abr_vcs`` ABR VC names (ACR, last ER received), ``abr_ports`` links with a
     switch algorithm (load factor, fair share, ER written, ABR queue); each may be
     "all".
+
+    ``capture`` lists links and nodes whose packets are written as pcap files
+    (``capture/<name>.pcap`` and, for the packets their ports drop,
+    ``capture/<name>.drops.pcap`` in the run directory): a link's packets stamped as
+    their transmission onto it starts, a node's from all its links (leaving it: as
+    they start; reaching it: as they arrive), each file at most ``capture_limit``. On
+    ATM links the TCP flows' AAL5 frames are written, with LLC/SNAP (docs/scenarios.md,
+    "Packet captures").
     """
 
     period: Optional[ProbePeriod] = None
@@ -39,6 +51,12 @@ class Probes(Table):
     flows: NameList = []
     abr_vcs: NameList = []
     abr_ports: NameList = []
+    capture: NameList = []
+    """Links and nodes whose packets are captured (pcap files; docs/scenarios.md,
+    "Packet captures"); a node with IP and ATM links is "<node>" and "<node>-atm"."""
+    capture_limit: Size = size_text(core_default("CaptureSpec.max_bytes"))
+    """The largest size of each capture file ("100 MB" by default); a capture that
+    reaches it stops there, and the run's summary says so."""
 
     @model_validator(mode="after")
     def _period(self) -> "Probes":
@@ -53,4 +71,11 @@ class Probes(Table):
         if any(lists) or self.abr_vcs or self.abr_ports:
             if self.period is None:
                 raise _fail("period", "required when a probe list is set")
+        lo, hi, _ = core_range("CaptureSpec.max_bytes")
+        if not lo <= parse_size_bytes(self.capture_limit) <= hi:
+            raise _fail(
+                "capture_limit",
+                f"must be from {lo} bytes (a file header and one packet) to 1 TB, "
+                f"got {show_value(self.capture_limit)}",
+            )
         return self

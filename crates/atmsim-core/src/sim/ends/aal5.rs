@@ -61,6 +61,15 @@ impl Endpoints {
     ) -> u32 {
         let v = &mut self.vcs[vc.index()];
         let frame = v.posted.open(cells);
+        if let (false, Some(p)) = (self.capture_log.is_empty(), packet) {
+            if let Some((first, log)) = &mut self.capture_log[vc.index()] {
+                if log.is_empty() {
+                    *first = frame;
+                }
+                log.push(p);
+            }
+        }
+        let v = &mut self.vcs[vc.index()];
         if let (Some(store), Some(packet)) = (&mut v.store, packet) {
             store.push(
                 frame,

@@ -30,6 +30,7 @@ use crate::abr::{DestinationEndSystem, SourceEndSystem};
 use crate::atm::{Cell, ServiceClass};
 use crate::engine::{Event, EventQueue, RngStream, SourceKeys, Time, TimingWheel};
 use crate::ids::VcId;
+use crate::ip::Packet;
 use crate::scenario::{Scenario, SourceModel};
 use crate::stats::{AbrSummary, Ledger, VcSummary};
 use crate::traffic::{self, TrafficSource};
@@ -113,6 +114,10 @@ pub(super) struct Endpoints {
     /// the keys their SourceEmit events would have; the agenda then holds
     /// one [`Event::Sources`] at the earliest of them.
     wheel: Option<TimingWheel<SourceKeys>>,
+    /// For the packet captures of ATM links: per VC whose frames may be
+    /// captured, the segments of its frames in the order sent (the id of the
+    /// first, and the segments); empty without such captures.
+    capture_log: Vec<Option<(u32, Vec<Packet>)>>,
 }
 
 impl Endpoints {
@@ -209,6 +214,7 @@ impl Endpoints {
             bytes_dropped_in_network: 0,
             bytes_dropped_aal5: 0,
             cells_dropped: vec![0; sc.vcs.len()],
+            capture_log: Vec::new(),
             wheel: wheel.map(|mut w| {
                 if let Some((t, s)) = w.peek() {
                     agenda.push_keyed(w.key(t, s), Event::Sources);
@@ -216,6 +222,21 @@ impl Endpoints {
                 w
             }),
         }
+    }
+
+    /// Keeps the segments of the frames of each VC `logged` tells (for the
+    /// packet captures of ATM links, `Self::captured_segment`).
+    pub(super) fn log_frames(&mut self, logged: impl Fn(usize) -> bool) {
+        self.capture_log = (0..self.vcs.len())
+            .map(|v| logged(v).then(|| (0, Vec::new())))
+            .collect();
+    }
+
+    /// The segment frame `frame` of VC `vc` carried, if its VC's frames
+    /// were logged.
+    pub(super) fn captured_segment(&self, vc: u32, frame: u32) -> Option<Packet> {
+        let (first, log) = self.capture_log.get(vc as usize)?.as_ref()?;
+        log.get(frame.wrapping_sub(*first) as usize).copied()
     }
 
     /// Cells delivered to VC `vc`'s end so far.
