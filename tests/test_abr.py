@@ -129,9 +129,10 @@ def test_tm40_defaults(tmp_path: Path) -> None:
     )
     scenario = load_text(tmp_path, text)
     abr = scenario.vcs["v1"].abr
+    # TM 4.0's defaults, as the core declares them (AbrParams in the core schema).
     assert (abr.pcr, abr.mcr, abr.icr, abr.rif, abr.rdf, abr.cdf) == (
         "auto",
-        "0 Mbps",
+        "0 cells/s",
         "auto",
         "1/16",
         "1/16",

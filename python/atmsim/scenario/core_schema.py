@@ -111,3 +111,11 @@ def size_text(n: int) -> str:
         if n and n % scale == 0:
             return f"{n // scale} {unit}"
     return str(n)
+
+
+def factor_text(x: float) -> object:
+    """A factor as a scenario writes it: ``"1/16"`` for 1/n (TM 4.0 writes its factors
+    so), else the number."""
+    if 0 < x < 1 and (1 / x).is_integer():
+        return f"1/{int(1 / x)}"
+    return x

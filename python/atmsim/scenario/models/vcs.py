@@ -14,7 +14,7 @@ from ...units import (
     parse_time_ps,
 )
 from ..common import _fail
-from ..core_schema import core_default, core_time_default
+from ..core_schema import core_default, core_time_default, factor_text
 from ..limits import (
     MIN_SOURCE_CPS,
     NodePath,
@@ -32,7 +32,7 @@ from .base import AdtfTime, Crm, Mrm, Nrm, Table, TrmTime
 
 TBE_MAX = 2**24 - 1
 """The largest TBE (a 24-bit field), and TM 4.0's default."""
-ABR_FACTOR_DEFAULT = core_default("AbrParams.rif")
+ABR_FACTOR_DEFAULT = factor_text(core_default("AbrParams.rif"))
 """TM 4.0's default RIF, RDF and CDF, 1/16 (the core's, ATM Forum Traffic Management
 Specification 4.0)."""
 
