@@ -7,6 +7,7 @@ import importlib.metadata
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -49,6 +50,44 @@ def test_options_are_never_abbreviated(tiny_path, capsys):
     # argparse would take --no-prog for --no-progress: a typo must not run.
     assert cli_main("run", str(tiny_path), "--no-prog") == 2
     assert capsys.readouterr().err.startswith("error: unrecognized arguments: --no-prog")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["validate", "a.toml", "--set", "run.seed=2"],
+        ["--debug", "run", "a.toml", "--no-fast-paths", "--seed", "3"],
+        ["sweep", "spec.toml", "--dask", "local", "--jobs", "2"],
+        ["bench", "--runs", "3", "--no-dumbbell", "--scale", "none"],
+        ["validate-model", "--only", "md1", "lindley"],
+        ["examples"],
+        ["reproduce", "seed000", "--list"],
+    ],
+)
+def test_the_parser_of_the_named_command_parses_as_the_whole_one(argv):
+    """``main`` builds the parser of the command the line names (cheaper than every
+    command's): it reads the line as the whole parser does."""
+    from atmsim.cli import COMMAND_NAMES, build_parser, command_named
+
+    named = command_named(argv)
+    assert named in COMMAND_NAMES
+    assert vars(build_parser(named).parse_args(argv)) == vars(build_parser().parse_args(argv))
+
+
+def test_every_command_has_a_name_and_a_parser_of_its_own():
+    from atmsim.cli import COMMAND_NAMES, UsageError, build_parser, command_named
+
+    listed = re.findall(r"^    (\S+)", build_parser().format_help(), re.MULTILINE)
+    assert listed == list(COMMAND_NAMES)
+    for name in COMMAND_NAMES:
+        parser = build_parser(name)
+        assert re.findall(r"^    (\S+)", parser.format_help(), re.MULTILINE) == [name]
+        for other in set(COMMAND_NAMES) - {name}:
+            with pytest.raises(UsageError, match="invalid choice"):
+                parser.parse_args([other])
+        assert command_named(["--debug", name, "--help"]) == name
+    for argv in ([], ["--help"], ["--version", "run"], ["frobnicate"], ["-h", "run"]):
+        assert command_named(argv) is None  # the whole parser answers or lists them
 
 
 @pytest.fixture

@@ -59,7 +59,7 @@ DEFERRED_IMPORTS = {
 """The modules that may import atmsim modules inside functions, and why. Their deferred
 imports still count in the import graph (``test_no_import_circle``)."""
 
-HEAVY = {"argparse", "matplotlib", "numpy", "pandas", "pyarrow", "rich"}
+HEAVY = {"argparse", "matplotlib", "numpy", "pandas", "pyarrow", "rich", "tomli_w"}
 """Libraries every module takes from atmsim._lazy (loaded on first use)."""
 
 PYDANTIC = {"pydantic", "pydantic_core"}

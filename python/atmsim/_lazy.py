@@ -8,9 +8,9 @@ module takes them from here, at its top:
 
 Each name is a stand-in module (``LazyModule``) that imports the real one the first
 time one of its attributes is read, so importing an atmsim module costs only its own
-code: ``atmsim validate`` loads neither pandas nor matplotlib, ``atmsim run`` no
-matplotlib, whatever the modules they load import. Type checkers see the real
-modules (``TYPE_CHECKING``).
+code: ``atmsim validate`` loads neither pandas nor matplotlib (nor tomli_w, which only
+writes a resolved scenario), ``atmsim run`` no matplotlib, whatever the modules they
+load import. Type checkers see the real modules (``TYPE_CHECKING``).
 
 pydantic is not here: the scenario models are pydantic classes, so defining them
 imports pydantic anyway, and the modules that build them (``atmsim.scenario``) and
@@ -24,7 +24,7 @@ import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["argparse", "matplotlib", "numpy", "pandas", "pyplot", "rich"]
+__all__ = ["argparse", "matplotlib", "numpy", "pandas", "pyplot", "rich", "tomli_w"]
 
 
 class LazyModule(ModuleType):
@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     import rich.console
     import rich.progress
     import rich.table
+    import tomli_w
     from matplotlib import pyplot
 else:
     argparse = LazyModule("argparse")
@@ -77,3 +78,4 @@ else:
     pandas = LazyModule("pandas")
     pyplot = LazyModule("matplotlib.pyplot")
     rich = LazyModule("rich")
+    tomli_w = LazyModule("tomli_w")

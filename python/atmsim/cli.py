@@ -494,13 +494,30 @@ SCENARIO_HELP = "Scenario file (TOML), or the name of a shipped example (atmsim 
 RUN_DIR_HELP = "A run directory."
 
 
+COMMAND_NAMES = (
+    "run",
+    "fairness",
+    "validate",
+    "plot",
+    "reproduce",
+    "report",
+    "bench",
+    "validate-model",
+    "examples",
+    "sweep",
+)
+"""The commands, in the order ``atmsim --help`` lists them (``build_parser``)."""
+
+
 def _paragraph(command: Callable) -> str:
     """A command's docstring in one paragraph (argparse wraps it to the terminal)."""
     return " ".join((command.__doc__ or "").split())
 
 
-def build_parser() -> _Parser:
-    """The ``atmsim`` command line: global options, then a command and its own."""
+def build_parser(only: Optional[str] = None) -> _Parser:
+    """The ``atmsim`` command line: global options, then a command and its own; with
+    ``only``, the parser of that command alone (``command_named``), which parses a
+    command line naming it as the whole parser would."""
     parser = _Parser(prog="atmsim", description=DESCRIPTION, allow_abbrev=False)
     parser.add_argument(
         "--debug",
@@ -512,6 +529,9 @@ def build_parser() -> _Parser:
         dest="command", metavar="COMMAND", parser_class=_Parser, required=True
     )
 
+    def wanted(name: str) -> bool:
+        return only is None or name == only
+
     def command(name: str, function: Callable, summary: str) -> _Parser:
         sub = commands.add_parser(
             name, help=summary, description=_paragraph(function), allow_abbrev=False
@@ -519,215 +539,254 @@ def build_parser() -> _Parser:
         sub.set_defaults(handler=function)
         return sub
 
-    run = command("run", run_command, "Run a scenario and write its results to a run directory.")
-    run.add_argument("scenario", type=Path, metavar="SCENARIO", help=SCENARIO_HELP)
-    run.add_argument(
-        "--out",
-        type=Path,
-        metavar="DIR",
-        help="Run directory: a new or empty directory, or an earlier run's (marked .atmsim) "
-        "(default: runs/<scenario>-<YYYYmmdd-HHMMSS>).",
-    )
-    run.add_argument("--seed", type=int, metavar="N", help="Replace run.seed.")
-    run.add_argument("--set", dest="sets", action="append", metavar="KEY=VALUE", help=SET_HELP)
-    run.add_argument("--no-progress", action="store_true", help="Never show a progress bar.")
-    run.add_argument(
-        "--capture",
-        action="append",
-        metavar="NAME",
-        help="Capture the packets of an IP link or node as pcap files (capture/NAME.pcap, "
-        "and capture/NAME.drops.pcap for its drops) for Wireshark or tshark; repeatable. "
-        "Replaces probes.capture.",
-    )
-    run.add_argument(
-        "--capture-limit",
-        metavar="SIZE",
-        help='The largest size of each capture file (default "100 MB"); replaces '
-        "probes.capture_limit.",
-    )
-    run.add_argument(
-        "--fast-paths",
-        action=argparse.BooleanOptionalAction,
-        help="Replace run.fast_paths: --no-fast-paths sends every cell and packet "
-        "through the plain event path (same results, more events).",
-    )
+    if wanted("run"):
+        run = command(
+            "run", run_command, "Run a scenario and write its results to a run directory."
+        )
+        run.add_argument("scenario", type=Path, metavar="SCENARIO", help=SCENARIO_HELP)
+        run.add_argument(
+            "--out",
+            type=Path,
+            metavar="DIR",
+            help="Run directory: a new or empty directory, or an earlier run's (marked .atmsim) "
+            "(default: runs/<scenario>-<YYYYmmdd-HHMMSS>).",
+        )
+        run.add_argument("--seed", type=int, metavar="N", help="Replace run.seed.")
+        run.add_argument("--set", dest="sets", action="append", metavar="KEY=VALUE", help=SET_HELP)
+        run.add_argument("--no-progress", action="store_true", help="Never show a progress bar.")
+        run.add_argument(
+            "--capture",
+            action="append",
+            metavar="NAME",
+            help="Capture the packets of a link or node as pcap files (capture/NAME.pcap, "
+            "and capture/NAME.drops.pcap for its drops) for Wireshark or tshark; "
+            "repeatable. Replaces probes.capture.",
+        )
+        run.add_argument(
+            "--capture-limit",
+            metavar="SIZE",
+            help='The largest size of each capture file (default "100 MB"); replaces '
+            "probes.capture_limit.",
+        )
+        run.add_argument(
+            "--fast-paths",
+            action=argparse.BooleanOptionalAction,
+            help="Replace run.fast_paths: --no-fast-paths sends every cell and packet "
+            "through the plain event path (same results, more events).",
+        )
 
-    fair = command(
-        "fairness",
-        fairness_command,
-        "Achieved against max-min fair rates, and the Jain index, of a run.",
-    )
-    fair.add_argument("run_dir", type=Path, metavar="RUN_DIR", help=RUN_DIR_HELP)
-    fair.add_argument(
-        "--gfr-rule",
-        default="proportional",
-        help='GFR VCs share in proportion to their MCRs ("proportional", the default) or '
-        'get their MCR plus an equal share ("equal").',
-    )
+    if wanted("fairness"):
+        fair = command(
+            "fairness",
+            fairness_command,
+            "Achieved against max-min fair rates, and the Jain index, of a run.",
+        )
+        fair.add_argument("run_dir", type=Path, metavar="RUN_DIR", help=RUN_DIR_HELP)
+        fair.add_argument(
+            "--gfr-rule",
+            default="proportional",
+            help='GFR VCs share in proportion to their MCRs ("proportional", the default) or '
+            'get their MCR plus an equal share ("equal").',
+        )
 
-    validate = command("validate", validate_command, "Check a scenario without running it.")
-    validate.add_argument("scenario", type=Path, metavar="SCENARIO", help=SCENARIO_HELP)
-    validate.add_argument("--set", dest="sets", action="append", metavar="KEY=VALUE", help=SET_HELP)
+    if wanted("validate"):
+        validate = command("validate", validate_command, "Check a scenario without running it.")
+        validate.add_argument("scenario", type=Path, metavar="SCENARIO", help=SCENARIO_HELP)
+        validate.add_argument(
+            "--set", dest="sets", action="append", metavar="KEY=VALUE", help=SET_HELP
+        )
 
-    plot = command("plot", plot_command, "Plot a run's time series.")
-    plot.add_argument("run_dir", type=Path, metavar="RUN_DIR", help=RUN_DIR_HELP)
+    if wanted("plot"):
+        plot = command("plot", plot_command, "Plot a run's time series.")
+        plot.add_argument("run_dir", type=Path, metavar="RUN_DIR", help=RUN_DIR_HELP)
 
-    reproduce = command(
-        "reproduce", reproduce_command, "Run the seeds' published experiments and compare."
-    )
-    reproduce.add_argument(
-        "ids",
-        nargs="*",
-        metavar="ID",
-        help="Experiment ids (seed000-sec8, ...) or seeds (seed000, seed002, seed003); "
-        "none: list them.",
-    )
-    reproduce.add_argument(
-        "--out",
-        type=Path,
-        default=Path("runs/reproduce"),
-        help="Output directory, one folder per experiment: a new or empty directory, "
-        "or an earlier reproduce --out (default: runs/reproduce).",
-    )
-    reproduce.add_argument(
-        "--list", dest="list_only", action="store_true", help="List the experiments and exit."
-    )
-    reproduce.add_argument(
-        "--jobs", type=_at_least_1, help="Experiments run at once (default: the cores)."
-    )
-    reproduce.add_argument(
-        "--report",
-        action="store_true",
-        help="At the end, write OUT/report.html (atmsim report).",
-    )
-    reproduce.add_argument(
-        "--coverage",
-        action="store_true",
-        help="Count, per document, the published results of the inventory, those a row "
-        "judges (with their verdicts in OUT, an earlier reproduce --out) and those none "
-        "does; runs nothing.",
-    )
+    if wanted("reproduce"):
+        reproduce = command(
+            "reproduce", reproduce_command, "Run the seeds' published experiments and compare."
+        )
+        reproduce.add_argument(
+            "ids",
+            nargs="*",
+            metavar="ID",
+            help="Experiment ids (seed000-sec8, ...) or seeds (seed000, seed002, seed003); "
+            "none: list them.",
+        )
+        reproduce.add_argument(
+            "--out",
+            type=Path,
+            default=Path("runs/reproduce"),
+            help="Output directory, one folder per experiment: a new or empty directory, "
+            "or an earlier reproduce --out (default: runs/reproduce).",
+        )
+        reproduce.add_argument(
+            "--list", dest="list_only", action="store_true", help="List the experiments and exit."
+        )
+        reproduce.add_argument(
+            "--jobs", type=_at_least_1, help="Experiments run at once (default: the cores)."
+        )
+        reproduce.add_argument(
+            "--report",
+            action="store_true",
+            help="At the end, write OUT/report.html (atmsim report).",
+        )
+        reproduce.add_argument(
+            "--coverage",
+            action="store_true",
+            help="Count, per document, the published results of the inventory, those a row "
+            "judges (with their verdicts in OUT, an earlier reproduce --out) and those none "
+            "does; runs nothing.",
+        )
 
-    report = command(
-        "report", report_command, "Write an HTML report of a reproduce output, a sweep or a run."
-    )
-    report.add_argument(
-        "directory",
-        type=Path,
-        metavar="DIR",
-        help="A reproduce --out, a sweep --out, or a run directory.",
-    )
-    report.add_argument(
-        "--out", type=Path, help="The HTML file to write (default: DIR/report.html)."
-    )
+    if wanted("report"):
+        report = command(
+            "report",
+            report_command,
+            "Write an HTML report of a reproduce output, a sweep or a run.",
+        )
+        report.add_argument(
+            "directory",
+            type=Path,
+            metavar="DIR",
+            help="A reproduce --out, a sweep --out, or a run directory.",
+        )
+        report.add_argument(
+            "--out", type=Path, help="The HTML file to write (default: DIR/report.html)."
+        )
 
-    bench = command("bench", bench_command, "Benchmarks: speed, start-up, scale, memory, ns-2.")
-    bench.add_argument(
-        "--runs",
-        "--repeat",
-        type=_at_least_1,
-        default=5,
-        help="Runs of each benchmark; every figure is their median with min and max (default: 5).",
-    )
-    bench.add_argument(
-        "--dumbbell",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="The IP dumbbell, alternating with ns-2 when ns-2 is installed (default: on).",
-    )
-    bench.add_argument(
-        "--process",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="Whole atmsim processes: validate, a 1 ms run, mux_onoff (and the dumbbell) "
-        "(default: on).",
-    )
-    bench.add_argument(
-        "--scale",
-        default="10,100,1000,10000,100000",
-        metavar="N,N,...",
-        help="Numbers of on/off VCs on one OC-48 port for the scale series; 'none' leaves "
-        "it out (default: 10,100,1000,10000,100000).",
-    )
-    bench.add_argument(
-        "--memory",
-        action="store_true",
-        help="Also measure the core's memory per VC and per cell in flight, and that it "
-        "stays flat over a 3000 s run (about a minute).",
-    )
-    bench.add_argument(
-        "--json",
-        dest="json_out",
-        type=Path,
-        help="Also write every figure and the machine to this file.",
-    )
+    if wanted("bench"):
+        bench = command("bench", bench_command, "Benchmarks: speed, start-up, scale, memory, ns-2.")
+        bench.add_argument(
+            "--runs",
+            "--repeat",
+            type=_at_least_1,
+            default=5,
+            help="Runs of each benchmark; every figure is their median with min and max "
+            "(default: 5).",
+        )
+        bench.add_argument(
+            "--dumbbell",
+            action=argparse.BooleanOptionalAction,
+            default=True,
+            help="The IP dumbbell, alternating with ns-2 when ns-2 is installed (default: on).",
+        )
+        bench.add_argument(
+            "--process",
+            action=argparse.BooleanOptionalAction,
+            default=True,
+            help="Whole atmsim processes: validate, a 1 ms run, mux_onoff (and the dumbbell) "
+            "(default: on).",
+        )
+        bench.add_argument(
+            "--scale",
+            default="10,100,1000,10000,100000",
+            metavar="N,N,...",
+            help="Numbers of on/off VCs on one OC-48 port for the scale series; 'none' leaves "
+            "it out (default: 10,100,1000,10000,100000).",
+        )
+        bench.add_argument(
+            "--memory",
+            action="store_true",
+            help="Also measure the core's memory per VC and per cell in flight, and that it "
+            "stays flat over a 3000 s run (about a minute).",
+        )
+        bench.add_argument(
+            "--json",
+            dest="json_out",
+            type=Path,
+            help="Also write every figure and the machine to this file.",
+        )
 
-    model = command(
-        "validate-model",
-        validate_model_command,
-        "Check the model against theory (queueing, fairness, TCP, RFC 1624) over grids.",
-    )
-    model.add_argument(
-        "--full", action="store_true", help="The full grids (minutes) instead of the fast ones."
-    )
-    model.add_argument("--jobs", type=_at_least_1, help="Simulations at once (default: the cores).")
-    model.add_argument(
-        "--out",
-        type=Path,
-        metavar="DIR",
-        help="Also write DIR/truths.csv (every checked point) and DIR/truths.json.",
-    )
-    model.add_argument(
-        "--only",
-        nargs="+",
-        metavar="NAME",
-        help="Only these truths (by name, as the table shows them).",
-    )
+    if wanted("validate-model"):
+        model = command(
+            "validate-model",
+            validate_model_command,
+            "Check the model against theory (queueing, fairness, TCP, RFC 1624) over grids.",
+        )
+        model.add_argument(
+            "--full", action="store_true", help="The full grids (minutes) instead of the fast ones."
+        )
+        model.add_argument(
+            "--jobs", type=_at_least_1, help="Simulations at once (default: the cores)."
+        )
+        model.add_argument(
+            "--out",
+            type=Path,
+            metavar="DIR",
+            help="Also write DIR/truths.csv (every checked point) and DIR/truths.json.",
+        )
+        model.add_argument(
+            "--only",
+            nargs="+",
+            metavar="NAME",
+            help="Only these truths (by name, as the table shows them).",
+        )
 
-    examples = command("examples", examples_command, "List the shipped examples, or copy one out.")
-    examples.add_argument(
-        "name",
-        nargs="?",
-        metavar="NAME",
-        help="A shipped example or sweep to copy out (with --to); none: list them.",
-    )
-    examples.add_argument(
-        "--to",
-        type=Path,
-        help="Directory to copy NAME into (created), or a file name ending in .toml "
-        "(default: the current directory).",
-    )
+    if wanted("examples"):
+        examples = command(
+            "examples", examples_command, "List the shipped examples, or copy one out."
+        )
+        examples.add_argument(
+            "name",
+            nargs="?",
+            metavar="NAME",
+            help="A shipped example or sweep to copy out (with --to); none: list them.",
+        )
+        examples.add_argument(
+            "--to",
+            type=Path,
+            help="Directory to copy NAME into (created), or a file name ending in .toml "
+            "(default: the current directory).",
+        )
 
-    sweep = command("sweep", sweep_command, "Run a parameter study over a grid of keys and seeds.")
-    sweep.add_argument(
-        "spec",
-        type=Path,
-        metavar="SPEC",
-        help="Sweep specification (TOML, docs/sweeps.md), or a shipped sweep's name.",
-    )
-    sweep.add_argument(
-        "--out",
-        type=Path,
-        help="Output directory: new, empty, or an earlier sweep's (which resumes it). "
-        "Default: runs/sweep-<name>.",
-    )
-    sweep.add_argument("--jobs", type=_at_least_1, help="Runs at once (default: the cores).")
-    sweep.add_argument(
-        "--dask",
-        metavar="[ADDRESS]",
-        help="Run on Dask: the scheduler at ADDRESS, or a LocalCluster of --jobs workers "
-        "when none is given.",
-    )
-    sweep.add_argument(
-        "--ray",
-        metavar="[ADDRESS]",
-        help="Run on Ray: the cluster at ADDRESS (auto: a running one), or a local instance "
-        "of --jobs CPUs when none is given.",
-    )
-    sweep.add_argument(
-        "--no-progress", action="store_true", help="A line per run instead of a progress bar."
-    )
+    if wanted("sweep"):
+        sweep = command(
+            "sweep", sweep_command, "Run a parameter study over a grid of keys and seeds."
+        )
+        sweep.add_argument(
+            "spec",
+            type=Path,
+            metavar="SPEC",
+            help="Sweep specification (TOML, docs/sweeps.md), or a shipped sweep's name.",
+        )
+        sweep.add_argument(
+            "--out",
+            type=Path,
+            help="Output directory: new, empty, or an earlier sweep's (which resumes it). "
+            "Default: runs/sweep-<name>.",
+        )
+        sweep.add_argument("--jobs", type=_at_least_1, help="Runs at once (default: the cores).")
+        sweep.add_argument(
+            "--dask",
+            metavar="[ADDRESS]",
+            help="Run on Dask: the scheduler at ADDRESS, or a LocalCluster of --jobs workers "
+            "when none is given.",
+        )
+        sweep.add_argument(
+            "--ray",
+            metavar="[ADDRESS]",
+            help="Run on Ray: the cluster at ADDRESS (auto: a running one), or a local instance "
+            "of --jobs CPUs when none is given.",
+        )
+        sweep.add_argument(
+            "--no-progress", action="store_true", help="A line per run instead of a progress bar."
+        )
     return parser
+
+
+GLOBAL_FLAGS = ("--debug",)
+"""The global options that may stand before the command and take no value."""
+
+
+def command_named(argv: list[str]) -> Optional[str]:
+    """The command a command line names: its first word after the global flags, if that
+    is a command's name; else None (no command, ``--help``, ``--version``, a word that
+    is no command), when the whole parser is needed, to answer or to list the commands.
+    Building the parser of every command costs more than parsing a command line, so
+    ``main`` builds only the one named."""
+    for word in argv:
+        if word not in GLOBAL_FLAGS:
+            return word if word in COMMAND_NAMES else None
+    return None
 
 
 LOCAL = "local"
@@ -880,7 +939,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     stdout_open = _open_stdout()
     _name_stdout()
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(command_named(argv)).parse_args(argv)
         _Options.debug = args.debug
         code = args.handler(args)
         # Written out here, not at exit: a stdout that cannot take the tables (a full

@@ -5,8 +5,7 @@ from __future__ import annotations
 from copy import deepcopy
 from typing import Any
 
-import tomli_w
-
+from .._lazy import tomli_w
 from ..units import (
     parse_cell_rate_cps,
     parse_size_bytes,

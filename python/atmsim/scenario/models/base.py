@@ -110,7 +110,12 @@ MeanBurst = core_number("SourceModel[geometric_onoff].mean_burst_cells")
 class Table(BaseModel):
     """A TOML table: strict types, and unknown keys are errors that list the allowed ones."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    # A table is validated as a part of ``Scenario``, whose validator holds the
+    # table's own schema; the table's separate validator (pydantic-core builds one per
+    # model, the whole subtree again) is built only when the table itself is validated
+    # or constructed (a default such as ``Policy(kind="tail")``, a template's links),
+    # not by every command's start-up. ``Scenario`` is built at import.
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     keys_by_kind: ClassVar[Optional[dict[str, list[str]]]] = None
     """For a table whose keys depend on its ``kind``: kind -> the keys it accepts."""

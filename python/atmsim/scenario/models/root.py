@@ -7,7 +7,7 @@
 from pathlib import Path
 from typing import Optional
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from ..common import _fail
 from ..memory import MemoryEstimate, estimate, memory_problem
@@ -24,6 +24,10 @@ from .vcs import Vc
 
 class Scenario(Table):
     """A whole scenario file; see the module docstring and the table classes."""
+
+    # Built at import, with its tables' schemas inside (see ``Table``): loading a
+    # scenario is what importing the models is for.
+    model_config = ConfigDict(defer_build=False)
 
     run: Run
     nodes: dict[str, Node] = {}
