@@ -52,9 +52,9 @@ def fingerprint_runs() -> dict[str, tuple[Path, tuple[str, ...]]]:
     ``reproduce/<file>`` followed by their overrides in brackets, each
     distinct (file, overrides) pair once however many experiments use it.
     A reproduce run is fingerprinted with its file's seed (run seed 1 of
-    ``atmsim reproduce``) and, when its experiment runs several seeds, with
+    ``atmsim reproduce``) and, when its experiment runs several run seeds, with
     the second (``run.seed=2`` added): that pins the seeded path; the other
-    seeds differ from it only by the number, and fingerprinting all ten would
+    run seeds differ from it only by the number, and fingerprinting all ten would
     multiply this check's time by ten.
     """
     runs: dict[str, tuple[Path, tuple[str, ...]]] = {}

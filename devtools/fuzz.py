@@ -1126,7 +1126,7 @@ def accepted_run_problems(out: Path) -> list[str]:
     plain = api.run(again, fast_paths=False, progress=False).summary
     seed = summary.get("seed")
     if plain.get("seed") != seed:
-        problems.append("round trip: the reloaded scenario runs another seed")
+        problems.append("round trip: the reloaded scenario runs another run seed")
 
     def comparable(s: dict) -> dict:
         return {k: v for k, v in s.items() if k not in _VOLATILE}

@@ -7,8 +7,8 @@ queue at r1 -> r2 and the flows' actual windows from 1 s on four ways
 (``atmsim.reproduce.seed001.level_readings``: the 10th / 90th percentiles that
 ``atmsim reproduce`` judges, the 5th / 95th, the least / most sample, the median trough
 / crest over stretches of one longest round trip) and judges each end with the rows'
-tolerance (+-10 %). Prints a Markdown table (docs/reproduction.md, "Seed 001's reading
-of Figure 3").
+tolerance (+-10 %). Prints a Markdown table (docs/reproduction.md, "Explicit rate
+control of TCP's reading of Figure 3").
 
     python scripts/seed001_readings.py            # decays 0 (chosen) and 0.9 (before)
     python scripts/seed001_readings.py 0 0.5 0.9 1
@@ -23,7 +23,7 @@ from atmsim.reproduce import registry
 from atmsim.reproduce.seed001 import LEVEL, READINGS, figure3_readings
 
 PUBLISHED = {"queue": (100.0, 150.0), "windows": (30000.0, 40000.0)}
-"""The seed's low and high ends (packets, bytes)."""
+"""The paper's low and high ends (packets, bytes)."""
 
 
 def readings_for(decay: str) -> dict:

@@ -1,4 +1,4 @@
-"""Sensitivity of the reproduction's verdicts to the parameters the seeds do not state.
+"""Sensitivity of the reproduction's verdicts to the parameters the papers do not state.
 
 Each lever is one unstated parameter: a list of values, each a tuple of ``--set``
 overrides applied to every run of the experiments the parameter can affect. For each
@@ -202,7 +202,7 @@ LEVERS = {
             ),
             chosen="BSD, min 2 ticks",
             source=(
-                "seed 000 section 4 gives only the granularity (100 ms), a BSD timer's; "
+                "TCP over ABR, section 4 gives only the granularity (100 ms), a BSD timer's; "
                 "4.4BSD's tcp_xmit_timer and tcp_timers (Stevens and Wright, TCP/IP "
                 "Illustrated vol. 2, sections 25.10-25.11) fix the rest: the 2-tick "
                 "minimum (TCPTV_MIN), samples counted from 1 tick, fixed-point "
@@ -218,14 +218,14 @@ LEVERS = {
         ),
         Lever(
             name="runlength",
-            parameter="run length of seed 000 (throughput over the whole run)",
+            parameter="run length of TCP over ABR (throughput over the whole run)",
             experiments=SEED000,
             values=tuple(
                 Value(f"{d} s", (f"template.duration={d} s",)) for d in ("1.5", "2", "3", "4", "5")
             ),
             chosen="2 s",
             source=(
-                "seed 000's figures of these runs end at about 2 s and section 11 cites a "
+                "TCP over ABR's figures of these runs end at about 2 s and section 11 cites a "
                 "timeout at 1900 ms; section 7 defines throughput over the total time"
             ),
             key_values=(
@@ -237,11 +237,11 @@ LEVERS = {
         ),
         Lever(
             name="seed002-ses",
-            parameter='seed 002\'s ABR source parameters ("default values")',
+            parameter='ABR and UBR buffering\'s ABR source parameters ("default values")',
             experiments=SEED002_ABR,
             values=(
                 Value(
-                    "seed 000's",
+                    "TCP over ABR's",
                     (
                         "template.tbe=512",
                         f"{ALL_TCP}.abr.icr=10 Mbps",
@@ -271,7 +271,7 @@ LEVERS = {
                     ),
                 ),
                 Value(
-                    "seed 000's, RIF 1/16",
+                    "TCP over ABR's, RIF 1/16",
                     (
                         "template.tbe=512",
                         f"{ALL_TCP}.abr.icr=10 Mbps",
@@ -283,9 +283,9 @@ LEVERS = {
             ),
             chosen="TM 4.0 defaults",
             source=(
-                'seed 002: "Default values are chosen for the ABR source parameters"; '
+                'ABR and UBR buffering: "Default values are chosen for the ABR source parameters"; '
                 "the defaults of its reference for ABR, ATM Forum TM 4.0 (ICR = PCR, "
-                "RIF = RDF = CDF = 1/16, TBE 16,777,215); seed 000 instead says its "
+                "RIF = RDF = CDF = 1/16, TBE 16,777,215); TCP over ABR instead says its "
                 'values were "selected to maximize the responsiveness and throughput"'
             ),
             key_values=(
@@ -299,7 +299,7 @@ LEVERS = {
         ),
         Lever(
             name="erica-interval",
-            parameter="averaging interval of ERICA and FMMRA in seed 003 (T, cells)",
+            parameter="averaging interval of ERICA and FMMRA in TCP over FMMRA (T, cells)",
             experiments=SEED003,
             values=tuple(
                 Value(
@@ -316,9 +316,10 @@ LEVERS = {
             ),
             chosen="(1 ms, 100 cells)",
             source=(
-                "seed 003 gives none; its ERICA reference (Jain et al., ATM Forum 96-1172) "
-                "is the one seeds 000 and 002 cite, whose authors use and call default "
-                '"100 ABR input cells or 1 ms" (seed 002; seed 000 section 5)'
+                "TCP over FMMRA gives none; its ERICA reference (Jain et al., ATM Forum 96-1172) "
+                "is the one TCP over ABR and the ABR and UBR buffering paper cite, whose authors "
+                "use and call default "
+                '"100 ABR input cells or 1 ms" (ABR and UBR buffering; TCP over ABR, section 5)'
             ),
             key_values=(
                 ("seed003-queue-10tcp-10ms", "max queue, ERICA"),
@@ -329,14 +330,14 @@ LEVERS = {
         ),
         Lever(
             name="efci-threshold",
-            parameter="EFCI's queue threshold in seed 003 (cells)",
+            parameter="EFCI's queue threshold in TCP over FMMRA (cells)",
             experiments=SEED003,
             values=tuple(
                 Value(f"{n} cells", (f"template.efci_high={n}",)) for n in (100, 300, 750, 1200)
             ),
             chosen="300 cells",
             source=(
-                'seed 003 names a "High Queue length Threshold" without a value: no '
+                'TCP over FMMRA names a "High Queue length Threshold" without a value: no '
                 "source; kept at 20 % of its 1500-cell buffer, chosen before the runs"
             ),
             key_values=(
@@ -346,7 +347,7 @@ LEVERS = {
         ),
         Lever(
             name="seed000-erica-count",
-            parameter="seed 000: ERICA counting a VC seen by its backward RM cells as active",
+            parameter="TCP over ABR: ERICA counting a VC seen by its backward RM cells as active",
             experiments=SEED000,
             values=(
                 Value("not counted", ("links.sw1-sw2.algorithm.bidirectional_count=false",)),
@@ -354,7 +355,7 @@ LEVERS = {
             ),
             chosen="not counted",
             source=(
-                "seed 000 ran ERICA 'enhanced ... to reduce spiking effects due to transient "
+                "TCP over ABR ran ERICA 'enhanced ... to reduce spiking effects due to transient "
                 "overloads', the one enhancement it names; the counting of bursty sources "
                 "came with the group's later TCP buffer study (docs/model.md, ABR)"
             ),
@@ -367,7 +368,7 @@ LEVERS = {
         ),
         Lever(
             name="seed000-sec8-tbe",
-            parameter="seed 000 section 8's TBE (the text: 512; Figure 5's caption: 1024)",
+            parameter="TCP over ABR, section 8's TBE (the text: 512; Figure 5's caption: 1024)",
             experiments=("seed000-sec8",),
             values=tuple(Value(str(tbe), (f"template.tbe={tbe}",)) for tbe in (512, 1024)),
             chosen="512",
@@ -376,14 +377,14 @@ LEVERS = {
         ),
         Lever(
             name="seed000-itd",
-            parameter="seed 000 section 11: intelligent tail drop's threshold (buffer 1024)",
+            parameter="TCP over ABR, section 11: intelligent tail drop's threshold (buffer 1024)",
             experiments=("seed000-sec11",),
             values=tuple(
                 Value(f"{1024 - t} ({t} cells below)", runs=_itd(1024 - t)) for t in (6, 12, 24, 48)
             ),
             chosen="1012 (12 cells below)",
             source=(
-                "the seed: 'a threshold a few cells before the buffer limit'; one frame of "
+                "the paper: 'a threshold a few cells before the buffer limit'; one frame of "
                 "MSS 512 (12 cells), so that a frame's cells after the threshold still fit"
             ),
             key_values=(
@@ -393,19 +394,22 @@ LEVERS = {
         ),
         Lever(
             name="seed002-runlength",
-            parameter="seed 002's run length (RTT up to 30 ms)",
+            parameter="ABR and UBR buffering's run length (RTT up to 30 ms)",
             experiments=SEED002_SHORT,
             values=tuple(Value(d, (f"template.duration={d}",)) for d in ("2 s", "3 s", "5 s")),
             chosen="2 s",
             source=(
-                "none in seed 002: seed 000's 2 s (same group, same configuration); the "
+                "none in ABR and UBR buffering: TCP over ABR's 2 s (same group, same "
+                "configuration); the "
                 "maximum queue is set in the first round trips"
             ),
             key_values=(*SEED002_QUEUES, ("seed002-table1-n15", "total TCP throughput")),
         ),
         Lever(
             name="seed002-erica-count",
-            parameter="seed 002: ERICA counting a VC seen by its backward RM cells as active",
+            parameter=(
+                "ABR and UBR buffering: ERICA counting a VC seen by its backward RM cells as active"
+            ),
             experiments=SEED002_ABR,
             values=(
                 Value("counted", ("links.sw1-sw2.algorithm.bidirectional_count=true",)),
@@ -414,13 +418,16 @@ LEVERS = {
             chosen="counted",
             source=(
                 "'ERICA and its variants'; the 'correct counting of bursty sources' of the "
-                "group's TCP buffer study this seed grew from (docs/model.md, ABR)"
+                "group's TCP buffer study this paper grew from (docs/model.md, ABR)"
             ),
             key_values=SEED002_QUEUES,
         ),
         Lever(
             name="seed002-table4-split",
-            parameter="seed 002 Table 4: the RTT beyond the access links, bottleneck vs exit",
+            parameter=(
+                "ABR and UBR buffering's Table 4: the RTT beyond the access links, bottleneck vs "
+                "exit"
+            ),
             experiments=(*SEED002_TABLE4, "seed002-formula"),
             values=(
                 Value("equal halves", runs=_split("equal")),
@@ -441,47 +448,47 @@ LEVERS = {
         ),
         Lever(
             name="seed003-runlength",
-            parameter="seed 003's run length",
+            parameter="TCP over FMMRA's run length",
             experiments=SEED003,
             values=tuple(Value(d, (f"template.duration={d}",)) for d in ("1 s", "2 s")),
             chosen="1 s",
             source=(
-                "none in seed 003 (its figures' time axes are not in the text): 0.3 s "
+                "none in TCP over FMMRA (its figures' time axes are not in the text): 0.3 s "
                 "before the VBR, then 3.5 on/off cycles of 100 ms"
             ),
             key_values=SEED003_KEYS,
         ),
         Lever(
             name="seed003-links",
-            parameter="seed 003's access and exit links (km)",
+            parameter="TCP over FMMRA's access and exit links (km)",
             experiments=SEED003,
             values=tuple(
                 Value(f"{km} km", (f"template.access_km={km}", f"template.exit_km={km}"))
                 for km in ("0.1", "1", "10")
             ),
             chosen="1 km",
-            source="none: the backbone's 1 km (the seed: 'Backbone link length of 1 km')",
+            source="none: the backbone's 1 km (the paper: 'Backbone link length of 1 km')",
             key_values=SEED003_KEYS,
         ),
         Lever(
             name="seed003-min-rto",
-            parameter="seed 003's fine TCP timer: minimum RTO",
+            parameter="TCP over FMMRA's fine TCP timer: minimum RTO",
             experiments=SEED003,
             values=tuple(Value(t, (f"{ALL_TCP}.min_rto={t}",)) for t in ("10 ms", "200 ms", "1 s")),
             chosen="200 ms",
             source=(
-                "none: the seed avoided coarse timers (double-precision RTT estimation); "
+                "none: the paper avoided coarse timers (double-precision RTT estimation); "
                 "200 ms is atmsim's default"
             ),
             key_values=SEED003_KEYS,
         ),
         Lever(
             name="seed003-high-frequency",
-            parameter="seed 003 Figs. 18-19: the 'high frequency' VBR period",
+            parameter="TCP over FMMRA's Figs. 18-19: the 'high frequency' VBR period",
             experiments=("seed003-queue-10tcp-10ms",),
             values=tuple(Value(t, (f"template.vbr_period={t}",)) for t in ("10 ms", "100 ms")),
             chosen="10 ms",
-            source="the seed's two periods are 10 and 100 ms; 'high frequency' is the faster",
+            source="the paper's two periods are 10 and 100 ms; 'high frequency' is the faster",
             key_values=(
                 ("seed003-queue-10tcp-10ms", "max queue, ERICA"),
                 ("seed003-queue-10tcp-10ms", "max queue, FMMRA"),
@@ -489,7 +496,7 @@ LEVERS = {
         ),
         Lever(
             name="seed003-policy",
-            parameter="seed 003 Figs. 15-17: the drop policy at the 1500-cell buffer",
+            parameter="TCP over FMMRA's Figs. 15-17: the drop policy at the 1500-cell buffer",
             experiments=("seed003-buffer1500-2tcp",),
             values=(
                 Value("tail drop", ('template.policy="tail"',)),
@@ -497,12 +504,18 @@ LEVERS = {
                 Value("EPD at 1200 cells", ('template.policy={ kind = "epd", threshold = 1200 }',)),
             ),
             chosen="tail drop",
-            source="none named by the seed: the plainest, as seeds 000 and 002",
+            source=(
+                "none named by the paper: the plainest, as TCP over ABR and the ABR and UBR "
+                "buffering paper"
+            ),
             key_values=SEED003_KEYS[3:5],
         ),
         Lever(
             name="seed001-active",
-            parameter="seed 001: the number of active sources (decay of a silent flow's weight)",
+            parameter=(
+                "Explicit rate control of TCP: the number of active sources (decay of a silent "
+                "flow's weight)"
+            ),
             experiments=SEED001,
             values=tuple(
                 Value(f"decay {d}", (f"template.active_decay={d}",))
@@ -510,7 +523,7 @@ LEVERS = {
             ),
             chosen="decay 0",
             source=(
-                "the seed's pseudo-code: 'Measure number of active sources' at each "
+                "the paper's pseudo-code: 'Measure number of active sources' at each "
                 "interval's end, the flows seen in the interval, as Kalyanaraman's "
                 "dissertation counts VCs without its 'Averaging VCs' option (whose decay "
                 "factor no source we could read gives)"
@@ -519,7 +532,7 @@ LEVERS = {
         ),
         Lever(
             name="seed001-own-rtt",
-            parameter="seed 001 Figure 4: which round trip a router knows",
+            parameter="Explicit rate control of TCP's Figure 4: which round trip a router knows",
             experiments=("seed001-fig4",),
             values=(
                 Value("base round trip", ("template.window_rule=base_rtt",)),
@@ -527,34 +540,40 @@ LEVERS = {
             ),
             chosen="base round trip",
             source=(
-                "the seed: 'we assume that the routers have knowledge of the round trip "
+                "the paper: 'we assume that the routers have knowledge of the round trip "
                 "delays, Ti', the 10, 16 and 70 ms it gives for its configuration"
             ),
             key_values=SEED001_KEYS[2:4],
         ),
         Lever(
             name="seed001-tcp",
-            parameter="seed 001: the TCP variant",
+            parameter="Explicit rate control of TCP: the TCP variant",
             experiments=SEED001,
             values=tuple(
                 Value(v, (f"template.variant={v}",)) for v in ("tahoe", "reno", "newreno", "sack")
             ),
             chosen="reno",
-            source="the seed names none: 4.4BSD-Lite's Reno, the reference TCP of the time",
+            source="the paper names none: 4.4BSD-Lite's Reno, the reference TCP of the time",
             key_values=SEED001_KEYS,
         ),
         Lever(
             name="seed001-timer",
-            parameter="seed 001: the TCP retransmission timer",
+            parameter="Explicit rate control of TCP: the TCP retransmission timer",
             experiments=SEED001,
             values=tuple(Value(t, (f"template.timer={t}",)) for t in ("100 ms", "500 ms", "fine")),
             chosen="100 ms",
-            source="the seed gives none: the BSD timer of the related seeds 000 and 002",
+            source=(
+                "the paper gives none: the BSD timer of the related TCP over ABR and the ABR and "
+                "UBR buffering paper"
+            ),
             key_values=SEED001_KEYS,
         ),
         Lever(
             name="seed004-tagging",
-            parameter="tagging of the GFR VCs' frames above their MCR in seed 004, and the MBS",
+            parameter=(
+                "tagging of the GFR VCs' frames above their MCR in GFR buffer management, and the "
+                "MBS"
+            ),
             experiments=SEED004,
             values=(
                 Value("no tagging", ("template.tagging=false",)),
@@ -565,16 +584,17 @@ LEVERS = {
             ),
             chosen="tagging at bb1, MBS 384 (2 MFS)",
             source=(
-                "seed 004's DFBA drops 'low priority (CLP=1) packets' from L on (section 3, "
+                "GFR buffer management's DFBA drops 'low priority (CLP=1) packets' from L on "
+                "(section 3, "
                 "its algorithm, Table 7: tag sensitive), so frames are tagged: by the GFR "
-                "service's F-GCRA at the network edge, the VC's first switch; the seed gives "
+                "service's F-GCRA at the network edge, the VC's first switch; the paper gives "
                 "no MBS: the model's default, two maximum frames back to back"
             ),
             key_values=SEED004_KEYS,
         ),
         Lever(
             name="seed004-thresholds",
-            parameter="DFBA's L and H in seed 004 (shares of the buffer)",
+            parameter="DFBA's L and H in GFR buffer management (shares of the buffer)",
             experiments=SEED004,
             values=tuple(
                 Value(f"L {low}, H {high}", _dfba(low, high))
@@ -588,67 +608,76 @@ LEVERS = {
             ),
             chosen="L 50 %, H 90 %",
             source=(
-                "seed 004 calls L the knee and H the cliff of the load curve, without "
+                "GFR buffer management calls L the knee and H the cliff of the load curve, without "
                 "values: half the buffer for the knee, and H a frame window below the top"
             ),
             key_values=SEED004_KEYS,
         ),
         Lever(
             name="seed004-mss",
-            parameter="TCP's MSS in seed 004 (bytes)",
+            parameter="TCP's MSS in GFR buffer management (bytes)",
             experiments=SEED004,
             values=tuple(
                 Value(f"{mss} bytes", (f"template.mss={mss}",)) for mss in (512, 1024, 1460, 9140)
             ),
             chosen="1460 bytes",
             source=(
-                "seed 004's \"ATM interconnected LANs\": Ethernet's MTU of 1500 bytes (RFC "
-                "894) less 40 bytes of TCP/IP headers; 512 is the group's seeds 000 and 002 "
+                "GFR buffer management's \"ATM interconnected LANs\": Ethernet's MTU of 1500 bytes "
+                "(RFC "
+                "894) less 40 bytes of TCP/IP headers; 512 is the group's TCP over ABR and the ABR "
+                "and UBR buffering paper "
                 "(hosts on ATM), 9140 the MTU of IP over ATM (RFC 1626) less 40"
             ),
             key_values=SEED004_KEYS,
         ),
         Lever(
             name="seed004-window",
-            parameter="TCP's receiver window in seed 004",
+            parameter="TCP's receiver window in GFR buffer management",
             experiments=SEED004,
             values=tuple(Value(w, (f"template.window={w}",)) for w in ("64 KB", "256 KB", "1 MB")),
             # 1 MB: the window-scaled 16 x 64 KB of TCP over ABR and of ABR and UBR buffering
             chosen="64 KB",
-            source=("the largest window without RFC 1323 scaling, which seed 004 does not mention"),
+            source=(
+                "the largest window without RFC 1323 scaling, which GFR buffer management does not "
+                "mention"
+            ),
             key_values=SEED004_KEYS,
         ),
         Lever(
             name="seed004-timer",
-            parameter="TCP's retransmission timer in seed 004",
+            parameter="TCP's retransmission timer in GFR buffer management",
             experiments=SEED004,
             values=tuple(Value(t, (f"template.timer={t}",)) for t in ("100 ms", "500 ms", "fine")),
             chosen="100 ms",
-            source="the TCP timer granularity of the same group's seeds 000 and 002",
+            source=(
+                "the TCP timer granularity of the same group's TCP over ABR and the ABR and UBR "
+                "buffering paper"
+            ),
             key_values=SEED004_KEYS,
         ),
         Lever(
             name="seed004-runlength",
-            parameter="run length of seed 004 (throughput over the whole run)",
+            parameter="run length of GFR buffer management (throughput over the whole run)",
             experiments=SEED004,
             values=tuple(Value(d, (f"template.duration={d}",)) for d in ("10 s", "20 s", "40 s")),
             chosen="20 s",
             source=(
-                "seed 004 gives none: 200 round trips with the 25k-cell buffer full, so "
+                "GFR buffer management gives none: 200 round trips with the 25k-cell buffer full, "
+                "so "
                 "that the first second's slow starts weigh 5 %"
             ),
             key_values=SEED004_KEYS,
         ),
         Lever(
             name="seed004-starts",
-            parameter="start times of seed 004's connections (spread over, per VC)",
+            parameter="start times of GFR buffer management's connections (spread over, per VC)",
             experiments=SEED004,
             values=tuple(
                 Value(t, (f"template.start_spread={t}",)) for t in ("0 s", "10 ms", "100 ms")
             ),
             chosen="10 ms",
             source=(
-                "seed 004 gives none: about one round trip (10.2 ms), so that the "
+                "GFR buffer management gives none: about one round trip (10.2 ms), so that the "
                 "connections behind one edge switch do not start in one burst"
             ),
             key_values=SEED004_KEYS,

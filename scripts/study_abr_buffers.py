@@ -27,9 +27,9 @@ Configurations (docs/model.md, "ABR", says which sources each option follows):
   no-op here: it lowers ACR to the rate used but not below ICR, which is PCR).
 
 Printed: a Markdown table with, per configuration and RTT, the maximum queue at
-the bottleneck (the largest over the seeds) for each n, in cells and in RTT x
+the bottleneck (the largest over the run seeds) for each n, in cells and in RTT x
 link rate (366,792 cells/s), the mean goodput of all the connections (Mbps, mean
-over the seeds), whether every n stays within 3 RTT x link rate, and whether the
+over the run seeds), whether every n stays within 3 RTT x link rate, and whether the
 queue is nearly independent of n (largest less smallest over n at most 0.5 RTT x
 link rate). Usage: .venv/bin/python scripts/study_abr_buffers.py [--seeds N]
 [--jobs N] [--duration "2 s"]

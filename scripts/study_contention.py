@@ -26,7 +26,7 @@ t) of:
 - efficiency: total goodput over the most the link carries as TCP payload
   (155.52 Mbps x 512 / (12 x 53) = 125.2 Mbps with MSS 512);
 - Jain's fairness index of the connections' goodputs, with the lowest over the
-  seeds;
+  run seeds;
 - partial frames: of the TCP payload lost, the share in frames that lost only
   some of their cells (AAL5 discards the rest at the receiver).
 

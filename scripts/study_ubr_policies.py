@@ -12,7 +12,7 @@ prints a Markdown table (docs/model.md, "UBR+: the buffer policies compared") of
 - Jain's fairness index of the connections' goodputs;
 - the cells dropped per cell sent, and the timeouts per connection;
 
-each as the mean over the seeds with its 95 % interval (Student t).
+each as the mean over the run seeds with its 95 % interval (Student t).
 
 Usage: .venv/bin/python scripts/study_ubr_policies.py [--seeds N] [--jobs N]
 """

@@ -1,5 +1,5 @@
 """What a new user meets first: atmsim --version, the shipped examples (listed, copied out,
-run by name), the note that a seed changes nothing, tables that fit 80 columns."""
+run by name), the note that a run seed changes nothing, tables that fit 80 columns."""
 
 from __future__ import annotations
 
@@ -306,7 +306,7 @@ def test_the_seed_note_is_printed_only_when_the_seed_cannot_matter(tmp_path, cap
     assert "note: --seed 7 changes nothing here" in capsys.readouterr().err
     assert cli_main("run", "md1", *args, "--out", str(tmp_path / "b")) == 0
     assert "note:" not in capsys.readouterr().err
-    # and it is true: another seed gives the same summary
+    # and it is true: another run seed gives the same summary
     one = atmsim.run(SCENARIOS / "ip_dumbbell.toml", seed=1, progress=False)
     seven = atmsim.run(SCENARIOS / "ip_dumbbell.toml", seed=7, progress=False)
     for summary in (one.summary, seven.summary):

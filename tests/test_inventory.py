@@ -1,4 +1,4 @@
-"""The inventory of the seeds' published results and ``atmsim reproduce --coverage``."""
+"""The inventory of the papers' published results and ``atmsim reproduce --coverage``."""
 
 from __future__ import annotations
 

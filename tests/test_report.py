@@ -108,7 +108,7 @@ def test_sweep_and_run_reports(tmp_path, capsys):
     page = (out / "report.html").read_text()
     assert "goodput_mbps against links.sw1-sw2.buffer" not in page  # a figure, not text
     assert page.count("data:image/png;base64,") >= 4  # one figure per numeric metric
-    assert "Means over the seeds" in page
+    assert "Means over the run seeds" in page
     run_dir = tmp_path / "run"
     assert cli_main("run", str(SCENARIOS / "ubr_tcp.toml"), "--out", str(run_dir)) == 0
     capsys.readouterr()

@@ -97,7 +97,7 @@ def test_ids_are_unique_stable_lowercase_and_start_with_their_seed():
 def test_every_quantity_has_a_tolerance_and_its_reason():
     for experiment in registry().values():
         assert experiment.published, experiment.id
-        # The source names the paper by its short title, not by its seed number.
+        # The source names the paper by its short title, not by its old seedNNN id.
         short_title = BY_SEED[experiment.seed].short_title
         assert experiment.title and experiment.source.startswith(short_title + ", ")
         names = [q.name for q in experiment.published]
@@ -261,19 +261,19 @@ def test_spread_mean_and_interval_on_known_numbers():
 
 def test_judge_uses_the_mean_and_shows_the_interval():
     quantity = Quantity("x", 10.0, "Mbps", relative(0.1), "because", note="n")
-    # one seed far off, the mean within 10 %: judged on the mean
+    # one run seed far off, the mean within 10 %: judged on the mean
     row = judge("e", quantity, [10.0, 10.0, 12.9], ["a", "b", "c"], (1, 2, 3))
     assert row["simulated"] == pytest.approx(10.966667) and row["verdict"] == "match"
     assert row["ci95_low"] < 10.0 < 12.0 < row["ci95_high"] and row["n_seeds"] == 3
     # the interval reaches past 11 (10 % above 10): the match is flagged as fragile
-    assert row["note"] == "n; seed 1: a; the 95 % interval crosses the tolerance's bound"
-    # the mean outside: a miss, although two seeds of three are exact
+    assert row["note"] == "n; run seed 1: a; the 95 % interval crosses the tolerance's bound"
+    # the mean outside: a miss, although two run seeds of three are exact
     assert judge("e", quantity, [10.0, 10.0, 14.0])["verdict"] == "miss"
-    # a seed whose value cannot be computed makes the row a miss
+    # a run seed whose value cannot be computed makes the row a miss
     row = judge("e", quantity, [10.0, math.nan], ["", "not computed: no samples"], (1, 2))
     assert row["verdict"] == "miss" and row["n_seeds"] == 1
-    assert "not computed in 1 of 2 seeds (seed 2: not computed: no samples)" in row["note"]
-    # one seed: no interval, no seed label
+    assert "not computed in 1 of 2 run seeds (run seed 2: not computed: no samples)" in row["note"]
+    # one run seed: no interval, no run seed label
     row = judge("e", quantity, [10.5], ["a"])
     assert math.isnan(row["ci95_low"]) and row["note"] == "n; a"
     assert interval(row) == "-"
@@ -288,7 +288,7 @@ def test_an_interval_across_the_tolerance_is_flagged():
     assert crosses_bound(EXACT, 0.0, -0.01, 0.05) and not crosses_bound(EXACT, 0.0, 0.0, 0.0)
     assert not crosses_bound(EXACT, 0.0, 0.002, 0.05)  # a miss whatever the mean
     assert crosses_bound(factor(2.0), 1.0, 1.5, 2.5) and not crosses_bound(REPORT, 1.0, 0, 9)
-    assert not crosses_bound(BELOW, 1.0, math.nan, math.nan)  # one seed: no interval
+    assert not crosses_bound(BELOW, 1.0, math.nan, math.nan)  # one run seed: no interval
     quantity = Quantity("gain", 0.0, "", above(0.01), "because")
     row = judge("e", quantity, [0.05, -0.01, 0.04, 0.0])  # mean 0.02: a fragile match
     assert row["verdict"] == "match"
@@ -412,7 +412,7 @@ def _configuration(run) -> str:
 
 def test_a_published_value_is_judged_once():
     """No two judged quantities compare the same published value, under the same name,
-    with the same simulated configurations: a value the seed prints in several tables is
+    with the same simulated configurations: a value the paper prints in several tables is
     judged in one experiment and referred to (``see``) from the others."""
     configurations: dict = {}
     judged: dict = {}
@@ -574,7 +574,7 @@ def test_cli_bad_jobs():
 def test_conservation_in_every_reproduced_experiment(tmp_path):
     """Every experiment, each run shortened to 0.2 s, over two run seeds: every run's cell,
     packet and byte ledgers balance, every quantity is computed or reported as not
-    computed, and the two seeds make each row's mean, interval and seeds.csv."""
+    computed, and the two run seeds make each row's mean, interval and seeds.csv."""
     ids = list(registry())
     outcomes = run_experiments(
         ids,
@@ -664,7 +664,7 @@ def test_cli_end_to_end_one_experiment(tmp_path):
     with (folder / "seeds.csv").open() as handle:
         assert len(list(csv.DictReader(handle))) == len(RUN_SEEDS) * len(rows)
     assert (tmp_path / "selected.csv").is_file()
-    assert "[1/1] seed000-sec8" in result.stdout and "10 seeds" in result.stdout
+    assert "[1/1] seed000-sec8" in result.stdout and "10 run seeds" in result.stdout
     assert re.search(
         r"^tcp-over-abr \(seed000\): 0 match \(0 beat every null model\), 0 miss "
         r"\(4 n/a\) in 1 experiment$",

@@ -1,4 +1,4 @@
-"""Every seed of atmsim reproduce: every judged quantity carries a null model, a row a
+"""Every paper of atmsim reproduce: every judged quantity carries a null model, a row a
 null model matches is shown unjudged, every judged row is in the inventory, each
 TCP over FMMRA (An et al., 1998) claim is judged once, and the extractors of the instants (losses,
 timeouts, merges), of ABR and UBR buffering's (Kalyanaraman et al., 1998) formula coefficient c and
@@ -57,7 +57,7 @@ def test_a_row_a_null_model_matches_is_not_judged(seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_every_judged_quantity_is_in_the_inventory(seed):
-    """Coverage counts what the seed publishes: a row that judges a published number
+    """Coverage counts what the paper publishes: a row that judges a published number
     must be the row of one of the inventory's entries, or its verdict is not counted."""
     from atmsim.reproduce import inventory
 
@@ -69,7 +69,7 @@ def test_every_judged_quantity_is_in_the_inventory(seed):
 
 
 def test_null_models_come_from_the_inputs():
-    """Spot checks of predictions against the seeds' numbers."""
+    """Spot checks of predictions against the papers' numbers."""
     experiments = registry()
 
     def nulls(experiment: str, name: str) -> dict:
@@ -168,7 +168,7 @@ def test_slow_start_fill():
 def test_seed002_coefficient_c():
     from atmsim.reproduce.seed002 import CELLS_PER_S, c_of
 
-    # the seed's Table 4 at RTT 30 ms: (15,073 - 719) cells over 9.99 ms at the link rate
+    # the paper's Table 4 at RTT 30 ms: (15,073 - 719) cells over 9.99 ms at the link rate
     assert c_of(719, 15073) == pytest.approx(14354 / (9.99e-3 * CELLS_PER_S))
     assert round(c_of(719, 15073), 2) == 3.92 and round(c_of(709, 17833), 2) == 4.67
 

@@ -50,7 +50,7 @@ def test_rows_shown_for_a_null_model_say_which_and_its_value():
         for quantity in experiment.published:
             if "; n/a: " in quantity.reason:
                 assert quantity.tolerance.kind == "report" and quantity.published is None
-                assert "the seed" in quantity.reason
+                assert "the paper" in quantity.reason
                 assert "null model" in quantity.reason.split("; n/a: ")[1]
 
 
@@ -70,7 +70,7 @@ def test_base_round_trips_are_the_scenarios():
             flow = by_name[f"tcp{k}"]
             rtt = _base_rtt_s(hetero, flow, flow["data_links"], flow["ack_links"])
             assert rtt == pytest.approx(s.BASE_RTT_S[group], rel=1e-9)
-    # the seed's 10, 16 and 70 ms (2012, 3200 and 14000 km) plus the transmissions
+    # the paper's 10, 16 and 70 ms (2012, 3200 and 14000 km) plus the transmissions
     assert [round(1e3 * s.BASE_RTT_S[g], 1) for g in (1, 2, 3)] == [10.2, 16.2, 70.2]
     gfc2 = _core(registry()["seed001-fig6"].runs["fixed"])
     for flow in gfc2["flows"]:
@@ -101,7 +101,7 @@ def test_window_limited_state():
         assert delay > 0
         assert sum(rates) * wire == pytest.approx(s.LINK_BYTES, rel=1e-9)
         assert rates == pytest.approx([w / (r + delay) for w, r in zip(windows, s.FLOW_RTTS)])
-    # vanilla: 15 windows of 600,000 bytes less the pipe, about the seed's 8000 packets
+    # vanilla: 15 windows of 600,000 bytes less the pipe, about the paper's 8000 packets
     assert s.queue_packets(s.VANILLA_DELAY) == pytest.approx(8227, abs=1)
     # T = 30 ms: the equal share x 30 ms, 38,880 bytes; unfair as section 4.2.1 says
     assert s.FIXED_WINDOW == pytest.approx(38880)

@@ -98,7 +98,7 @@ def comparable(directory: Path) -> dict[str, object]:
 
 @pytest.fixture(scope="module")
 def run_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
-    """The scenario run with seed SEED by each entry point, entry point -> run dir (run
+    """The scenario run with run seed SEED by each entry point, entry point -> run dir (run
     once for the module; the tests that add files work on copies)."""
     with pytest.MonkeyPatch.context() as monkeypatch:
         yield entry_point_dirs(tmp_path_factory.mktemp("rundirs"), monkeypatch)

@@ -1,4 +1,4 @@
-"""GFR buffer management's (Goyal et al., 1998) configuration: the MCR sets against the seed's
+"""GFR buffer management's (Goyal et al., 1998) configuration: the MCR sets against the paper's
 printed weights and Mbps, the gfr-backbone template's expansion, and how the reproduction judges its
 tables."""
 
@@ -77,7 +77,7 @@ def test_the_template_builds_five_vcs_of_n_flows(tmp_path: Path):
     gfr = [vc for vc in core["vcs"] if "gfr" in vc]
     assert [vc["name"] for vc in gfr] == [f"vc{i}" for i in range(1, 6)]
     assert [vc["gfr"]["mcr_cps"] for vc in gfr] == [float(m) for m in MCR_50]
-    # Tagging on (the seed's DFBA drops CLP = 1 frames): the F-GCRA at the VC's first
+    # Tagging on (the paper's DFBA drops CLP = 1 frames): the F-GCRA at the VC's first
     # switch, MFS 192 and MBS 2 x MFS (the model's defaults).
     assert all(vc["gfr"]["tagging"] for vc in gfr)
     assert all((vc["gfr"]["mfs_cells"], vc["gfr"]["mbs_cells"]) == (192, 384) for vc in gfr)
@@ -178,7 +178,7 @@ def test_every_judged_quantity_has_a_null_model_and_none_matches_it():
 def test_a_row_a_null_model_matches_is_shown_with_the_model_named():
     table2 = {q.name: q for q in registry()["seed004-table2"].published}
     vc5 = table2["VC5 excess"]
-    # shown unjudged by the rule every seed applies: its published value, tolerance
+    # shown unjudged by the rule every paper applies: its published value, tolerance
     # and null models kept, the model that matches named
     assert vc5.unjudged.startswith("null model mcr-only") and vc5.published == 0.32
     assert vc5.nulls and vc5.tolerance.kind != "report"

@@ -86,14 +86,14 @@ seeds = [3, 4]
     [
         ("[sweep]\nseeds = 2\n", "sweep.base: required"),
         ('[sweep]\nbase = "nope"\n', 'sweep.base: "nope": no such file'),
-        ('[sweep]\nbase = "ubr_epd"\nseeds = 0\n', "sweep.seeds: a number of seeds"),
+        ('[sweep]\nbase = "ubr_epd"\nseeds = 0\n', "sweep.seeds: a number of run seeds"),
         ('[sweep]\nbase = "ubr_epd"\n[grids]\n', "grids: unknown table; allowed: sweep"),
         (
             '[sweep]\nbase = "ubr_epd"\n[zip]\n"a.b" = [1, 2]\n"a.c" = [1]\n',
             "zip: lists of one length",
         ),
         ('[sweep]\nbase = "ubr_epd"\n[grid]\nlinks.x = [1]\n', "quote dotted keys"),
-        ('[sweep]\nbase = "ubr_epd"\n[grid]\n"run.seed" = [1, 2]\n', "give the seeds"),
+        ('[sweep]\nbase = "ubr_epd"\n[grid]\n"run.seed" = [1, 2]\n', "give the run seeds"),
         ('[sweep]\nbase = "ubr_epd"\n[metrics]\ncollect = ["speed"]\n', 'unknown metric "speed"'),
         # a name is one plain path component: it names runs/sweep-<name>
         ('[sweep]\nbase = "ubr_epd"\nname = "../../../x"\n', "sweep.name: expected a name"),
@@ -139,7 +139,7 @@ def test_cli_bad_spec_and_unknown_link_exit_2_with_one_line(tmp_path):
     result = run_cli("sweep", str(bad), "--out", str(tmp_path / "o1"))
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        f"error: {bad}: sweep.seeds: a number of seeds (1..10000) or a list of seeds [1, 7]"
+        f"error: {bad}: sweep.seeds: a number of run seeds (1..10000) or a list of run seeds [1, 7]"
     ]
     link = write_spec(tmp_path, SPEC.replace('links = ["sw1-sw2"]', 'links = ["nowhere"]'))
     result = run_cli("sweep", str(link), "--out", str(tmp_path / "o2"))
@@ -163,7 +163,7 @@ def test_run_ids_hash_the_resolved_scenario_and_seed(tmp_path):
         assert run_id_of(to_core(scenario)) == item.run_id
     # the same configuration written another way is the same run
     direct = load_scenario(spec.base, ["run.duration=0.1 s", "links.sw1-sw2.buffer=300"])
-    assert run_id_of(to_core(direct)) == planned[0].run_id  # the file's seed is 1
+    assert run_id_of(to_core(direct)) == planned[0].run_id  # the file's run seed is 1
 
 
 # --- running --------------------------------------------------------------------------------

@@ -182,7 +182,7 @@ def test_ubr_tcp_buffer_holds_the_windows() -> None:
 
 
 def test_same_seed_same_tcp_results() -> None:
-    """Receiver processing with jitter draws random numbers: the seed fixes them."""
+    """Receiver processing with jitter draws random numbers: the run seed fixes them."""
     jitter = (
         "run.duration=1 s",
         "flows.tcp.processing=200 us",

@@ -108,7 +108,7 @@ def test_sonet_payload() -> None:
         (512, 512),  # a plain integer is bytes
         ("512 B", 512),
         ("512 bytes", 512),
-        ("64 KB", 65536),  # KB = 1024 bytes, as the seeds count windows
+        ("64 KB", 65536),  # KB = 1024 bytes, as the papers count windows
         ("64 kB", 65536),
         ("64 KiB", 65536),
         ("1 MB", 1_048_576),

@@ -2,7 +2,7 @@
 
 Argument parsing only (argparse, see ``build_parser``): the work is done by the
 package (``atmsim.api`` runs, ``atmsim.results`` prints tables and ledgers,
-``atmsim.plots`` draws, ``atmsim.reproduce`` compares with the seeds,
+``atmsim.plots`` draws, ``atmsim.reproduce`` compares with the papers,
 ``atmsim.validation.bench`` measures).
 
 Exit codes: 0 success; 1 a conservation ledger does not balance, the core is
@@ -224,9 +224,9 @@ def plot_command(args: argparse.Namespace) -> int:
 
 
 def reproduce_command(args: argparse.Namespace) -> int:
-    """Run the seeds' published experiments and compare: published and simulated
+    """Run the papers' published experiments and compare: published and simulated
     values, tolerance and verdict per quantity; table.csv, figures and run files per
-    experiment in OUT/<id>/, all rows in OUT/<seed or selected>.csv. Exit 0 with the
+    experiment in OUT/<id>/, all rows in OUT/<seedNNN or selected>.csv. Exit 0 with the
     report whatever the verdicts; 1 if a conservation ledger does not balance."""
     from .reproduce.report import ReproduceInputError, main
 
@@ -247,7 +247,7 @@ def reproduce_command(args: argparse.Namespace) -> int:
 def report_command(args: argparse.Namespace) -> int:
     """Write a static, self-contained HTML report (figures embedded) of a reproduce
     output (published against simulated, verdicts, figures, the misses' analysis), a
-    sweep (metrics against parameters, mean and 95 % interval over the seeds) or a run."""
+    sweep (metrics against parameters, mean and 95 % interval over the run seeds) or a run."""
     from .html_report import ReportInputError, write_report
 
     try:
@@ -330,7 +330,7 @@ def parse_scale(text: str) -> list[int]:
 def validate_model_command(args: argparse.Namespace) -> int:
     """Check the simulator against truths that do not come from its own runs (queueing
     theory, max-min fairness, TCP's ceilings and sawtooth, explicit-rate windows,
-    RFC 1624, the seeds' buffer claims), each over a grid of parameters: per grid
+    RFC 1624, the papers' buffer claims), each over a grid of parameters: per grid
     point the simulated and theoretical values, the accepted range with its reason, and
     a verdict. The fast grids by default, the full ones with --full. Exit 0 when every
     truth passes, 1 when one fails (the table names the truth and the point)."""
@@ -406,7 +406,7 @@ def examples_command(args: argparse.Namespace) -> int:
 
 def sweep_command(args: argparse.Namespace) -> int:
     """Run a parameter study: a base scenario over a grid and/or zipped lists of --set
-    keys and several seeds; one row per run in OUT/results.parquet, each run's files in
+    keys and several run seeds; one row per run in OUT/results.parquet, each run's files in
     OUT/runs/<run id>/. Running it again on the same OUT runs only what is missing."""
     from .sweeps import SweepError, load_spec, run_sweep
 
@@ -602,13 +602,13 @@ def build_parser(only: Optional[str] = None) -> _Parser:
 
     if wanted("reproduce"):
         reproduce = command(
-            "reproduce", reproduce_command, "Run the seeds' published experiments and compare."
+            "reproduce", reproduce_command, "Run the papers' published experiments and compare."
         )
         reproduce.add_argument(
             "ids",
             nargs="*",
             metavar="ID",
-            help="Experiment ids (seed000-sec8, ...) or seeds (seed000, seed002, seed003); "
+            help="Experiment ids (seed000-sec8, ...) or papers (seed000, seed002, seed003); "
             "none: list them.",
         )
         reproduce.add_argument(
@@ -740,7 +740,7 @@ def build_parser(only: Optional[str] = None) -> _Parser:
 
     if wanted("sweep"):
         sweep = command(
-            "sweep", sweep_command, "Run a parameter study over a grid of keys and seeds."
+            "sweep", sweep_command, "Run a parameter study over a grid of keys and run seeds."
         )
         sweep.add_argument(
             "spec",

@@ -10,7 +10,7 @@ stream per component, docs/model.md "Time and order"):
 - TCP receivers with ``processing_jitter`` > 0;
 - the order of cells that reach a port together (in one cell slot under
   ``run.arbitration = "slotted"``, the default; at the same instant under
-  ``"random"``): a hash of the seed, the instant and the input.
+  ``"random"``): a hash of the run seed, the instant and the input.
 
 ``seed_dependence`` lists which of these a scenario has. The last one is decided
 conservatively: arrivals can only tie when the network has two or more inputs of
@@ -18,7 +18,7 @@ cells (ATM links delivering cells, cell sources, ABR source end systems, TCP
 connections over ATM), so a scenario with at most one cannot depend on the
 order; any other scenario under slotted or random arbitration is counted as
 seed-dependent, although in some the ties never happen. An empty list therefore proves that the
-seed changes nothing (pure IP scenarios without RED or jitter, cell scenarios of
+run seed changes nothing (pure IP scenarios without RED or jitter, cell scenarios of
 deterministic sources under ``arbitration = "scheduling_order"``).
 """
 
@@ -30,7 +30,7 @@ RANDOM_SOURCE_KINDS = ("poisson", "geometric_onoff")
 
 def seed_dependence(core: dict) -> list[str]:
     """What in the core JSON draws from the run seed (module docstring); empty when the
-    seed provably cannot change the results."""
+    run seed provably cannot change the results."""
     reasons = []
     for source in core.get("sources", []):
         model = source["model"]
@@ -62,14 +62,14 @@ def seed_dependence(core: dict) -> list[str]:
         )
         if inputs > 1:
             reasons.append(
-                "cells reaching a port together are ordered by the seed "
+                "cells reaching a port together are ordered by the run seed "
                 f'(run.arbitration = "{arbitration}")'
             )
     return reasons
 
 
 def seed_note(core: dict, seed: int) -> str | None:
-    """The one-line note ``atmsim run --seed`` prints when the seed cannot matter, else
+    """The one-line note ``atmsim run --seed`` prints when the run seed cannot matter, else
     None."""
     if seed_dependence(core):
         return None

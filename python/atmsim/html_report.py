@@ -8,7 +8,7 @@ script, no file beside it).
   the tolerance's reason, then its figures; each document's analysis of its misses
   from docs/reproduction.md (shipped with the package) follows its experiments.
 - Sweep (sweep.json and results.parquet): each metric against each swept parameter,
-  the mean over the seeds with its Student-t 95 % interval
+  the mean over the run seeds with its Student-t 95 % interval
   (``atmsim.reproduce.stats.spread``), one line per combination of the other
   parameters; the table of those means; the runs that failed.
 - Run (summary.json): the tables of ``atmsim run`` (ports, VCs, flows, ...), the
@@ -163,8 +163,9 @@ def write_report(directory: Path, out: Optional[Path] = None) -> Path:
 
 
 def _docs_sections() -> dict[str, str]:
-    """docs/reproduction.md (package data) split by document: seed -> the markdown of its
-    "Misses and their likely causes" subsection ("" when it has none)."""
+    """docs/reproduction.md (package data) split by paper: the paper's id (``seed000``) -> the
+    markdown of its "Misses and their likely causes" subsection ("" when it has none). A
+    paper's section is the ``## `` heading that names its id in backticks."""
 
     path = data_dir() / "docs" / "reproduction.md"
     if not path.is_file():
@@ -173,24 +174,25 @@ def _docs_sections() -> dict[str, str]:
     sections: dict[str, str] = {}
     for block in re.split(r"(?m)^## ", text)[1:]:
         heading, _, body = block.partition("\n")
-        found = re.match(r"Seed (\d{3})", heading)
+        found = re.search(r"`(seed\d{3})`", heading)
         if not found:
             continue
         misses = re.split(r"(?m)^### ", body)
         for part in misses[1:]:
             title, _, content = part.partition("\n")
             if title.strip().lower().startswith("misses"):
-                sections[f"seed{found.group(1)}"] = content.strip()
+                sections[found.group(1)] = content.strip()
     return sections
 
 
 def _docs_anchor(seed: str) -> str:
-    """The GitHub-style anchor of the document's section in docs/reproduction.md."""
+    """The GitHub-style anchor of the paper's section in docs/reproduction.md (``seed`` is
+    the paper's id, ``seed000``)."""
 
     path = data_dir() / "docs" / "reproduction.md"
     if path.is_file():
         for line in path.read_text(encoding="utf-8").splitlines():
-            if line.startswith(f"## Seed {seed[4:]}"):
+            if line.startswith("## ") and f"`{seed}`" in line:
                 slug = re.sub(r"[^\w\- ]", "", line[3:].strip().lower()).replace(" ", "-")
                 return "#" + slug
     return ""
@@ -302,7 +304,7 @@ def _experiment_section(folder: Path, experiment: Any, readable) -> dict:
         "published",
         "simulated (mean)",
         "95 % interval",
-        "seeds",
+        "run seeds",
         "tolerance",
         "verdict",
         "null models (prediction, verdict)",
@@ -389,7 +391,7 @@ def sweep_page(directory: Path) -> str:
                     figures.append(_png(path))
     # the table of means
     keys = parameters
-    columns = [*keys, "seeds", *[f"{m} (mean [95 %])" for m in metrics]]
+    columns = [*keys, "run seeds", *[f"{m} (mean [95 %])" for m in metrics]]
     rows, classes = [], []
     groups = ok.groupby(keys, sort=True, dropna=False) if keys else [((), ok)]
     for key, group in groups:
@@ -413,7 +415,7 @@ def sweep_page(directory: Path) -> str:
         figures=figures,
         means=_table(columns, rows, classes),
         failed=_table(
-            ["run_id", *keys, "seed", "status", "error"],
+            ["run_id", *keys, "run seed", "status", "error"],
             [
                 [r["run_id"], *[r[k] for k in keys], r["seed"], r["status"], r["error"]]
                 for _, r in failed.iterrows()
@@ -425,7 +427,7 @@ def sweep_page(directory: Path) -> str:
 
 
 def _sweep_figure(frame, metric: str, x: Optional[str], others: list[str], tmp: Path):
-    """metric against x (mean and 95 % interval over the seeds), a line per combination
+    """metric against x (mean and 95 % interval over the run seeds), a line per combination
     of the other parameters (at most MAX_SERIES_LINES)."""
 
     matplotlib.use("Agg")

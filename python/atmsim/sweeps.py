@@ -20,13 +20,13 @@ A sweep specification (TOML, docs/sweeps.md)::
     collect = ["goodput_mbps", "clr", "jain"]    # default: DEFAULT_METRICS
     links = ["sw1-sw2"]           # adds utilization:<link> and max_queue:<link>
 
-Each run (a point of the grid and zip, with one seed) is resolved in this process
+Each run (a point of the grid and zip, with one run seed) is resolved in this process
 to its scenario, and named by a hash of the resolved core input (which holds the
-seed): the run id. Its files go to ``OUT/runs/<run id>/`` (scenario.toml,
+run seed): the run id. Its files go to ``OUT/runs/<run id>/`` (scenario.toml,
 summary.json, and series.parquet with ``series = true``), written into a
 temporary directory and renamed into place, so a run directory is either whole or
 absent. ``OUT/results.parquet`` (one row per run: run id, each swept parameter,
-the seed, the metrics, the status) is rebuilt from the run directories, also
+the run seed, the metrics, the status) is rebuilt from the run directories, also
 atomically, after every few runs and at the end. Running the same sweep again
 runs only the runs whose directory holds no summary.json: a sweep stopped in any
 way (Ctrl-C, SIGKILL, a power cut) loses at most the runs in progress.
@@ -228,10 +228,10 @@ def load_spec(spec: Union[str, Path, dict], base_dir: Optional[Path] = None) -> 
         if key in grid or key in zipped:
             raise _fail(file, f"set.{key}", "is also swept ([grid] or [zip]); set it once")
         if key == "run.seed":
-            raise _fail(file, "set.run.seed", "give the seeds in [sweep] seeds")
+            raise _fail(file, "set.run.seed", "give the run seeds in [sweep] seeds")
     for key in (*grid, *zipped):
         if key == "run.seed":
-            raise _fail(file, key, "give the seeds in [sweep] seeds, not as a parameter")
+            raise _fail(file, key, "give the run seeds in [sweep] seeds, not as a parameter")
     metrics = _metrics(file, data.get("metrics", {}))
     series = sweep.get("series", False)
     if not isinstance(series, bool):
@@ -272,7 +272,7 @@ def _seeds(file: str, value: Any) -> list[int]:
         value = None
     if isinstance(value, int):
         if not 1 <= value <= 10_000:
-            raise _fail(file, "sweep.seeds", "a number of seeds from 1 to 10000, or a list")
+            raise _fail(file, "sweep.seeds", "a number of run seeds from 1 to 10000, or a list")
         return list(range(1, value + 1))
     if (
         isinstance(value, list)
@@ -280,9 +280,11 @@ def _seeds(file: str, value: Any) -> list[int]:
         and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**64 for v in value)
     ):
         if len(set(value)) != len(value):
-            raise _fail(file, "sweep.seeds", "a seed is listed twice")
+            raise _fail(file, "sweep.seeds", "a run seed is listed twice")
         return list(value)
-    raise _fail(file, "sweep.seeds", "a number of seeds (1..10000) or a list of seeds [1, 7]")
+    raise _fail(
+        file, "sweep.seeds", "a number of run seeds (1..10000) or a list of run seeds [1, 7]"
+    )
 
 
 def _lists(file: str, section: str, table: dict) -> dict[str, list]:
@@ -359,7 +361,7 @@ class Planned:
 
 
 def run_id_of(core: dict) -> str:
-    """A run's id: the hash of its resolved core input (which holds the seed)."""
+    """A run's id: the hash of its resolved core input (which holds the run seed)."""
     text = json.dumps(core, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -772,7 +774,7 @@ def run_sweep(
     if spec.seeds and len(spec.seeds) > 1 and valid and valid[0].core is not None:
         if not seed_dependence(valid[0].core):
             notes.append(
-                f"note: the {len(spec.seeds)} seeds give identical runs: the scenario draws "
+                f"note: the {len(spec.seeds)} run seeds give identical runs: the scenario draws "
                 "no random number"
             )
     prepare_out_dir(out, "sweep")  # before any run: a directory that cannot be written
@@ -888,7 +890,7 @@ def _check_metrics(spec: Spec, valid: list[Planned]) -> None:
 
 def _describe(item: Planned) -> str:
     parts = [f"{key}={toml_value(value)}" for key, value in item.point.items()]
-    return ", ".join([*parts, f"seed {item.seed}"])
+    return ", ".join([*parts, f"run seed {item.seed}"])
 
 
 def _want_bar(progress: Optional[bool]) -> bool:
@@ -938,7 +940,7 @@ def sweep(
 ):
     """Run a sweep (a spec file, a shipped sweep's name, or a dict shaped like the
     file) and return its results as a pandas DataFrame, one row per run: run_id, each
-    swept parameter, seed, the metrics, status ("ok", "unbalanced", "failed",
+    swept parameter, seed (the run seed), the metrics, status ("ok", "unbalanced", "failed",
     "invalid"), error, wall_s. Writes ``out`` (default ``runs/sweep-<name>``) as
     ``atmsim sweep`` does; running it again runs only what is missing."""
     loaded = load_spec(spec)

@@ -9,7 +9,7 @@ number in the canonical unit of the core (see docs/core-interface.md):
 - length: float km (``parse_length_km``), turned into a propagation delay of
   5 us/km by ``propagation_delay_ps``,
 - size: integer bytes (``parse_size_bytes``); ``KB`` means 1024 bytes, as in
-  the seeds' "64 kB windows".
+  the papers' "64 kB windows".
 
 A string that does not parse raises ``ValueError`` with a one-line message that
 says what is allowed, e.g. ``expected a time like "30 s" (units: ps, ns, us, ms, s), got
@@ -69,7 +69,7 @@ SIZE_UNITS_BYTES = {
     "B": 1,
     "bytes": 1,
     "KB": 2**10,
-    "kB": 2**10,  # as the seeds write it ("64 kB windows"): 1024 bytes too
+    "kB": 2**10,  # as the papers write it ("64 kB windows"): 1024 bytes too
     "KiB": 2**10,
     "MB": 2**20,
     "MiB": 2**20,
@@ -184,7 +184,7 @@ def parse_size_bytes(value: int | str) -> int:
     """Parse a size into whole bytes: a plain integer is bytes, ``"64 KB"`` is 65536.
 
     KB = KiB = 1024 bytes, MB = MiB = 2^20, GB = GiB = 2^30 (binary, as the
-    seeds count windows). The result must be a whole number of bytes, at most 2^53.
+    papers count windows). The result must be a whole number of bytes, at most 2^53.
     """
     if type(value) is int:
         if value < 0:

@@ -287,7 +287,7 @@ pub const DELAY_PS: Ints = Ints {
     max: 1_000 * PS_PER_S,
 };
 
-/// Any `u64` (the seed).
+/// Any `u64` (the run seed).
 pub const ANY_U64: Ints = Ints {
     min: 0,
     max: u64::MAX,

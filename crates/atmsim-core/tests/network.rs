@@ -533,7 +533,7 @@ fn inputs_in_fixed_sub_cell_phase_share_a_full_port_only_in_slots() {
     // a's cells arrive a tenth of a cell time before b's, every time, so a
     // delivers all it sends (27,488 of 27,509 cells) and b the rest (9,170).
     // In slots both reach the port in the same slot and contend in a random
-    // order: each gets about half (18,353 and 18,305 with seed 1).
+    // order: each gets about half (18,353 and 18,305 with run seed 1).
     let ct = 2_726_337u64;
     for seed in [1, 2] {
         let [a, b] = two_inputs_into_one_port("random", ct / 10, 8, seed);
@@ -541,14 +541,14 @@ fn inputs_in_fixed_sub_cell_phase_share_a_full_port_only_in_slots() {
         let share = a as f64 / total;
         assert!(
             !(0.4..=0.6).contains(&share),
-            "continuous time, seed {seed}: a got {share:.3} of {total}"
+            "continuous time, run seed {seed}: a got {share:.3} of {total}"
         );
         let [a, b] = two_inputs_into_one_port("slotted", ct / 10, 8, seed);
         let total = (a + b) as f64;
         let share = a as f64 / total;
         assert!(
             (0.48..=0.52).contains(&share),
-            "slots, seed {seed}: a got {share:.3} of {total}"
+            "slots, run seed {seed}: a got {share:.3} of {total}"
         );
         // The port ran full: the link's rate over the run, within the
         // first cells' way there.

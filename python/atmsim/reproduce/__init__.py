@@ -1,27 +1,27 @@
-"""``atmsim reproduce``: the published experiments of the seeds, side by side with ours.
+"""``atmsim reproduce``: the published experiments of the papers, side by side with ours.
 
 An ``Experiment`` names one published result (a section, a table row, a figure
 comparison, a claim across rows): the scenario files it runs
-(``scenarios/reproduce/*.toml``, with every parameter the seed does not state
+(``scenarios/reproduce/*.toml``, with every parameter the paper does not state
 chosen there with a comment), and the published quantities with their
 tolerances.
 
 Every experiment runs once per run seed (``RUN_SEEDS``: ``run.seed`` = 1..10).
 The core takes cells that reach a port at the same instant in an order drawn
-from the seed, so the seeds are samples of one configuration; lossy TCP runs,
+from the run seed, so the run seeds are samples of one configuration; lossy TCP runs,
 where that order decides which source loses, differ most. Each quantity is
-computed per seed, judged on its mean (``atmsim.compare.Tolerance``), and
-reported with the Student-t 95 % interval of that mean and the number of seeds
+computed per run seed, judged on its mean (``atmsim.compare.Tolerance``), and
+reported with the Student-t 95 % interval of that mean and the number of run seeds
 (``stats``). The files of run seed 1 (scenario.toml, summary.json,
-series.parquet, figures) are written; every seed's value goes to seeds.csv.
+series.parquet, figures) are written; every run seed's value goes to seeds.csv.
 
-A published value is judged once. Where a seed publishes one configuration's
+A published value is judged once. Where a paper publishes one configuration's
 value in several tables, the other places get a row that names the experiment
 judging it (``Quantity.see``, verdict n/a) and run nothing.
 
 A match counts only if it discriminates. Each judged quantity carries the
 predictions of one or more null models (``NullModel``: a prediction from the
-seed's inputs alone, with no simulation, such as "each VC gets exactly its MCR"
+paper's inputs alone, with no simulation, such as "each VC gets exactly its MCR"
 or "every source gets an equal share"), judged by the same tolerance; a row
 that a null model also matches tests nothing about the mechanism, and the
 counts set the matches that beat every null model apart (``beats_nulls``). A row
@@ -29,11 +29,11 @@ that a null model matches whatever we simulate is shown, not judged
 (``Quantity.unjudged``: the reason), with its tolerance and the null models'
 verdicts kept so that the reason can be checked.
 
-``run_experiments`` runs (experiment, seed) tasks on a process pool and returns
+``run_experiments`` runs (experiment, run seed) tasks on a process pool and returns
 one ``Outcome`` per experiment, its rows: published, simulated (the mean),
 ci95_low, ci95_high, n_seeds, tolerance, verdict.
 
-One module per seed (``seed000`` .. ``seed004``) lists its
+One module per paper (``seed000`` .. ``seed004``) lists its
 experiments; ``registry()`` gathers them. docs/reproduction.md lists which
 tolerance each kind of published number gets and why.
 """
@@ -46,8 +46,8 @@ tolerance each kind of published number gets and why.
 # - nulls.py, measures.py, seed000.py .. seed004.py: the experiments;
 # - catalog.py: the registry of the experiments and the ids accepted;
 # - csv_tables.py: table.csv and seeds.csv;
-# - judging.py: measuring, judging and aggregating one experiment's seeds;
-# - runner.py: running (experiment, seed) tasks on a process pool;
+# - judging.py: measuring, judging and aggregating one experiment's run seeds;
+# - runner.py: running (experiment, run seed) tasks on a process pool;
 # - inventory.py, report.py: the coverage inventory and the command's report.
 #
 # The names below are the package's interface (``from atmsim.reproduce import ...``).

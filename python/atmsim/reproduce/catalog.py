@@ -1,5 +1,5 @@
-"""The registry of the experiments: every seed module's experiments by id
-(``registry``), one seed's (``seed_ids``), and the ids ``atmsim reproduce`` accepts
+"""The registry of the experiments: every paper module's experiments by id
+(``registry``), one paper's (``seed_ids``), and the ids ``atmsim reproduce`` accepts
 (``select``, ``valid_ids``)."""
 
 from __future__ import annotations
@@ -36,12 +36,12 @@ def registry() -> dict[str, Experiment]:
 
 
 def seed_ids(seed: str) -> list[str]:
-    """The experiment ids of one seed, in order."""
+    """The experiment ids of one paper, in order."""
     return [key for key, experiment in registry().items() if experiment.seed == seed]
 
 
 class UnknownExperiment(ValueError):
-    """An id that is neither a seed nor an experiment."""
+    """An id that is neither a paper nor an experiment."""
 
 
 def select(ids: list[str]) -> list[str]:

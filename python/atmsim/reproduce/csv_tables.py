@@ -1,5 +1,5 @@
 """The CSV files of an experiment: table.csv (one row per published quantity, judged on
-the mean over the run seeds) and seeds.csv (every seed's value), each written whole or
+the mean over the run seeds) and seeds.csv (every run seed's value), each written whole or
 not at all."""
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ CSV_COLUMNS = (
     "beats_nulls",
 )
 """table.csv: ``simulated`` is the mean over the run seeds, ``ci95_low`` and
-``ci95_high`` the 95 % interval of that mean, ``n_seeds`` the seeds it counts;
+``ci95_high`` the 95 % interval of that mean, ``n_seeds`` the run seeds it counts;
 ``null_models`` each null model's prediction and verdict ("mcr-only 23.04
 match; equal-share 25.4 miss"), ``beats_nulls`` "yes" for a match that no null
 model matches, "no" for a match that one does, empty otherwise."""
 
 SEED_COLUMNS = ("experiment", "quantity", "seed", "simulated", "note")
-"""seeds.csv: every seed's value of every quantity."""
+"""seeds.csv: every run seed's value of every quantity."""
 
 
 def null_text(nulls: list) -> str:

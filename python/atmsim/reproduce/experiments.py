@@ -1,6 +1,6 @@
 """What an experiment of ``atmsim reproduce`` is: the published quantities (``Quantity``),
 their null models (``NullModel``, ``NullPrediction``), the runs (``Run``) and the
-experiment (``Experiment``), with the seeds every experiment runs with. The seed
+experiment (``Experiment``), with the run seeds every experiment runs with. The paper
 modules (``seed000`` .. ``seed004``) build their experiments from these."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def _no_value(results: dict) -> float:
 
 @dataclass(frozen=True)
 class NullModel:
-    """A way to predict a seed's numbers from its inputs alone, with no simulation
+    """A way to predict a paper's numbers from its inputs alone, with no simulation
     ("each VC gets exactly its MCR and nothing more"). A row that a null model also
     matches tests arithmetic, not the mechanism."""
 
@@ -72,7 +72,7 @@ class Quantity:
     ``extract(results)`` gets ``{run name: atmsim.Result}`` of one run seed and returns
     the simulated value, or ``(value, note)``. ``published`` None means "not
     published" ("NA"). ``see``: the id of the experiment that judges this same
-    published value (the seed prints it in several places); the row then shows the
+    published value (the paper prints it in several places); the row then shows the
     published value, refers there, and is not judged again."""
 
     name: str
@@ -105,7 +105,7 @@ class Run:
 
 
 def seed_override(seed: int) -> str:
-    """The override that sets a run's seed."""
+    """The override that sets the run seed."""
     return f"run.seed={seed}"
 
 
@@ -113,8 +113,8 @@ def seed_override(seed: int) -> str:
 class Experiment:
     """One published experiment.
 
-    - ``id``: stable, lowercase, starts with its seed (``seed000-sec8``);
-    - ``source``: where it is published (seed, section, table or figure);
+    - ``id``: stable, lowercase, starts with its paper's id (``seed000-sec8``);
+    - ``source``: where it is published (paper, section, table or figure);
     - ``runs``: run name -> Run. One run: its files go to ``<out>/<id>/``; several
       (a comparison, or a reference such as section 8's peak for section 9): to
       ``<out>/<id>/<run name>/``. None: every quantity refers to another experiment;
@@ -123,7 +123,7 @@ class Experiment:
       per run of ``figure_runs`` (default: every run);
     - ``notes``: what the experiment chose and why (also in docs/reproduction.md),
       written at the top of each run's scenario.toml;
-    - ``weight``: relative run time of one seed, to start the longest first;
+    - ``weight``: relative run time of one run seed, to start the longest first;
     - ``seeds``: the ``run.seed`` values it runs with (``RUN_SEEDS``);
     - ``port``: the bottleneck link the ``queue``, ``abr_queue`` and ``vc_queue``
       figures show.

@@ -1,19 +1,19 @@
-"""The inventory of the seeds' published numerical results, and its coverage.
+"""The inventory of the papers' published numerical results, and its coverage.
 
-One CSV per seed (``atmsim/data/reproduce/inventory/seedNNN.csv``) lists every
-number a seed publishes as a result (a table's cell, a value in the text, a
+One CSV per paper (``atmsim/data/reproduce/inventory/seedNNN.csv``) lists every
+number a paper publishes as a result (a table's cell, a value in the text, a
 bound a sentence states), whether atmsim judges it or not:
 
-- ``seed``: ``seed000`` .. ``seed004``;
+- ``seed``: the paper, ``seed000`` .. ``seed004``;
 - ``source``: where it is printed (``Table 1 row 2``, ``section 9``);
-- ``quantity``: what it is, in the seed's words;
+- ``quantity``: what it is, in the paper's words;
 - ``configuration``: the configuration it belongs to;
 - ``published``: the value as printed (``10.5``, ``> 7000``, ``NA``);
 - ``unit``;
 - ``experiment`` and ``row``: the ``atmsim reproduce`` experiment and the
   quantity (``Quantity.name``) that judge it, empty when no row does.
 
-``atmsim reproduce --coverage`` counts, per seed, the published results, those
+``atmsim reproduce --coverage`` counts, per paper, the published results, those
 covered by a row, the verdicts of those rows in a reproduce output (match,
 miss, n/a, or not run), and those not covered. The counts in the README and the
 docs come from it.
@@ -69,7 +69,7 @@ def inventory_dir() -> Path:
 
 
 def load(directory: Optional[Path] = None) -> list[Entry]:
-    """Every entry of every seed's file, in seed order. Raises ValueError naming the
+    """Every entry of every paper's file, in the papers' order. Raises ValueError naming the
     file and line of a malformed entry."""
     directory = directory or inventory_dir()
     entries: list[Entry] = []
@@ -140,13 +140,13 @@ def verdicts_in(out: Path) -> dict[tuple[str, str], str]:
 
 
 COUNTS = ("published", "covered", "match", "miss", "n/a", "not-run", "uncovered")
-"""What the coverage counts per seed: every published result, those a row covers
+"""What the coverage counts per paper: every published result, those a row covers
 (then by that row's verdict, or "not-run" when the output has none), those none
 does."""
 
 
 def coverage(entries: Iterable[Entry], verdicts: dict[tuple[str, str], str]) -> dict[str, dict]:
-    """Per seed, the COUNTS."""
+    """Per paper, the COUNTS."""
     table: dict[str, dict] = {}
     for entry in entries:
         counts = table.setdefault(entry.seed, dict.fromkeys(COUNTS, 0))

@@ -1,7 +1,7 @@
 """Computing and judging: a quantity's value in one run seed's results (``measure``),
-the row of table.csv from its values over the seeds (``judge``: the mean, its 95 %
+the row of table.csv from its values over the run seeds (``judge``: the mean, its 95 %
 interval, the verdict, the null models' verdicts), and an experiment's outcome from
-its seeds (``aggregate``, which writes table.csv and seeds.csv)."""
+its run seeds (``aggregate``, which writes table.csv and seeds.csv)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def judge(
 ) -> dict:
     """One row of table.csv from the quantity's values over the run seeds: the mean,
     its 95 % interval, and the verdict of the mean. A value that could not be computed
-    in some seed makes the row a miss (its mean counts the others), as a value that
+    in some run seed makes the row a miss (its mean counts the others), as a value that
     cannot be computed is a miss. A quantity judged elsewhere (``see``) is n/a; so is
     one shown but not judged (``unjudged``), whose note gives the reason and the
     verdict it would have had, and whose null models are still judged."""
@@ -61,7 +61,7 @@ def judge(
             verdict = "n/a"
         first = notes[0] if notes else ""
         if first:
-            label = f"seed {seeds[0]}: " if len(values) > 1 else ""
+            label = f"run seed {seeds[0]}: " if len(values) > 1 else ""
             parts.append(label + first)
         if not quantity.unjudged and crosses_bound(
             quantity.tolerance, quantity.published, stats.low, stats.high
@@ -70,8 +70,8 @@ def judge(
         if stats.missing:
             failed = [(s, n) for s, v, n in zip(seeds, values, notes) if not math.isfinite(v)]
             parts.append(
-                f"not computed in {len(failed)} of {len(values)} seeds "
-                f"(seed {failed[0][0]}: {failed[0][1] or 'NaN'})"
+                f"not computed in {len(failed)} of {len(values)} run seeds "
+                f"(run seed {failed[0][0]}: {failed[0][1] or 'NaN'})"
             )
     judged = (
         quantity.see is None
@@ -150,9 +150,9 @@ def evaluate(experiment_id: str, quantity: Quantity, results: dict) -> dict:
 
 @dataclass
 class Outcome:
-    """What running one experiment gave: its rows (CSV_COLUMNS, with each seed's
+    """What running one experiment gave: its rows (CSV_COLUMNS, with each run seed's
     values), the ledgers' verdict, the files written, the wall time (summed over its
-    seeds), and if it could not run, the error as one line (``error``) and its
+    run seeds), and if it could not run, the error as one line (``error``) and its
     traceback (``traceback``, shown with ``atmsim --debug``)."""
 
     experiment: str
@@ -187,8 +187,8 @@ class SeedOutcome:
 
 
 def aggregate(experiment: Experiment, parts: list[SeedOutcome], out_root: Path) -> Outcome:
-    """The experiment's outcome from its seeds: rows judged on the means, table.csv and
-    seeds.csv written. An error in any seed is the experiment's error."""
+    """The experiment's outcome from its run seeds: rows judged on the means, table.csv
+    and seeds.csv written. An error in any run seed is the experiment's error."""
     parts = sorted(parts, key=lambda part: part.seed)
     out_dir = Path(out_root) / experiment.id
     outcome = Outcome(
@@ -201,7 +201,7 @@ def aggregate(experiment: Experiment, parts: list[SeedOutcome], out_root: Path) 
         outcome.ledger_problems.extend(part.ledger_problems)
         outcome.figures.extend(part.figures)
         if part.error and outcome.error is None:
-            prefix = f"seed {part.seed}: " if len(parts) > 1 else ""
+            prefix = f"run seed {part.seed}: " if len(parts) > 1 else ""
             outcome.error = prefix + part.error
             outcome.traceback = part.traceback
     outcome.ledgers_ok = not outcome.ledger_problems

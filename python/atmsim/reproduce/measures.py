@@ -16,7 +16,7 @@ from ..compare import jain
 from ..units import CELL_BITS
 
 LINK_MBPS = 155.52
-"""Every link of the seeds' configurations (the TCP over FMMRA paper writes "155 Mbps")."""
+"""Every link of the papers' configurations (the TCP over FMMRA paper writes "155 Mbps")."""
 BOTTLENECK = "sw1-sw2"
 """The bottleneck port of the n-source, n-source-vbr and fmmra-lan templates."""
 
@@ -154,7 +154,7 @@ def acr_error(
 ) -> float:
     """Mean |ACR - max-min share| / share from the first VBR edge to the end, over the
     flows; the share is (target x link rate - VBR rate while on) / number of flows: the
-    ABR capacity the seed's "accurate response" follows, of the whole link (target 1)
+    ABR capacity the paper's "accurate response" follows, of the whole link (target 1)
     or of the part a scheme aims at (ERICA's 0.9)."""
     acr = wide(result, "acr_cps")[flow_names(result)] * CELL_BITS / 1e6
     acr = acr[acr.index >= start_s]

@@ -2,17 +2,17 @@
 (Kalyanaraman et al., 1998) and TCP over FMMRA (An et al., 1998), and the rule for a row a null
 model matches.
 
-A null model predicts a published number from the seed's inputs alone (link rates,
+A null model predicts a published number from the paper's inputs alone (link rates,
 ERICA's target, the cell, header and RM overheads, windows, numbers of sources, round
-trips) and from textbook baselines, never from our runs and never from the seed's own
-findings (its formulas and tables are what the rows judge). Each seed module builds
+trips) and from textbook baselines, never from our runs and never from the paper's own
+findings (its formulas and tables are what the rows judge). Each paper module builds
 its predictions with these models and its own.
 
 The rule (``unless_a_null_matches``): when a null model's prediction is within the
 row's own tolerance of the published value, no simulation can add evidence to that
 row, whatever it gives; the row is shown but not judged (``Quantity.unjudged``),
 with the model named. The tolerance is never widened or narrowed here: a row that is
-tightened says so with its own reason in its seed module. The rule depends on the
+tightened says so with its own reason in its paper module. The rule depends on the
 published value, the tolerance and the prediction only, so it is the same before
 and after any run.
 """

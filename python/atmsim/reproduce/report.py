@@ -76,7 +76,7 @@ def list_experiments() -> None:
 
 
 def interval(row: dict) -> str:
-    """The 95 % interval of the mean as printed: "[103.1, 104.9]"; "-" for one seed."""
+    """The 95 % interval of the mean as printed: "[103.1, 104.9]"; "-" for one run seed."""
     low, high = row.get("ci95_low"), row.get("ci95_high")
     if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
         return "-"
@@ -90,7 +90,7 @@ PRINTED_COLUMNS = (
     "published",
     "simulated",
     "ci95",
-    "seeds",
+    "run seeds",
     "tolerance",
     "verdict",
     "nulls",
@@ -108,7 +108,7 @@ def results_table(outcomes: list[Outcome]) -> rich.table.Table:
         title_justify="left",
     )
     for column in PRINTED_COLUMNS:
-        right = column in ("published", "simulated", "ci95", "seeds", "tolerance")
+        right = column in ("published", "simulated", "ci95", "run seeds", "tolerance")
         table.add_column(column, justify="right" if right else "left", overflow="fold")
     for outcome in outcomes:
         if outcome.error:
@@ -253,14 +253,14 @@ def print_coverage(out: Path) -> int:
         print(f"inventory: {line}")
     verdicts = inventory.verdicts_in(Path(out))
     where = f"verdicts from {out}" if verdicts else f"no reproduce output in {out}: not run"
-    print(f"atmsim reproduce --coverage: the seeds' published results ({where})")
+    print(f"atmsim reproduce --coverage: the papers' published results ({where})")
     for line in inventory.coverage_lines(inventory.coverage(entries, verdicts)):
         print(line)
     return 1 if wrong else 0
 
 
 def combined_name(requested: list[str]) -> str:
-    """``seed000`` when exactly one seed was asked for, else ``selected``."""
+    """``seed000`` when exactly one paper was asked for, else ``selected``."""
     keys = [canonical(name) for name in requested]
     if len(keys) == 1 and keys[0] in SEEDS:
         return keys[0]
@@ -321,9 +321,9 @@ def main(
             if outcome.error
             else f"{outcome.count('match')} match, {outcome.count('miss')} miss"
         )
-        seeds = f"{len(outcome.seeds)} seeds" if outcome.seeds else "no runs"
+        seeds = f"{len(outcome.seeds)} run seeds" if outcome.seeds else "no runs"
         print(
-            f"[{k:>{width}}/{total}] {outcome.experiment:<36} {state:<22} {seeds:>8} "
+            f"[{k:>{width}}/{total}] {outcome.experiment:<36} {state:<22} {seeds:>12} "
             f"{outcome.wall_s:6.1f} s in runs"
         )
 

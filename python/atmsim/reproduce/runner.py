@@ -1,6 +1,6 @@
 """Running experiments: one (experiment, run seed) task simulates the experiment's runs
 and computes every quantity (``run_seed``); ``run_experiments`` runs the tasks on a
-process pool and aggregates each experiment's seeds as they finish."""
+process pool and aggregates each experiment's run seeds as they finish."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def run_seed(
             results[name] = result
             for line, ok in ledger_lines(result.summary):
                 if not ok:
-                    outcome.ledger_problems.append(f"seed {seed}: {name}: {line}")
+                    outcome.ledger_problems.append(f"run seed {seed}: {name}: {line}")
         for quantity in experiment.published:
             value, note = measure(quantity, results) if quantity.see is None else (math.nan, "")
             outcome.values.append(value)
@@ -75,7 +75,7 @@ def run_seed(
 
 
 def _seeds_of(experiment: Experiment, seeds: Optional[tuple]) -> tuple:
-    """The seeds an experiment runs: none without runs, else ``seeds`` or its own."""
+    """The run seeds an experiment runs: none without runs, else ``seeds`` or its own."""
     if not experiment.runs:
         return ()
     return tuple(seeds) if seeds else tuple(experiment.seeds)
@@ -94,7 +94,7 @@ def scenario_header(experiment: Experiment, name: str, spec: Run, overrides: lis
         seeds = ", ".join(map(str, experiment.seeds))
         text = (
             f"the experiment runs with run seeds {seeds}; these files are one of them, "
-            "table.csv has their mean and 95 % interval, seeds.csv each seed's values"
+            "table.csv has their mean and 95 % interval, seeds.csv each run seed's values"
         )
         header.extend("# " + line for line in textwrap.wrap(text, 86))
     for note in experiment.notes:
@@ -132,17 +132,17 @@ def run_experiments(
     on_seed: Optional[Callable[[int, int], None]] = None,
 ) -> list[Outcome]:
     """Run experiments: every (experiment, run seed) is one task, ``jobs`` tasks at a
-    time (processes), the heaviest experiments first; the first seed of each writes its
-    files. ``seeds`` replaces every experiment's own seeds (tests use one or two).
-    ``on_done(outcome, k, total)`` is called as each experiment's last seed finishes,
-    ``on_seed(done, total)`` as each task (experiment, seed) finishes and once before
+    time (processes), the heaviest experiments first; the first run seed of each writes its
+    files. ``seeds`` replaces every experiment's own run seeds (tests use one or two).
+    ``on_done(outcome, k, total)`` is called as each experiment's last run seed finishes,
+    ``on_seed(done, total)`` as each task (experiment, run seed) finishes and once before
     the first. Returns the outcomes in the order of ``ids``.
 
     Ctrl-C and SIGTERM are this process's to answer (``atmsim.workers``): the worker
     processes ignore both, and this process kills them and raises KeyboardInterrupt,
-    so that one process answers, without a traceback from each worker. The seeds
-    finished before keep their files; a run cut short keeps its scenario.toml alone
-    (a run in this process, with ``jobs`` 1, writes its partial summary)."""
+    so that one process answers, without a traceback from each worker. The run
+    seeds finished before keep their files; a run cut short keeps its scenario.toml
+    alone (a run in this process, with ``jobs`` 1, writes its partial summary)."""
     experiments = registry()
     order = sorted(ids, key=lambda key: -experiments[key].weight * len(experiments[key].runs))
     total = len(ids)
@@ -186,7 +186,7 @@ def run_experiments(
 
 
 def _worker_died(task: tuple, description: str) -> SeedOutcome:
-    """The outcome of a seed whose worker process died under it: an error."""
+    """The outcome of a run seed whose worker process died under it: an error."""
     return SeedOutcome(experiment=task[0], seed=task[1], error=description)
 
 

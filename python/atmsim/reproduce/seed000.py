@@ -39,7 +39,7 @@ from .nulls import EQUAL_SHARE, NO_EFFECT, NO_LOSS, predict, unless_a_null_match
 FORMULA = relative(0.05)
 FORMULA_WHY = (
     "loss-free and rate-limited: set by ERICA's 90 % target and the cell, header and RM "
-    "overheads, as the seed's own check (section 8); the seed's start-up fraction 0.9 is "
+    "overheads, as the paper's own check (section 8); the paper's start-up fraction 0.9 is "
     "given to one digit (0.85 .. 0.95, about ±5 %), and the run length is not stated"
 )
 LOSSY = relative(0.25)
@@ -50,10 +50,10 @@ LOSSY_WHY = (
 )
 CLR_BAND = factor(2.0)
 CLR_WHY = (
-    "the seed: 'CLR is small and has high variance' and does not follow throughput "
+    "the paper: 'CLR is small and has high variance' and does not follow throughput "
     "(section 10, conclusion 1); we ask for the same magnitude, within a factor of 2"
 )
-NO_LOSS_WHY = "the seed: no cells are lost"
+NO_LOSS_WHY = "the paper: no cells are lost"
 FAIR = absolute(0.01)
 FAIRER = above(0.01)
 FAIRER_WHY = "'fairer' read as a Jain index higher by more than 0.01 (the resolution of 'fair')"
@@ -61,7 +61,7 @@ FAIR_WHY = (
     "'fair' read as Jain's index within 0.01 of 1 (the two throughputs within about "
     "±10 % of each other)"
 )
-CLAIM_WHY = "a direction stated by the seed, no number: the value must be on its side of 1"
+CLAIM_WHY = "a direction stated by the paper, no number: the value must be on its side of 1"
 LIMIT_WHY = (
     "read as the state a source is in for most of the time after the start-up (from "
     "0.5 s, where section 9's first timeout ends the start): a share on the stated side "
@@ -69,7 +69,7 @@ LIMIT_WHY = (
 )
 INSTANT = absolute(0.05)
 INSTANT_WHY = (
-    "an instant the seed reads off its figures in round hundreds of milliseconds "
+    "an instant the paper reads off its figures in round hundreds of milliseconds "
     "('around t=200 ms', 400, 900, 1300, 1900 ms): within half that step, ±50 ms"
 )
 SORTED_NOTE = (
@@ -77,7 +77,7 @@ SORTED_NOTE = (
     "published throughput is compared with the k-th largest simulated one"
 )
 
-# --- constants stated by the seed -----------------------------------------------------
+# --- constants stated by the paper -----------------------------------------------------
 
 MSS = 512  # section 4
 NRM = 32  # section 5
@@ -88,7 +88,7 @@ STEADY_S = 0.5
 TARGET = 0.9  # section 5: ERICA's target utilization
 VBR_MBPS = 124.41  # section 6
 VBR_ON_S, VBR_OFF_S, VBR_START_S = 0.1, 0.1, 0.002  # section 6
-DURATION_S = 2.0  # our choice (scenario files): the length of the seed's figures
+DURATION_S = 2.0  # our choice (scenario files): the length of the paper's figures
 
 # --- runs -------------------------------------------------------------------------------
 
@@ -117,7 +117,7 @@ TABLE1 = (
 
 
 def ideal_abr_goodput_mbps() -> float:
-    """The most TCP goodput Table 1's configuration can carry, from the seed's numbers
+    """The most TCP goodput Table 1's configuration can carry, from the paper's numbers
     alone: ERICA's target rate (90 % of 155.52 Mbps) less the VBR while it is on (124.41
     Mbps, on half of the 2 s run), carried as ABR cells (1 RM cell in 32) of 12-cell
     segments of 512 bytes (section 8's overhead factors; our frames are padded to whole
@@ -131,12 +131,12 @@ def ideal_abr_goodput_mbps() -> float:
 
 IDEAL_MBPS = ideal_abr_goodput_mbps()
 
-# --- null models: predictions from the seed's inputs alone ------------------------------
+# --- null models: predictions from the paper's inputs alone ------------------------------
 
 SEED_CHECK_MBPS = 155 * 0.9 * 48 / 53 * 512 / 568 * 31 / 32 * 0.9
 """Section 8's own check of its peak: 155 Mbps x 0.9 (ERICA's target) x 48/53 (ATM
 payload) x 512/568 (headers) x 31/32 (RM cells) x 0.9 (its start-up fraction):
-99.3 Mbps (the seed prints 103.32)."""
+99.3 Mbps (the paper prints 103.32)."""
 VBR_SHARE = 0.6
 """Section 10: "Since VBR takes up 40% of the link bandwidth, we expect the maximum ABR
 throughput to be 60% of the case without VBR"."""
@@ -154,7 +154,7 @@ timer in TCP over ABR (Kalyanaraman et al., 1996) and ABR and UBR buffering (Kal
 
 SEED_CHECK = NullModel(
     "seed-check",
-    "the seed's own arithmetic for its peak (section 8): 155 Mbps x 0.9 x 48/53 x 512/568 "
+    "the paper's own arithmetic for its peak (section 8): 155 Mbps x 0.9 x 48/53 x 512/568 "
     f"x 31/32 x 0.9 (start-up) = {SEED_CHECK_MBPS:.1f} Mbps, with the VBR 60 % of it "
     "(section 10's expectation), shared equally",
 )
@@ -239,7 +239,7 @@ def _sec8() -> Experiment:
                     lambda r: total_goodput(r["main"]),
                     nulls=throughput,
                 ),
-                "the seed itself derives its number from that arithmetic ('It can be "
+                "the paper itself derives its number from that arithmetic ('It can be "
                 "approximately verified as follows')",
             ),
             unless_a_null_matches(
@@ -259,7 +259,7 @@ def _sec8() -> Experiment:
                     1.0,
                     "",
                     FAIR,
-                    "the seed: 'the curves for the two sources completely overlap'; " + FAIR_WHY,
+                    "the paper: 'the curves for the two sources completely overlap'; " + FAIR_WHY,
                     lambda r: fairness(r["main"]),
                     nulls=(predict(EQUAL_SHARE, 1.0),),
                 ),
@@ -271,7 +271,7 @@ def _sec8() -> Experiment:
                     0.5,
                     "fraction",
                     ABOVE,
-                    "the seed: 'the sources use the entire ACR allocated to them. In other "
+                    "the paper: 'the sources use the entire ACR allocated to them. In other "
                     "words, the TCP sources are rate-limited and not window-limited' (also "
                     "summary 2); " + LIMIT_WHY,
                     _rate_limited("main"),
@@ -307,7 +307,7 @@ def _first_loss(run: str):
 
 
 def _silence(run: str):
-    """From the first loss to the mean first timeout (s): the seed's 'no acks are
+    """From the first loss to the mean first timeout (s): the paper's 'no acks are
     received for the next 300 ms'."""
 
     def extract(results):
@@ -362,7 +362,7 @@ def _sec9() -> Experiment:
                 10.0,
                 "ratio",
                 ABOVE,
-                "the seed: 'Note that the CLR and throughput loss are one order of "
+                "the paper: 'Note that the CLR and throughput loss are one order of "
                 "magnitude apart' (36 % against 0.18 %; summary 3: 'a large reduction in "
                 "throughput even though CLR is very small'): the throughput lost, % of "
                 "section 8's peak, at least ten times the CLR",
@@ -375,7 +375,7 @@ def _sec9() -> Experiment:
                     1.0,
                     "",
                     FAIR,
-                    "the seed: 'the congestion windows of both sources are approximately "
+                    "the paper: 'the congestion windows of both sources are approximately "
                     "equal, and so the operation is fair'; " + FAIR_WHY,
                     lambda r: _jain_note(r["finite"]),
                     nulls=(predict(EQUAL_SHARE, 1.0),),
@@ -387,7 +387,7 @@ def _sec9() -> Experiment:
                 0.5,
                 "fraction",
                 BELOW,
-                "the seed: 'the sources are not rate-limited but are window-limited' (also "
+                "the paper: 'the sources are not rate-limited but are window-limited' (also "
                 "summary 5); " + LIMIT_WHY,
                 _rate_limited("finite"),
                 note="window-limited: the window allows less than the ACR carries in a "
@@ -399,7 +399,7 @@ def _sec9() -> Experiment:
                 1.0,
                 "ratio",
                 relative(0.1),
-                "the seed (Figure 6(b)): the ACRs 'are at the maximum possible value (90% of "
+                "the paper (Figure 6(b)): the ACRs 'are at the maximum possible value (90% of "
                 "the link rate)'; a level read from a figure, taken within 10 %",
                 lambda r: mean_acr_mbps(r["finite"], STEADY_S) / (TARGET * LINK_MBPS),
                 nulls=(predict(FAIR_ACR, 0.5), predict(AT_PCR, 1 / TARGET)),
@@ -409,7 +409,7 @@ def _sec9() -> Experiment:
                 0.2,
                 "s",
                 INSTANT,
-                "the seed (Figure 6(a)): 'there is one loss around t=200 ms'; " + INSTANT_WHY,
+                "the paper (Figure 6(a)): 'there is one loss around t=200 ms'; " + INSTANT_WHY,
                 _first_loss("finite"),
                 note="the first probe (1 ms) at which a source's data VC has lost a cell",
                 nulls=(predict(SLOW_START, cycle["loss1"]),),
@@ -419,7 +419,7 @@ def _sec9() -> Experiment:
                 0.5,
                 "s",
                 INSTANT,
-                "the seed (Figure 6(a)): the window 'finally drops to 1 at t=500 ms'; "
+                "the paper (Figure 6(a)): the window 'finally drops to 1 at t=500 ms'; "
                 + INSTANT_WHY,
                 _first_timeouts("finite"),
                 note="a timeout: the congestion window falls to one segment",
@@ -431,7 +431,7 @@ def _sec9() -> Experiment:
                     0.3,
                     "s",
                     INSTANT,
-                    "the seed (Figure 6(a)): 'No acks are received for the next 300 ms'; "
+                    "the paper (Figure 6(a)): 'No acks are received for the next 300 ms'; "
                     + INSTANT_WHY,
                     _silence("finite"),
                     nulls=(
@@ -496,7 +496,7 @@ def _table1(row: int) -> Experiment:
             None,
             "%",
             REPORT,
-            f"the seed's {percent:g} % is its total / its row 8 (58.4 Mbps): the total "
+            f"the paper's {percent:g} % is its total / its row 8 (58.4 Mbps): the total "
             "again, judged in the row above; shown: our total as % of an independent "
             f"maximum, the ideal ABR goodput of this configuration ({IDEAL_MBPS:.1f} Mbps: "
             "ERICA's 90 % target less the VBR's mean, times the cell, header and RM "
@@ -568,7 +568,7 @@ def _trends() -> Experiment:
             1.0,
             "ratio",
             ABOVE,
-            "the seed: 'Larger buffers always give higher TCP throughput' (section 10; "
+            "the paper: 'Larger buffers always give higher TCP throughput' (section 10; "
             "summary 8); 'always' read as every pair of rows that differ only in the buffer "
             "(rows 2/1, 4/3, 6/5, 8/7): the smallest ratio must exceed 1",
             _smallest_ratio(BUFFER_PAIRS),
@@ -582,7 +582,7 @@ def _trends() -> Experiment:
                 REPORT,
                 "one pair of the claim above, shown",
                 _ratio_of_totals(b, a),
-                note=f"seed: {totals[b]:g} / {totals[a]:g} = {totals[b] / totals[a]:.2f}",
+                note=f"paper: {totals[b]:g} / {totals[a]:g} = {totals[b] / totals[a]:.2f}",
             )
             for a, b in BUFFER_PAIRS
         ),
@@ -591,7 +591,7 @@ def _trends() -> Experiment:
             1.0,
             "ratio",
             ABOVE,
-            "the seed: 'As the number of sources is increased, generally the total "
+            "the paper: 'As the number of sources is increased, generally the total "
             "throughput increases' (section 10; summary 9), compared where only n differs: "
             "rows 5/1 and 7/3 (same TBE, buffer TBE x n x 1); the smaller ratio must "
             "exceed 1",
@@ -606,7 +606,7 @@ def _trends() -> Experiment:
                 REPORT,
                 "one pair of the claim above, shown",
                 _ratio_of_totals(b, a),
-                note=f"seed: {totals[b]:g} / {totals[a]:g} = {totals[b] / totals[a]:.2f}",
+                note=f"paper: {totals[b]:g} / {totals[a]:g} = {totals[b] / totals[a]:.2f}",
             )
             for a, b in SOURCE_PAIRS
         ),
@@ -619,14 +619,14 @@ def _trends() -> Experiment:
         figures=(),
         published=tuple(quantities),
         notes=(
-            "The rows' runs again (the same scenarios and seeds as seed000-table1-row1 .. "
-            "row8), compared seed by seed.",
+            "The rows' runs again (the same scenarios and run seeds as seed000-table1-row1 .. "
+            "row8), compared run seed by run seed.",
         ),
     )
 
 
 def _unlucky(result) -> str:
-    """The seed's S2: the source with the lower throughput (Table 1 row 2: 4.1 Mbps
+    """The paper's S2: the source with the lower throughput (Table 1 row 2: 4.1 Mbps
     against S1's 10.5)."""
     return min(_flows(result), key=lambda flow: goodput(result, flow))
 
@@ -657,7 +657,7 @@ def _sec11() -> Experiment:
     )
     cycle = slow_start_cycle(2, 1024)
     instants = (
-        # (name, published s, kind, k, the seed's words, SLOW_START's prediction)
+        # (name, published s, kind, k, the paper's words, SLOW_START's prediction)
         ("S2's first loss (s)", 0.4, "loss", 1, "'source S2 loses cells at 400 ms'", "loss1"),
         ("S2's second loss (s)", 1.3, "loss", 2, "'... and 1300 ms'", "loss2"),
         (
@@ -689,7 +689,7 @@ def _sec11() -> Experiment:
                 0.0,
                 "frames",
                 ABOVE,
-                "the seed: with tail drop EOM cells are lost and packets merge at the "
+                "the paper: with tail drop EOM cells are lost and packets merge at the "
                 "destination AAL5 (Figure 7(b), source S2 at 1300 ms)",
                 lambda r: frames_merged(r["tail"]),
                 nulls=(predict(NO_LOSS, 0.0),),
@@ -700,7 +700,7 @@ def _sec11() -> Experiment:
                     0.0,
                     "frames",
                     EXACT,
-                    "the seed: with EOM cells kept, 'merging of packets is avoided'",
+                    "the paper: with EOM cells kept, 'merging of packets is avoided'",
                     lambda r: frames_merged(r["itd"]),
                     nulls=(predict(NO_LOSS, 0.0),),
                 ),
@@ -712,7 +712,7 @@ def _sec11() -> Experiment:
                 0.0,
                 "",
                 FAIRER,
-                "the seed: intelligent tail drop 'improves fairness' (a direction, no "
+                "the paper: intelligent tail drop 'improves fairness' (a direction, no "
                 "number); " + FAIRER_WHY,
                 lambda r: fairness(r["itd"]) - fairness(r["tail"]),
                 nulls=(predict(NO_EFFECT, 0.0),),
@@ -739,10 +739,10 @@ def _sec11() -> Experiment:
                     published,
                     "s",
                     INSTANT,
-                    f"the seed (section 11, Figure 7(b)): {words}; " + INSTANT_WHY,
+                    f"the paper (section 11, Figure 7(b)): {words}; " + INSTANT_WHY,
                     _s2_instant(kind, k),
                     note="tail-drop run; S2 = the source with the lower throughput "
-                    "(the seed's S2: 4.1 Mbps against 10.5); losses and merges from "
+                    "(the paper's S2: 4.1 Mbps against 10.5); losses and merges from "
                     "probes every 1 ms of the VC's cells dropped and frames merged",
                     nulls=(predict(SLOW_START, cycle[key]),),
                 )

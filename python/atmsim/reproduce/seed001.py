@@ -4,7 +4,7 @@ computes each TCP flow's rate, which the router writes into the receiver window 
 the flow's ACKs as ER x T (section 5); the heterogeneous round-trip configuration
 (section 6.1, Figures 2-4) and GFC-2 (section 6.2, Figure 6).
 
-The seed publishes figures described in its text: levels ("about 8000 packets",
+The paper publishes figures described in its text: levels ("about 8000 packets",
 "between about 100 and 150 packets", "between 30000 and 40000 bytes", "up to
 600 ms") judged with the rule for a level read from a figure (+-10 %), and claims
 (fair, unfair, proportional, low, high) judged one-sided or with the fairness rule
@@ -12,9 +12,9 @@ of TCP over FMMRA (An et al., 1998). Scenario files: scenarios/reproduce/seed001
 seed001-gfc2.toml.
 
 Null models (``NULL_MODELS``): every judged quantity carries the predictions of
-the ones that apply, computed below from the seed's inputs alone (the link rates,
+the ones that apply, computed below from the paper's inputs alone (the link rates,
 the round trips of its lengths, the 600,000-byte windows, T, the numbers of flows,
-GFC-2's max-min rates), never from a run. Most of the seed's claims follow from the
+GFC-2's max-min rates), never from a run. Most of the paper's claims follow from the
 arithmetic of its own section 4.2.1 (a window r x T sends r x T / RTT): a row that
 we match and a null model matches too is n/a, its reason giving the null model's
 value; a judged row a null model matches is shown unjudged whatever we give, by the
@@ -61,7 +61,7 @@ T0_S = 0.0015
 """ERICA+'s target queueing delay (Explicit rate control of TCP's Table 1)."""
 SEEDS = (1,)
 """The run seeds of every experiment: one, as nothing in these runs is random (module
-docstring; a test checks each run's seed dependence)."""
+docstring; a test checks each run's dependence on the run seed)."""
 GROUPS = {1: range(1, 6), 2: range(6, 11), 3: range(11, 16)}
 """The three groups of five flows (Explicit rate control of TCP's Figure 1)."""
 ACCESS_KM = dict(zip(GROUPS, HeteroRtt.model_fields["access_km"].default))
@@ -84,26 +84,26 @@ BASE_RTT_S = {
     for g, km in ACCESS_KM.items()
 }
 """Each group's base round trip: 2 x (access + 1000 + exit km) x 5 us/km (10.06, 16.0,
-70.0 ms as the seed states) plus one segment's and one ACK's transmission per hop."""
+70.0 ms as the paper states) plus one segment's and one ACK's transmission per hop."""
 STEADY_S = 1.0
 """Levels and shares are read from 1 s on: by then every window has stopped growing
-under the rate control (the seed's figures show the first second as start-up)."""
+under the rate control (the paper's figures show the first second as start-up)."""
 CHAIN = tuple(f"{a.replace('sw', 'r')}-{b.replace('sw', 'r')}" for a, b, _ in GFC2_LINKS)
 
 LEVEL = relative(0.10)
 LEVEL_WHY = "a level read from a figure: +-10 %, as for TCP over ABR's figures"
-CLAIM_WHY = "a direction stated by the seed, no number: on its side of 1"
+CLAIM_WHY = "a direction stated by the paper, no number: on its side of 1"
 FAIR = absolute(0.01)
 FAIR_WHY = "'fair' read as a Jain index within 0.01 of 1 (the rule of TCP over FMMRA)"
 UNFAIR = below(0.01)
 UNFAIR_WHY = "'unfair' read as a Jain index more than 0.01 below 1 (the resolution of 'fair')"
 HIGH = ABOVE
 HIGH_WHY = (
-    "'high' utilization read as above 90 %, the target utilization of ERICA in seeds "
-    "000, 002 and 003"
+    "'high' utilization read as above 90 %, the target utilization of ERICA in TCP over ABR, "
+    "the ABR and UBR buffering paper and TCP over FMMRA"
 )
 
-# --- null models: the seed's numbers from its inputs alone ------------------------------
+# --- null models: the paper's numbers from its inputs alone ------------------------------
 
 EQUAL_SHARE = NullModel(
     "equal-share",
@@ -441,7 +441,7 @@ FIG2 = Experiment(
             "largest queue at r1 -> r2",
             "packets",
             lambda r: _max_queue(r["run"]),
-            "the seed: 'the queue lengths reach a maximum of about 8000 packets' (+-10 %, a "
+            "the paper: 'the queue lengths reach a maximum of about 8000 packets' (+-10 %, a "
             "level read from a figure)",
             f"the window-limited null model gives {_VANILLA_QUEUE:,.0f} packets (15 windows of "
             "600,000 bytes less the pipe), within 10 % of 8000; and the round trip below is "
@@ -452,7 +452,7 @@ FIG2 = Experiment(
             600.0,
             "ms",
             LEVEL,
-            "the seed: 'round trip times measured at the source ... went up to 600ms'; "
+            "the paper: 'round trip times measured at the source ... went up to 600ms'; "
             + LEVEL_WHY
             + "; ours is the 70 ms group's base round trip plus the largest queue's delay: "
             "one number with the row above, judged once, here, where the window-limited "
@@ -464,7 +464,7 @@ FIG2 = Experiment(
             "smallest final window over 600,000 bytes",
             "ratio",
             lambda r: _final_window_share(r["run"]),
-            "the seed: the windows stop growing at 'the SSTHRESH (and receiver window) value "
+            "the paper: the windows stop growing at 'the SSTHRESH (and receiver window) value "
             "of 600000 bytes' (1, within 1 %)",
             "the window-limited null model (every window at its 600,000 bytes, nothing lost) "
             "gives 1: the row only checks that nothing is lost",
@@ -503,7 +503,7 @@ FIG3 = Experiment(
             100.0,
             "packets",
             LEVEL,
-            "the seed: 'queue lengths which oscillate between about 100 and 150 packets' "
+            "the paper: 'queue lengths which oscillate between about 100 and 150 packets' "
             "(the low end); " + LEVEL_WHY,
             _quantile_queue(0.1),
             nulls=_QUEUE_NULLS,
@@ -513,7 +513,7 @@ FIG3 = Experiment(
             150.0,
             "packets",
             LEVEL,
-            "the seed: 'between about 100 and 150 packets' (the high end); " + LEVEL_WHY,
+            "the paper: 'between about 100 and 150 packets' (the high end); " + LEVEL_WHY,
             _quantile_queue(0.9),
             nulls=_QUEUE_NULLS,
         ),
@@ -522,7 +522,7 @@ FIG3 = Experiment(
             30000.0,
             "bytes",
             LEVEL,
-            "the seed: 'the actual window size oscillates between 30000 and 40000 bytes' "
+            "the paper: 'the actual window size oscillates between 30000 and 40000 bytes' "
             "(the low end); " + LEVEL_WHY,
             _quantile_window(0.1),
             nulls=_WINDOW_NULLS,
@@ -532,7 +532,7 @@ FIG3 = Experiment(
             40000.0,
             "bytes",
             LEVEL,
-            "the seed: 'between 30000 and 40000 bytes' (the high end); " + LEVEL_WHY,
+            "the paper: 'between 30000 and 40000 bytes' (the high end); " + LEVEL_WHY,
             _quantile_window(0.9),
             nulls=_WINDOW_NULLS,
         ),
@@ -540,10 +540,10 @@ FIG3 = Experiment(
             "Jain index of the 15 throughputs",
             "index",
             lambda r: _all_jain(r["run"]),
-            "the seed: 'the distribution of rate is unfair' (< 1 by more than 0.01)",
+            "the paper: 'the distribution of rate is unfair' (< 1 by more than 0.01)",
             f"the window-limited null model (windows of the equal share x 30 ms, "
             f"{FIXED_WINDOW:,.0f} bytes, each sent once per round trip) gives "
-            f"{jain(FIXED_RATES):.3f}: the seed's own arithmetic (section 4.2.1, 'r*T/RTTj')",
+            f"{jain(FIXED_RATES):.3f}: the paper's own arithmetic (section 4.2.1, 'r*T/RTTj')",
         ),
         _na(
             "throughput, 10 ms group over 70 ms group",
@@ -552,14 +552,14 @@ FIG3 = Experiment(
                 _goodput(r["run"], _flows(1)) / _goodput(r["run"], _flows(3)),
                 _group_note(r["run"]),
             ),
-            "the seed: 'the smaller RTT connection grabs the available capacity' (> 1)",
+            "the paper: 'the smaller RTT connection grabs the available capacity' (> 1)",
             f"the window-limited null model gives {_group_ratio(FIXED_RATES):.2f}",
         ),
         _na(
             "utilization of r1 -> r2",
             "fraction",
             lambda r: _utilization(r["run"]),
-            "the seed: 'The overall utilization ... is high' (> 0.9)",
+            "the paper: 'The overall utilization ... is high' (> 0.9)",
             "the link-full and window-limited null models give 1 (the windows exceed the pipe)",
         ),
     ),
@@ -579,7 +579,7 @@ FIG4 = Experiment(
             1.0,
             "index",
             FAIR,
-            "the seed: 'As expected the allocations are fair'; " + FAIR_WHY,
+            "the paper: 'As expected the allocations are fair'; " + FAIR_WHY,
             lambda r: (_all_jain(r["run"]), _group_note(r["run"])),
             nulls=_nulls((EQUAL_SHARE, 1.0), (WINDOW_LIMITED, jain(OWN_RATES))),
         ),
@@ -587,7 +587,7 @@ FIG4 = Experiment(
             "window per second of round trip, 70 ms group over 10 ms group",
             "ratio",
             lambda r: _window_per_rtt(r["run"]),
-            "the seed: 'the actual window sizes ... are proportional to their RTTs' (1 +- 10 "
+            "the paper: 'the actual window sizes ... are proportional to their RTTs' (1 +- 10 "
             "%; median windows from 1 s over the base round trips 10.2 and 70.2 ms)",
             "the equal-share null model (a window of the equal share x the flow's round "
             "trip) gives 1 by construction",
@@ -597,7 +597,7 @@ FIG4 = Experiment(
             150.0,
             "packets",
             BELOW,
-            "the seed: 'Queue sizes are also small': below Figure 3's high end (150 "
+            "the paper: 'Queue sizes are also small': below Figure 3's high end (150 "
             "packets); " + CLAIM_WHY,
             _quantile_queue(0.9),
             nulls=_nulls((WINDOW_LIMITED, _OWN_QUEUE), (ERICA_TARGET, TARGET_QUEUE)),
@@ -606,7 +606,7 @@ FIG4 = Experiment(
             "utilization of r1 -> r2",
             "fraction",
             lambda r: _utilization(r["run"]),
-            "the seed: 'utilization is not compromised much' (> 0.9)",
+            "the paper: 'utilization is not compromised much' (> 0.9)",
             "the link-full and window-limited null models give 1 (windows of the equal "
             "share x the round trip fill the pipe)",
         ),
@@ -683,7 +683,7 @@ FIG6 = Experiment(
             "own RTT: Jain index against the max-min rates",
             "index",
             lambda r: (_gfc2_jain(r["rtt"]), _gfc2_groups(r["rtt"])),
-            "the seed: 'a near-fair distribution' (Fig. 6c; 1 +- 0.05, five times the "
+            "the paper: 'a near-fair distribution' (Fig. 6c; 1 +- 0.05, five times the "
             "resolution of 'fair')",
             "the max-min null model gives 1, and so does the window-limited one (windows "
             "of the max-min rate x the round trip)",
@@ -692,7 +692,7 @@ FIG6 = Experiment(
             "T = 30 ms: Jain index against the max-min rates",
             "index",
             lambda r: (_gfc2_jain(r["fixed"]), _gfc2_groups(r["fixed"])),
-            "the seed: 'The distribution is not fair' (Fig. 6b; < 1 by more than 0.01)",
+            "the paper: 'The distribution is not fair' (Fig. 6b; < 1 by more than 0.01)",
             f"the window-limited null model gives {_GFC2_FIXED_JAIN:.3f} (a1, a2, b1, b2 and "
             "the 30.4 ms a3, b3 send their max-min rate x 30 ms per round trip)",
         ),
@@ -700,7 +700,7 @@ FIG6 = Experiment(
             "Jain index, own RTT - T = 30 ms",
             "difference",
             _difference(_gfc2_jain, "rtt", "fixed", GFC2_NAMES),
-            "the seed: the own-RTT translation near-fair, the fixed one not (> 0)",
+            "the paper: the own-RTT translation near-fair, the fixed one not (> 0)",
             "the difference of the two rows above (one pair of numbers, shown there); the "
             f"window-limited null model gives {1 - _GFC2_FIXED_JAIN:.3f}",
         ),
@@ -709,7 +709,7 @@ FIG6 = Experiment(
             0.0,
             "difference",
             ABOVE,
-            "the seed: with vanilla TCP 'not much unfairness is seen', with T = 30 ms "
+            "the paper: with vanilla TCP 'not much unfairness is seen', with T = 30 ms "
             "'the distribution is not fair'",
             _difference(_gfc2_jain, "vanilla", "fixed", GFC2_NAMES),
             nulls=_nulls(
@@ -721,7 +721,7 @@ FIG6 = Experiment(
             "largest chain queue, T = 30 ms / vanilla",
             "ratio",
             _ratio(_chain_queue, "fixed", "vanilla", GFC2_NAMES),
-            "the seed: vanilla 'queues ... grow to large levels', with T = 30 ms 'the queue "
+            "the paper: vanilla 'queues ... grow to large levels', with T = 30 ms 'the queue "
             "lengths are low' (< 1)",
             f"the window-limited null model (what of each window exceeds its pipe waits at "
             f"its bottleneck) gives {_GFC2_QUEUE_FIXED:.3f}",
@@ -730,14 +730,14 @@ FIG6 = Experiment(
             "largest chain queue, own RTT / vanilla",
             "ratio",
             _ratio(_chain_queue, "rtt", "vanilla", GFC2_NAMES),
-            "the seed: with the own RTT 'Queue lengths are low' (< 1)",
+            "the paper: with the own RTT 'Queue lengths are low' (< 1)",
             f"the window-limited null model gives {_GFC2_QUEUE_OWN:.3f}",
         ),
         _na(
             "chain utilization, T = 30 ms / vanilla",
             "ratio",
             _ratio(_chain_utilization, "fixed", "vanilla", GFC2_NAMES),
-            "the seed: with T = 30 ms 'Utilizations are also somewhat lower' (< 1)",
+            "the paper: with T = 30 ms 'Utilizations are also somewhat lower' (< 1)",
             f"the window-limited null model gives {_GFC2_UTIL_FIXED:.3f} (the flows whose "
             "round trips exceed 30 ms leave their share unused)",
         ),
@@ -746,7 +746,7 @@ FIG6 = Experiment(
             1.0,
             "ratio",
             ABOVE,
-            "the seed: with the own RTT 'utilizations are high too', against 'somewhat "
+            "the paper: with the own RTT 'utilizations are high too', against 'somewhat "
             "lower' with T = 30 ms; " + CLAIM_WHY,
             _ratio(_chain_utilization, "rtt", "fixed", GFC2_NAMES),
             nulls=_nulls((NO_EFFECT, 1.0), (WINDOW_LIMITED, _GFC2_UTIL_OWN)),
@@ -785,7 +785,7 @@ ACK_BUCKET = Experiment(
             1.0,
             "index",
             FAIR,
-            "the seed (section 4.2.1): 'for this latter case i.e., T >= Max RTT, a simple "
+            "the paper (section 4.2.1): 'for this latter case i.e., T >= Max RTT, a simple "
             "ack bucket scheme can be used in conjunction with the explicit feedback scheme "
             "to achieve fairness' (T = 100 ms, above the 70 ms of the longest); " + FAIR_WHY,
             lambda r: (_all_jain(r["bucket+T"]), _group_note(r["bucket+T"])),
@@ -795,7 +795,7 @@ ACK_BUCKET = Experiment(
             "ack bucket with T = 100 ms: Jain index of the rates from 1 s",
             "index",
             lambda r: _steady_jain(r["bucket+T"]),
-            "shown: the state after the start-up, which the seed's argument is about",
+            "shown: the state after the start-up, which the paper's argument is about",
         ),
         _report(
             "ack bucket alone: Jain index",
@@ -825,7 +825,7 @@ ACK_BUCKET = Experiment(
         ),
     ),
     notes=(
-        "The seed gives no figure of the ack bucket; these runs show it beside the "
+        "The paper gives no figure of the ack bucket; these runs show it beside the "
         "translation (docs/reproduction.md). The bucket releases each ACK after the time "
         "its newly acknowledged data take at the flow's explicit rate.",
     ),
@@ -834,7 +834,7 @@ ACK_BUCKET = Experiment(
 
 def _unless_a_null_matches(experiment: Experiment) -> Experiment:
     """The experiment with every row a null model matches shown unjudged, by the rule
-    the other seeds apply (``atmsim.reproduce.nulls``): whether we match or miss it,
+    the other papers apply (``atmsim.reproduce.nulls``): whether we match or miss it,
     such a row adds no evidence, and the rule does not read our result."""
     published = tuple(unless_a_null_matches(quantity) for quantity in experiment.published)
     return replace(experiment, published=published)

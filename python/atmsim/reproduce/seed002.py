@@ -36,7 +36,7 @@ from .nulls import EQUAL_SHARE, NO_LOSS, predict, unless_a_null_matches
 QUEUE = relative(0.25)
 QUEUE_WHY = (
     "a transient peak of one run, set in the first round trips by slow start against "
-    "ERICA's averaging intervals and by the unstated ABR source parameters; the seed "
+    "ERICA's averaging intervals and by the unstated ABR source parameters; the paper "
     "itself only bounds it ((a x RTT + c x feedback delay) x bandwidth, in RTTs to two "
     "digits): we ask for the same value within a quarter"
 )
@@ -46,28 +46,28 @@ THROUGHPUT_WHY = (
     "and RM overheads (TCP over ABR, section 8's formula); what remains is the start-up "
     "fraction of the unstated run length, about ±5 % between 2 and 5 s"
 )
-NA_WHY = "the seed prints NA: 'the throughput did not reach a steady state'"
+NA_WHY = "the paper prints NA: 'the throughput did not reach a steady state'"
 THROUGHPUT_NOT_TIGHTENED = (
-    "the seed's throughputs lie within 104.89-113.37 Mbps, all within ±5 % of that "
+    "the paper's throughputs lie within 104.89-113.37 Mbps, all within ±5 % of that "
     "constant, and ±5 % is what the unstated run length leaves, so a tighter band would "
     "judge our run length, not the mechanism"
 )
 SYMMETRY = "identical sources: symmetry alone predicts it"
 FAIR = absolute(0.01)
 FAIR_WHY = (
-    "the seed: 'the rate allocations among contending sources were found to be fair in "
+    "the paper: 'the rate allocations among contending sources were found to be fair in "
     "all cases'; 'fair' read as Jain's index within 0.01 of 1"
 )
 
 
-# --- null models: predictions from the seed's inputs alone ------------------------------
+# --- null models: predictions from the paper's inputs alone ------------------------------
 
 MSS = 512  # "TCP and ABR options"
 NRM = 32  # TM 4.0's default (ABR and UBR buffering: "after every n (default 31) data cells")
 TARGET = 0.9  # "the target utilization is set at 90 percent"
 CELLS_PER_S = LINK_MBPS * 1e6 / 424
 """The link's cell rate: "RTT x link bandwidth" in cells is RTT x 366,792 cells/s (the
-seed's own "15,073 = 1.36*RTT" at 30 ms)."""
+paper's own "15,073 = 1.36*RTT" at 30 ms)."""
 WINDOW = 65535 << 4
 """The advertised window: 16 x 64 KB with window scale 4 (the ABR and UBR buffering paper, "TCP and
 ABR options"; docs/scenarios.md: 1,048,560 bytes advertised)."""
@@ -385,10 +385,10 @@ def _scaling() -> Experiment:
                     1.0,
                     "ratio",
                     ABOVE,
-                    "the seed (Table 1): 'the buffering required increases as the number of "
+                    "the paper (Table 1): 'the buffering required increases as the number of "
                     "sources increases'; both steps must increase the maximum queue",
                     _growth,
-                    note=f"seed: {q[10] / q[5]:.2f}, {q[15] / q[10]:.2f}",
+                    note=f"paper: {q[10] / q[5]:.2f}, {q[15] / q[10]:.2f}",
                     nulls=(predict(ONE_RTT, 1.0), predict(WINDOW_SUM, 1.5)),
                 ),
                 "a queue in proportion to n grows too; the sentence's second half, "
@@ -399,9 +399,10 @@ def _scaling() -> Experiment:
                 0.0,
                 "cells",
                 BELOW,
-                "the seed (Table 1): 'the amount of increase slowly decreases'",
+                "the paper (Table 1): 'the amount of increase slowly decreases'",
                 _increments,
-                note=f"seed: {q[15] - q[10]} - {q[10] - q[5]} = {(q[15] - q[10]) - (q[10] - q[5])}",
+                note=f"paper: {q[15] - q[10]} - {q[10] - q[5]} = "
+                f"{(q[15] - q[10]) - (q[10] - q[5])}",
                 nulls=(predict(ONE_RTT, 0.0), predict(WINDOW_SUM, 0.0)),
             ),
             unless_a_null_matches(
@@ -410,10 +411,10 @@ def _scaling() -> Experiment:
                     1.0,
                     "ratio",
                     BELOW,
-                    "the seed (abstract): the buffer requirement 'is a sublinear function "
+                    "the paper (abstract): the buffer requirement 'is a sublinear function "
                     "of the number of TCP connections': the queue grows more slowly than n",
                     _per_source,
-                    note=f"seed: {q[10] / q[5] / 2:.2f}, {q[15] / q[5] / 3:.2f}",
+                    note=f"paper: {q[10] / q[5] / 2:.2f}, {q[15] / q[5] / 3:.2f}",
                     nulls=(predict(ONE_RTT, 0.5), predict(WINDOW_SUM, 1.0)),
                 ),
                 "a queue that does not depend on n at all is sublinear",
@@ -424,7 +425,7 @@ def _scaling() -> Experiment:
                     3.0,
                     "RTT x link rate",
                     BELOW,
-                    "the seed: 'three RTTs worth of buffers are sufficient even for a large "
+                    "the paper: 'three RTTs worth of buffers are sufficient even for a large "
                     "number of sources' (Table 1) and 'typical WAN buffer requirements were "
                     "under 3 x RTT x link bandwidth' (the bound is the claim; its own Table "
                     "2 reaches 2.89)",
@@ -443,7 +444,7 @@ def _scaling() -> Experiment:
                     1.0,
                     "RTT x link rate",
                     BELOW,
-                    "the seed: 'one RTT worth of buffering is sufficient in many cases (e.g., "
+                    "the paper: 'one RTT worth of buffering is sufficient in many cases (e.g., "
                     "where the number of sources is small)' (its Table 1: 0.95 with 5 "
                     "sources)",
                     _rtts("n5"),
@@ -464,7 +465,7 @@ def _scaling() -> Experiment:
                     REPORT,
                     "one configuration of the bound above, shown",
                     _rtts(name),
-                    note=f"seed: {PUBLISHED_RTTS[name]:g}",
+                    note=f"paper: {PUBLISHED_RTTS[name]:g}",
                 )
                 for name, (_, _, rtt) in SCALING_RUNS.items()
                 if name != "n5"
@@ -472,8 +473,8 @@ def _scaling() -> Experiment:
         ),
         notes=(
             "The runs of seed002-table1-n5/-n10/-n15 and seed002-table2-500km/-200km/-50km "
-            "again (same scenarios and seeds), compared seed by seed. RTT x link rate = RTT "
-            "x 366,792 cells/s.",
+            "again (same scenarios and run seeds), compared run seed by run seed. RTT x link "
+            "rate = RTT x 366,792 cells/s.",
         ),
     )
 
@@ -544,7 +545,7 @@ def _ubr() -> Experiment:
                     0.0,
                     "%",
                     EXACT,
-                    "the seed: 'TCP using UBR requires network buffers equal to the sum of "
+                    "the paper: 'TCP using UBR requires network buffers equal to the sum of "
                     "the MAXWINs of all TCP connections to avoid cell loss': that much "
                     "suffices",
                     _largest_clr("sum"),
@@ -557,7 +558,7 @@ def _ubr() -> Experiment:
                 0.0,
                 "%",
                 ABOVE,
-                "the seed, as above: the sum is required ('UBR service is not scalable'); "
+                "the paper, as above: the sum is required ('UBR service is not scalable'); "
                 "half of it must lose cells",
                 _smallest_clr("half"),
                 nulls=(predict(NO_LOSS, 0.0), predict(ONE_RTT_ENOUGH, 0.0)),
@@ -616,7 +617,7 @@ C_RUNS = {15: ("rtt15-fb10us", "rtt15-fb10ms"), 30: ("rtt30-fb10us", "n15")}
 PUBLISHED_C = {15: (709, 17833), 30: (719, 15073)}
 """Table 4's maximum queues at feedback delays 10 us and 10 ms, per RTT (ms)."""
 A, C_BOUND = 3, 4
-"""The seed: 'the coefficient a was a small constant (3)'; 'the value of c was observed
+"""The paper: 'the coefficient a was a small constant (3)'; 'the value of c was observed
 to be not greater than 4'."""
 
 
@@ -664,7 +665,7 @@ def _formula() -> Experiment:
     )
     c_nulls = (predict(ONE_RTT, 0.0), predict(WINDOW_SUM, 0.0), predict(ONE_FEEDBACK, 1.0))
     c_why = (
-        "the coefficient c of the seed's formula, measured as its own Table 4 allows: the "
+        "the coefficient c of the paper's formula, measured as its own Table 4 allows: the "
         "growth of the maximum queue from feedback delay 10 us to 10 ms at one RTT, in "
         "feedback delays x link rate; the maximum-queue rule (±25 %), the 10 ms queue "
         "making most of the difference"
@@ -682,7 +683,7 @@ def _formula() -> Experiment:
                     round(c_published[rtt], 2),
                     "feedback delays",
                     QUEUE,
-                    c_why + f" (the seed's {PUBLISHED_C[rtt][1]:,} and {PUBLISHED_C[rtt][0]} "
+                    c_why + f" (the paper's {PUBLISHED_C[rtt][1]:,} and {PUBLISHED_C[rtt][0]} "
                     "cells)",
                     _c(rtt),
                     nulls=c_nulls,
@@ -695,7 +696,7 @@ def _formula() -> Experiment:
                     float(C_BOUND),
                     "feedback delays",
                     BELOW,
-                    "the seed: 'in all our simulations [7] the value of c was observed to "
+                    "the paper: 'in all our simulations [7] the value of c was observed to "
                     "be not greater than 4' (its own Table 4 gives "
                     + ", ".join(f"{c_published[rtt]:.2f}" for rtt in C_RUNS)
                     + " at RTT 15 and 30 ms)",
@@ -711,11 +712,11 @@ def _formula() -> Experiment:
                     1.0,
                     "ratio",
                     BELOW,
-                    "the seed: the buffer requirement 'is approximately (a x RTT + c x "
+                    "the paper: the buffer requirement 'is approximately (a x RTT + c x "
                     "feedback delay) x link bandwidth', 'the coefficient a was a small "
                     "constant (3)', c not greater than 4: a bound on every maximum queue of "
                     "Tables 1, 2 and 4 up to RTT 30 ms (the LAN rows of Table 3 are the "
-                    "averaging interval's, as the seed says, and the satellite rows have NA "
+                    "averaging interval's, as the paper says, and the satellite rows have NA "
                     "throughputs)",
                     _largest_in_formula,
                     nulls=(
@@ -729,7 +730,7 @@ def _formula() -> Experiment:
         ),
         notes=(
             "The runs of Tables 1, 2 and 4 up to RTT 30 ms again (the same scenarios and "
-            "seeds); Table 4's RTT 30 ms / 10 ms row is Table 1's n = 15.",
+            "run seeds); Table 4's RTT 30 ms / 10 ms row is Table 1's n = 15.",
         ),
     )
 

@@ -2,10 +2,10 @@
 flow and congestion control" (1998): EFCI, ERICA and FMMRA compared in a LAN
 (section 4, Fig. 2) with N TCP connections and a VBR on/off background.
 
-The seed publishes figures and claims, few numbers: most quantities are
+The paper publishes figures and claims, few numbers: most quantities are
 comparisons (a ratio FMMRA / ERICA with the published direction as tolerance,
 ``atmsim.compare``), next to "n/a" rows that show the simulated values behind
-them. atmsim's FMMRA is our reconstruction of the seed's description
+them. atmsim's FMMRA is our reconstruction of the paper's description
 (docs/model.md, section "ABR"): exact max-min rates at 100 % of the capacity,
 no queue control. Scenario files: scenarios/reproduce/seed003-*.toml.
 """
@@ -41,7 +41,7 @@ VBR_MBPS = 100.0  # TCP over FMMRA's section 4
 MSS = 9180  # section 4.1
 WINDOW = 64 * 1024  # section 4.1: "Receive window size = 64 K bytes"
 
-CLAIM_WHY = "a direction stated by the seed, no number: the value must be on its side"
+CLAIM_WHY = "a direction stated by the paper, no number: the value must be on its side"
 FAIRER = above(0.01)
 FAIRER_WHY = "'fairer' read as a Jain index higher by more than 0.01 (the resolution of 'fair')"
 ONCE_WHY = (
@@ -49,16 +49,16 @@ ONCE_WHY = (
 )
 FIGURES = ("abr_queue", "acr", "window", "sequence")
 """The figures of every comparison (one panel per algorithm); "throughput" is added
-where the seed plots effective throughput (Figs. 9-11, 15-17)."""
+where the paper plots effective throughput (Figs. 9-11, 15-17)."""
 TRANSIENT_START_S = 0.1
 """Transient fairness is measured from 0.1 s on: by then each flow has sent at least
 about ten 9180-byte segments, so one segment more or less no longer moves the index."""
 PERIODS = (100, 10)
 """The VBR on/off periods (ms) of section 4. Figs. 3-8 and 15-17 do not say which: the
-seed runs both 'to find out how the background VBR ON-OFF frequency affects the switch
+paper runs both 'to find out how the background VBR ON-OFF frequency affects the switch
 buffer requirement', so a claim on those figures is judged on both."""
 
-# --- null models: predictions from the seed's inputs alone ------------------------------
+# --- null models: predictions from the paper's inputs alone ------------------------------
 
 TARGET_NULL = NullModel(
     "target",
@@ -186,7 +186,7 @@ def _queue() -> Experiment:
                 1.0,
                 "ratio",
                 BELOW,
-                "the seed (observation 1): 'FMMRA has the best performance in keeping the "
+                "the paper (observation 1): 'FMMRA has the best performance in keeping the "
                 "ABR queue length smallest under different network configurations' (Figs. "
                 "3-5 with 2 TCP, 6-8 with 5 TCP, the VBR period not said): one claim, "
                 "judged once on its worst configuration; " + CLAIM_WHY,
@@ -199,7 +199,7 @@ def _queue() -> Experiment:
                 1.0,
                 "ratio",
                 BELOW,
-                "the seed (observation 4): 'EFCI and ERICA have relatively bigger ABR "
+                "the paper (observation 4): 'EFCI and ERICA have relatively bigger ABR "
                 "queue lengths than FMMRA, and thus higher overall link utilization' (the "
                 "configurations of Figs. 3-8); one claim, judged once on its worst "
                 "configuration; " + CLAIM_WHY,
@@ -212,7 +212,7 @@ def _queue() -> Experiment:
             *shown,
         ),
         notes=(
-            "The seed does not say which VBR period Figs. 3-8 use; it runs both to study "
+            "The paper does not say which VBR period Figs. 3-8 use; it runs both to study "
             "the buffer requirement, so each claim is judged on the worst of the four "
             "configurations (2 and 5 TCP, 10 and 100 ms), each shown. The queue is the "
             "port's largest number of waiting cells over the run (VBR cells have priority "
@@ -257,7 +257,7 @@ def _fairness() -> Experiment:
                 0.0,
                 "",
                 FAIRER,
-                "the seed (observation 2): 'FMMRA has the best performance in fairly "
+                "the paper (observation 2): 'FMMRA has the best performance in fairly "
                 "allocating available network bandwidth to individual TCP sources': 'both "
                 "ERICA and EFCI lead to some unfairness among the individual TCP sources "
                 "during the transient period', while with FMMRA 'every TCP source achieves "
@@ -271,7 +271,7 @@ def _fairness() -> Experiment:
                     1.0,
                     "",
                     absolute(0.01),
-                    "the seed: 'using FMMRA, every TCP source achieves the same effective "
+                    "the paper: 'using FMMRA, every TCP source achieves the same effective "
                     "throughput'; 'the same' read as Jain's index within 0.01 of 1",
                     lambda results: fairness(results["fmmra"]),
                     nulls=(predict(EQUAL_SHARE, 1.0),),
@@ -354,7 +354,7 @@ def _acr() -> Experiment:
                 1.0,
                 "ratio",
                 BELOW,
-                "the seed (observation 3): FMMRA has 'the fastest ... response to the "
+                "the paper (observation 3): FMMRA has 'the fastest ... response to the "
                 "changes of available network ABR capacity'; " + CLAIM_WHY,
                 _faster,
                 nulls=(predict(NO_EFFECT, 1.0),),
@@ -365,7 +365,7 @@ def _acr() -> Experiment:
                 0.0,
                 "fraction",
                 BELOW,
-                "the seed (observation 3): FMMRA's response is 'the most accurate'; each "
+                "the paper (observation 3): FMMRA's response is 'the most accurate'; each "
                 "scheme against the share it aims at (ERICA 90 % of the link, FMMRA and "
                 "EFCI 100 %), because against the whole link ERICA's 10 % headroom alone "
                 "makes it 0.1 less accurate than FMMRA (null model target); " + CLAIM_WHY,
@@ -465,7 +465,7 @@ def _buffer1500() -> Experiment:
                     0.0,
                     "%",
                     EXACT,
-                    "the seed: 'with a switch buffer size of 1500 cells, FMMRA can achieve "
+                    "the paper: 'with a switch buffer size of 1500 cells, FMMRA can achieve "
                     "zero cell loss'",
                     fmmra_clr,
                     nulls=(predict(NO_LOSS, 0.0),),
@@ -478,7 +478,7 @@ def _buffer1500() -> Experiment:
                 1.0,
                 "ratio",
                 ABOVE,
-                "the seed: 'FMMRA can achieve zero cell loss, hence yielding the highest "
+                "the paper: 'FMMRA can achieve zero cell loss, hence yielding the highest "
                 "throughput' (conclusions: 'under limited switch buffer size situation, "
                 "FMMRA achieves the best TCP throughput'); per unit of each scheme's target "
                 "(FMMRA 100 %, ERICA 90 %, EFCI 100 %), because the targets alone make "
@@ -492,7 +492,7 @@ def _buffer1500() -> Experiment:
                 0.0,
                 "",
                 FAIRER,
-                "the seed: 'a severe unfairness of bandwidth allocation among TCP "
+                "the paper: 'a severe unfairness of bandwidth allocation among TCP "
                 "connections for the EFCI algorithm'; the VBR period is not said: judged on "
                 "the worse; " + FAIRER_WHY,
                 fairer,
@@ -501,7 +501,7 @@ def _buffer1500() -> Experiment:
             *shown,
         ),
         notes=(
-            "The seed does not say which VBR period Figs. 15-17 use: both run, and each "
+            "The paper does not say which VBR period Figs. 15-17 use: both run, and each "
             "claim is judged on the worse. Tail drop at the 1500-cell buffer (no policy "
             "named). Figures: VBR 100 ms.",
         ),
@@ -522,7 +522,7 @@ def _ten() -> Experiment:
     sum10 = window_cells(10)
     window_why = (
         f"the sum of the 10 windows ({sum10:,} cells) is above it: a queue that merely "
-        "holds the windows meets the bound, with or without the queue growth the seed "
+        "holds the windows meets the bound, with or without the queue growth the paper "
         "describes; the ordering of the two schemes is judged below"
     )
     return Experiment(
@@ -538,7 +538,7 @@ def _ten() -> Experiment:
                     7000.0,
                     "cells",
                     ABOVE,
-                    "the seed: the queue 'using ERICA is above 7000 cells' (a bound)",
+                    "the paper: the queue 'using ERICA is above 7000 cells' (a bound)",
                     lambda results: max_queue(results["erica"]),
                     nulls=(predict(WINDOW_SUM, sum10),),
                 ),
@@ -550,7 +550,7 @@ def _ten() -> Experiment:
                     3000.0,
                     "cells",
                     ABOVE,
-                    "the seed: the queue 'using FMMRA reaches more than 3000 cells' (a bound)",
+                    "the paper: the queue 'using FMMRA reaches more than 3000 cells' (a bound)",
                     lambda results: max_queue(results["fmmra"]),
                     nulls=(predict(WINDOW_SUM, sum10),),
                 ),
@@ -561,13 +561,13 @@ def _ten() -> Experiment:
                 1.0,
                 "ratio",
                 ABOVE,
-                "the seed: 'While the queue length using FMMRA reaches more than 3000 "
+                "the paper: 'While the queue length using FMMRA reaches more than 3000 "
                 "cells, that using ERICA is above 7000 cells': ERICA's is the larger; " + CLAIM_WHY,
                 _ratio(max_queue, "erica", "fmmra"),
                 nulls=(predict(NO_EFFECT, 1.0), predict(WINDOW_SUM, 1.0)),
             ),
         ),
-        notes=("The seed: 'high frequency' VBR; we read it as the 10 ms on/off source.",),
+        notes=("The paper: 'high frequency' VBR; we read it as the 10 ms on/off source.",),
     )
 
 

@@ -8,7 +8,7 @@ Each table gives, per VC, its MCR, the "achieved throughput" (the TCP throughput
 of all the VC's connections), the excess over the MCR and excess / MCR, and the
 totals. The tables are about how the excess is shared, so that is what is judged:
 
-- each VC's excess (achieved - MCR), within the seed's own spread between two of
+- each VC's excess (achieved - MCR), within the paper's own spread between two of
   its runs that share the weights W_i / W (Tables 1 and 2: up to 1.21 Mbps per VC).
   The achieved throughput (MCR + excess) and excess / MCR (excess over MCR) are the
   same published result again, the MCR being an input: shown, judged through the
@@ -17,14 +17,14 @@ totals. The tables are about how the excess is shared, so that is what is judged
   the MCR over the five VCs (0 when the excess is shared equally, the link's
   remainder over the sum of the MCRs when it is shared in proportion to them),
   within the per-VC spread carried to the slope;
-- the total excess (total - sum of the MCRs), within the spread of the seed's five
+- the total excess (total - sum of the MCRs), within the spread of the paper's five
   totals (126.63 to 126.92 Mbps);
 - the claims the text makes (each VC above its MCR, the excess rising with the
   MCR but not in proportion, Table 6's squared rule sharing more in proportion, the
   occupancies in proportion to the MCRs).
 
 Every such quantity carries the predictions of null models, computed from the
-seed's inputs alone (the MCRs, the link, the overheads; never our runs): each VC
+paper's inputs alone (the MCRs, the link, the overheads; never our runs): each VC
 gets its MCR and nothing more (``mcr-only``), its MCR and an equal share of the
 rest (``mcr-plus-equal-excess``), a share of the link in proportion to its MCR
 (``proportional``), or a fifth of the link (``equal-share``); Z_i changes nothing
@@ -32,11 +32,11 @@ rest (``mcr-plus-equal-excess``), a share of the link in proportion to its MCR
 published value at its tolerance; where one does, the row is shown (n/a) with the
 null model named: it would test arithmetic, not DFBA.
 
-MCRs and throughputs are in Mbps of cell payload in the seed (12 kcells/s = 4.61
+MCRs and throughputs are in Mbps of cell payload in the paper (12 kcells/s = 4.61
 Mbps: 384 bits a cell); ours are TCP goodput (TCP over ABR (Kalyanaraman et al., 1996) section 7's
 definition), a little below the cell payload rate of the same frames (1460 of 1536 bytes with MSS
 1460). The claim "achieved >= MCR" compares the goodput with the MCR in those Mbps,
-as the seed's tables do. Scenario file: scenarios/reproduce/seed004.toml.
+as the paper's tables do. Scenario file: scenarios/reproduce/seed004.toml.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ MCR_50 = (12000, 24000, 36000, 48000, 60000)
 MCR_85 = (20000, 40000, 60000, 80000, 100000)
 """Cells/s: the 85 % set."""
 
-CLAIM_WHY = "a direction stated by the seed, no number: on its side of 1"
+CLAIM_WHY = "a direction stated by the paper, no number: on its side of 1"
 
 
 def _mbps(cells_per_s: float) -> float:
@@ -82,7 +82,7 @@ LINK_MBPS = max_goodput_mbps()
 """The link as the null models see it: the most TCP goodput it carries (129.0 Mbps of
 MSS 1460 segments at 353,207 cells/s)."""
 
-# --- the seed's tables ------------------------------------------------------------------
+# --- the paper's tables ------------------------------------------------------------------
 
 # GFR buffer management's Tables 1-5 as printed: per VC (achieved throughput, excess, excess / MCR),
 # Mbps; the totals (achieved, excess) follow each table.
@@ -132,7 +132,7 @@ TOTALS = {
 
 TABLE6_ONE_MINUS = (3.84, 2.90, 2.27, 2.56, 0.02)
 """Table 6, Z_i = 1 - W_i/W: the excess per VC. Its last row also prints excess / MCR
-0.02, which 0.02 / 38.40 = 0.0005 contradicts: the seed's inconsistent last row."""
+0.02, which 0.02 / 38.40 = 0.0005 contradicts: the paper's inconsistent last row."""
 TABLE6_ONE_MINUS_RATIO = (0.50, 0.19, 0.10, 0.08, 0.02)
 """Table 6, Z_i = 1 - W_i/W: excess / MCR per VC."""
 TABLE6_SQUARED = (0.53, 2.97, 2.77, 2.39, 3.14)
@@ -140,36 +140,36 @@ TABLE6_SQUARED = (0.53, 2.97, 2.77, 2.39, 3.14)
 TABLE6_SQUARED_RATIO = (0.07, 0.19, 0.12, 0.08, 0.08)
 """Table 6, Z_i = (1 - W_i/W)^2: excess / MCR per VC."""
 
-# --- tolerances from the seed's own spread ----------------------------------------------
+# --- tolerances from the paper's own spread ----------------------------------------------
 
 VC_SPREAD_MBPS = round(max(abs(a[0] - b[0]) for a, b in zip(TABLE1, TABLE2)), 2)
-"""1.21 Mbps: the largest difference of a VC's throughput between the seed's Tables 1
+"""1.21 Mbps: the largest difference of a VC's throughput between the paper's Tables 1
 and 2 (VC4: 32.99 against 31.78), two of its runs whose VCs have the same weights
 W_i / W (the MCRs of Table 2 are those of Table 1 x 5/3). Whatever made them differ,
-one run's noise or the MCRs, one of the seed's runs does not place a VC's throughput
+one run's noise or the MCRs, one of the paper's runs does not place a VC's throughput
 more precisely than that."""
 EXCESS = absolute(VC_SPREAD_MBPS)
 EXCESS_WHY = (
-    f"the seed's spread: a VC's throughput differs by up to {VC_SPREAD_MBPS:.2f} Mbps between "
+    f"the paper's spread: a VC's throughput differs by up to {VC_SPREAD_MBPS:.2f} Mbps between "
     "its Tables 1 and 2, two runs with the same weights W_i / W (the excess is the "
     "throughput less the MCR, an input)"
 )
 TOTAL_SPREAD_MBPS = round(
     max(total for total, _ in TOTALS.values()) - min(total for total, _ in TOTALS.values()), 2
 )
-"""0.29 Mbps: the seed's five totals lie within 126.63 to 126.92 Mbps across both MCR
+"""0.29 Mbps: the paper's five totals lie within 126.63 to 126.92 Mbps across both MCR
 sets, 50 and 100 TCPs and buffers of 25k, 6k and 3k cells: the total is set by the
 configuration's overheads, not by the run."""
 TOTAL_EXCESS = absolute(TOTAL_SPREAD_MBPS)
 TOTAL_EXCESS_WHY = (
-    f"the seed's spread: its five totals lie within {TOTAL_SPREAD_MBPS:.2f} Mbps of each other "
+    f"the paper's spread: its five totals lie within {TOTAL_SPREAD_MBPS:.2f} Mbps of each other "
     "(126.63 to 126.92) across MCR sets, numbers of TCPs and buffers; the total excess is the "
     "total less the MCRs (inputs). It tests the overheads (MSS, cells a segment) as much as "
-    "DFBA: the seed calls the efficiency 'close to 100 %'"
+    "DFBA: the paper calls the efficiency 'close to 100 %'"
 )
 MCR_WHY = (
-    "the seed's main claim, one-sided: each VC's TCP throughput above its MCR (in Mbps "
-    "of cell payload, as the seed's tables compare them)"
+    "the paper's main claim, one-sided: each VC's TCP throughput above its MCR (in Mbps "
+    "of cell payload, as the paper's tables compare them)"
 )
 
 
@@ -193,7 +193,7 @@ def slope_tolerance(mcrs) -> Tolerance:
 SLOPE_WHY = (
     "how the excess is shared: Mbps of excess per Mbps of MCR, 0 when every VC gets the "
     "same excess, (link - sum of MCRs) / sum of MCRs in proportion to the MCR; "
-    "tolerance: the per-VC spread of the seed's Tables 1 and 2 "
+    "tolerance: the per-VC spread of the paper's Tables 1 and 2 "
     f"({VC_SPREAD_MBPS:.2f} Mbps) carried to the slope"
 )
 
@@ -245,7 +245,7 @@ def _nulls(predict) -> tuple:
 def judged_unless_null(quantity: Quantity) -> Quantity:
     """The quantity as given when no null model matches its published value at its
     tolerance; otherwise the same row shown, not judged, with the null model that
-    matches named (the rule of ``atmsim.reproduce.nulls``, shared by every seed): a
+    matches named (the rule of ``atmsim.reproduce.nulls``, shared by every paper): a
     match there would test arithmetic."""
     return unless_a_null_matches(quantity, "a match would not tell DFBA from arithmetic")
 
@@ -359,7 +359,7 @@ def _table(
     notes: tuple = (),
     weight: float = 1.0,
 ) -> Experiment:
-    """One of Tables 1-5: ``printed`` is the seed's (achieved, excess, excess / MCR) per
+    """One of Tables 1-5: ``printed`` is the paper's (achieved, excess, excess / MCR) per
     VC, TOTALS[number] its totals. Judged (unless a null model matches): each VC's
     excess, the slope of the excess against the MCR, the total excess, ``claims``;
     shown: the achieved throughputs, excess / MCR, each VC against its MCR, the total
@@ -431,7 +431,7 @@ def _table(
             None,
             "ratio",
             REPORT,
-            "the seed: 'close to 100 %'; judged through the total excess (maximum: MSS 1460 "
+            "the paper: 'close to 100 %'; judged through the total excess (maximum: MSS 1460 "
             "segments at 353,207 cells/s, 129.0 Mbps)",
             lambda r: _total(r["run"]) / max_goodput_mbps(),
         )
@@ -465,7 +465,7 @@ def _excess_rises(mcrs, printed) -> Quantity:
             1.0,
             "ratio",
             ABOVE,
-            f"the seed (Table 1): 'VCs with larger MCRs get a larger share of the unused "
+            f"the paper (Table 1): 'VCs with larger MCRs get a larger share of the unused "
             f"capacity' (published worst ratio {_rises(published):.2f}); " + CLAIM_WHY,
             extract,
             nulls=_nulls(lambda model: _rises(null_excess(model, mcrs))),
@@ -475,7 +475,7 @@ def _excess_rises(mcrs, printed) -> Quantity:
 
 def _excess_not_proportional(mcrs, printed) -> Quantity:
     """Table 1's "the excess bandwidth is not shared in proportion to MCR": VC1's excess
-    / MCR over VC5's, above 1 (the seed's 1.57 against 0.68)."""
+    / MCR over VC5's, above 1 (the paper's 1.57 against 0.68)."""
     published = [row[2] for row in printed]
 
     def extract(results):
@@ -491,7 +491,7 @@ def _excess_not_proportional(mcrs, printed) -> Quantity:
             1.0,
             "ratio",
             ABOVE,
-            f"the seed (Table 1): 'the excess bandwidth is however not shared in proportion "
+            f"the paper (Table 1): 'the excess bandwidth is however not shared in proportion "
             f"to MCR' (published {published[0]:.2f} / {published[-1]:.2f}); " + CLAIM_WHY,
             extract,
             nulls=_nulls(lambda model: _first_over_last(mcrs, null_excess(model, mcrs))),
@@ -523,7 +523,7 @@ def _table6() -> Experiment:
         if tag == "one_minus_share":
             notes[4] = (
                 "; the printed excess 0.02 and excess / MCR 0.02 contradict each other "
-                "(0.02 / 38.40 = 0.0005; 0.02 x 38.40 = 0.77): the seed's inconsistent last row"
+                "(0.02 / 38.40 = 0.0005; 0.02 x 38.40 = 0.77): the paper's inconsistent last row"
             )
         prefix = f"Z_i = {rule}: "
         quantities.extend(_excess_rows(MCR_85, published, ratios, tag, prefix, notes))
@@ -542,7 +542,7 @@ def _table6() -> Experiment:
                 1.0,
                 "ratio",
                 BELOW,
-                "the seed: with (1 - W_i/W)^2 'sharing of the excess capacity is closely "
+                "the paper: with (1 - W_i/W)^2 'sharing of the excess capacity is closely "
                 "related to the MCRs': the standard deviation of excess / MCR over the VCs "
                 f"is smaller (published {published_sq:.3f} against {published_one:.3f}, "
                 f"ratio {published_sq / published_one:.2f}); " + CLAIM_WHY,
@@ -567,7 +567,7 @@ def _table6() -> Experiment:
         figures=("vc_queue", "queue"),
         port=BOTTLENECK,
         notes=(
-            "The seed does not say which configuration Table 6 uses; we run Table 3's "
+            "The paper does not say which configuration Table 6 uses; we run Table 3's "
             "(100 TCPs, 85 % MCR, 25 kcells), the last large-buffer one before it; its total "
             "excess is that of the 85 % tables.",
         ),
@@ -623,7 +623,7 @@ def _occupancy_rows() -> list:
                 1.0,
                 "ratio",
                 ABOVE,
-                "the seed (the figure after Table 3): 'VCs with a lower MCR have a lower "
+                "the paper (the figure after Table 3): 'VCs with a lower MCR have a lower "
                 "buffer occupancy than VCs with a higher MCR'; " + CLAIM_WHY + OCCUPANCY_NULLS_WHY,
                 lambda r: (
                     _rises(_occupancy(r["run"])),
@@ -641,7 +641,7 @@ def _occupancy_rows() -> list:
                     1.0,
                     "ratio",
                     relative(0.10),
-                    "the seed (the figure after Table 3): 'the average buffer occupancies are "
+                    "the paper (the figure after Table 3): 'the average buffer occupancies are "
                     "in proportion to the MCR values', read from its figure: +-10 %, the rule "
                     "for a level read from a figure" + OCCUPANCY_NULLS_WHY,
                     lambda r, k=k: normalized(r)[k - 1],

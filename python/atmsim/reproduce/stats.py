@@ -2,13 +2,13 @@
 
 ``atmsim reproduce`` runs each experiment with several values of ``run.seed``
 (``RUN_SEEDS``): since the core takes cells that reach a port at the same
-instant in an order drawn from the seed, each seed is one sample of the same
+instant in an order drawn from the run seed, each run seed is one sample of the same
 configuration. A quantity is judged on the mean of its samples; the 95 %
 confidence interval of that mean, mean +- t(0.975, n - 1) x s / sqrt(n) with s
 the sample standard deviation (Student, "The probable error of a mean",
 Biometrika 1908), shows how far the mean itself may be from the configuration's
 expected value. It says nothing about the published value, which is one run of
-the seed's own simulator.
+the paper's own simulator.
 
 No SciPy: the t quantile comes from the regularized incomplete beta function
 (continued fraction of Numerical Recipes, section 6.4, "Incomplete Beta

@@ -1,4 +1,4 @@
-"""Named topology templates: the seeds' reference configurations from a few parameters.
+"""Named topology templates: the papers' reference configurations from a few parameters.
 
 A scenario file may hold a ``[template]`` table::
 
@@ -75,7 +75,7 @@ Km = number_in(0, MAX_LINK_KM, unit="km")
 """A link length in km: 0 to 2e8 (a propagation delay of at most 1000 s)."""
 
 OC3 = "155.52 Mbps"
-"""The seeds' link rate (TCP over ABR's section 6, the ABR and UBR buffering paper; the TCP over
+"""The papers' link rate (TCP over ABR's section 6, the ABR and UBR buffering paper; the TCP over
 FMMRA paper writes "155 Mbps")."""
 
 # --- the parameters shared by the templates ----------------------------------------------
@@ -117,7 +117,7 @@ class _Switch(_Template):
     binary feedback starts well before that buffer fills."""
     efci_low: Optional[EfciLow] = None
     """EFCI: the queue below which marking stops; default efci_high (no hysteresis, our
-    choice: the seed gives one threshold)."""
+    choice: the paper gives one threshold)."""
 
     @classmethod
     def allowed_keys(cls, data: dict) -> list[str]:
@@ -809,7 +809,7 @@ SEED001_TCP: dict[str, Any] = {
 
 class _RateControlled(_Template):
     """Parameters shared by Explicit rate control of TCP's configurations: the explicit-rate control
-    at the routers and the TCP the seed leaves open."""
+    at the routers and the TCP the paper leaves open."""
 
     window_rule: str = "none"
     """How the routers write the explicit rate into the ACKs' windows: "none" (vanilla
@@ -828,7 +828,7 @@ class _RateControlled(_Template):
     could read gives (docs/model.md, "Explicit-rate control of TCP")."""
     variant: Literal["tahoe-nofr", "tahoe", "reno", "newreno", "sack"] = "reno"
     """Our choice (the Explicit rate control of TCP paper names none): Reno, the TCP of 4.4BSD-Lite
-    (1994), the reference implementation when the seed was written; nothing is lost in its vanilla
+    (1994), the reference implementation when the paper was written; nothing is lost in its vanilla
     runs, so the recovery matters little."""
     timer: Timer = "100 ms"
     """Our choice (the Explicit rate control of TCP paper gives none): a BSD timer of 100 ms ticks,
@@ -836,7 +836,7 @@ class _RateControlled(_Template):
     (Kalyanaraman et al., 1998), with BSD's RTO arithmetic ("fine": the real-number estimator)."""
     buffer: Buffer = "inf"
     """Router buffers (packets). Our choice: unlimited; Explicit rate control of TCP's vanilla queue
-    reaches about 8000 packets and the seed reports no loss."""
+    reaches about 8000 packets and the paper reports no loss."""
     duration: Duration = "5 s"
     """Explicit rate control of TCP's Table 1: simulation time 5 s."""
     period: ProbePeriod = "10 ms"

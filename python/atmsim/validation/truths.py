@@ -1,6 +1,6 @@
 """The truth suite: the simulator checked against results that do not come from its
 own runs (queueing theory, max-min fairness, TCP's ceilings and sawtooth, the
-seeds' claims, RFC 1624), each over a grid of parameters (``atmsim
+papers' claims, RFC 1624), each over a grid of parameters (``atmsim
 validate-model``, docs/validation.md, "The truth suite").
 
 A truth has a name, the source it comes from, a grid (a small one, the fast set,
@@ -10,9 +10,9 @@ value, the accepted range with the reason for its width, and a verdict. Statisti
 tolerances are confidence intervals over run seeds; deterministic ones are exact up
 to a stated granularity.
 
-Warm-up: a quantity measured "over [W, T]" comes from two runs with the same seed,
+Warm-up: a quantity measured "over [W, T]" comes from two runs with the same run seed,
 one of duration W and one of T. A run's first W seconds do not depend on its
-duration (the random streams and the order of events are the seed's alone), so
+duration (the random streams and the order of events are the run seed's alone), so
 the difference of their counters (cells offered, dropped, delivered, the time
 integral of the queue, busy time, bytes delivered) is exactly the count of the
 interval [W, T]: the start-up transient is discarded without a statistic of its own.
@@ -196,7 +196,7 @@ def _statistical(
     expected: float,
 ) -> Check:
     """The mean of ``samples`` (one per run seed) against ``expected``: it passes when
-    the theory lies in the CONFIDENCE interval of the mean (Student's t over seeds)."""
+    the theory lies in the CONFIDENCE interval of the mean (Student's t over run seeds)."""
     s = spread(list(samples), CONFIDENCE)
     half = s.half_width if math.isfinite(s.half_width) else math.inf
     return Check(
@@ -207,7 +207,7 @@ def _statistical(
         expected,
         expected - half,
         expected + half,
-        f"+-{half:.3g}: {CONFIDENCE:.1%} t-interval over {s.n} seeds",
+        f"+-{half:.3g}: {CONFIDENCE:.1%} t-interval over {s.n} run seeds",
     )
 
 
@@ -490,7 +490,7 @@ ABR_KNOWN = {
 
 
 def _judge_abr(params: dict, runs: list[dict]) -> list[Check]:
-    # The bands below are the algorithms' own, not intervals over seeds: one run seed
+    # The bands below are the algorithms' own, not intervals over run seeds: one run seed
     # (it orders simultaneous arrivals only; greedy sources draw nothing).
     run = runs[0]
     kind = params["algorithm"]
@@ -1047,7 +1047,7 @@ def _measure_checksum_point(params: dict, seed: int) -> dict:
     return _measure_checksum(params, seed)
 
 
-# --- 6. the seeds' claims -------------------------------------------------------------------------
+# --- 6. the papers' claims ------------------------------------------------------------------------
 
 
 def _ubr_windows(params: dict) -> tuple[dict, int, int]:
@@ -1126,7 +1126,7 @@ def _measure_abr_buffer(params: dict, seed: int) -> dict:
     unlimited buffer, and the ABR source parameters of TM 4.0's defaults that the ABR and UBR
     buffering paper says it used ("default values"; ICR = PCR, RIF = RDF = CDF = 1/16, TBE 2^24 -
     1), as scenarios/reproduce/seed002-table1.toml sets them. The largest queue of the
-    whole run counts, start-up included, as the seed reports it."""
+    whole run counts, start-up included, as the paper reports it."""
     km = params["km"]
     template = NSource.model_validate(
         {
@@ -1168,7 +1168,7 @@ def _judge_abr_buffer(params: dict, runs: list[dict]) -> list[Check]:
             math.nan,
             0.0,
             3.0,
-            "<= 3: ABR and UBR buffering's WAN buffer requirement (worst seed)",
+            "<= 3: ABR and UBR buffering's WAN buffer requirement (worst run seed)",
             known=known,
         )
     ]
@@ -1190,7 +1190,7 @@ def _with(points: list[dict], **fixed: Any) -> list[dict]:
 
 def _md1k_grid(loads: Sequence[float], buffers: Sequence[int]) -> list[dict]:
     """The (load, buffer) points whose loss is large enough to be measured in the run:
-    at least 10^-4 (hundreds of losses per seed)."""
+    at least 10^-4 (hundreds of losses per run seed)."""
     return [
         p
         for p in _grid(load=loads, buffer=buffers)
@@ -1248,7 +1248,7 @@ TRUTHS: list[Truth] = [
         source="max-min fairness by progressive filling (Bertsekas and Gallager, Data "
         "Networks, 1992, 6.5.2) of capacity x target: ERICA 0.9, ERICA+ and FMMRA 1",
         tolerance="exact bands: ERICA's overload band delta = 0.1 (any z in [1, 1.1] is "
-        "a fixed point); deterministic sources, one seed",
+        "a fixed point); deterministic sources, one run seed",
         fast=[
             {"algorithm": "erica", "topology": "single", "n": 3},
             {"algorithm": "fmmra", "topology": "parking"},

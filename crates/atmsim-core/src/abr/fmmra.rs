@@ -1,7 +1,7 @@
 //! FMMRA, the Fast Max-Min Rate Allocation of TCP over FMMRA (An et al., 1998) section 3.4.
 //!
 //! **Our reconstruction** (of TCP over FMMRA section 3.4): the published equations were not
-//! reachable, so this implements the behaviour the seed describes. The port
+//! reachable, so this implements the behaviour the paper describes. The port
 //! measures the ABR capacity C = link rate - CBR/VBR rate - the rate of
 //! backward RM cells of VCs running the other way (target
 //! utilization 1.0) over averaging intervals. It keeps, per VC, whether the

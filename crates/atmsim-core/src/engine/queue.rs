@@ -13,7 +13,7 @@
 //! Arrivals of cells at ports ([`EventQueue::push_arrival`]) are arbitrated:
 //! at one instant they come after every other event (a port first finishes
 //! the transmission that ends then), in a random order: each arrival's
-//! place is a hash of the run's seed, the instant and the input. Being a
+//! place is a hash of the run seed, the instant and the input. Being a
 //! function of those alone, the order does not depend on what else was
 //! scheduled (the fast paths schedule fewer events than the plain path). An output-queued switch that takes several cells for one
 //! output in the same slot queues them in random order (Karol, Hluchyj and
@@ -134,7 +134,7 @@ impl Ord for Entry {
 /// drawn from the three, then the input.
 #[inline(always)]
 fn arrival_key(tie_seed: u64, time: Time, input: u64) -> u128 {
-    // One SplitMix64 finalisation of the seed, the instant and the input:
+    // One SplitMix64 finalisation of the run seed, the instant and the input:
     // all three reach every bit of the draw.
     let h = splitmix64(
         tie_seed
@@ -179,7 +179,7 @@ impl Default for EventQueue {
 }
 
 impl EventQueue {
-    /// An empty queue (simultaneous arrivals ordered as for seed 0).
+    /// An empty queue (simultaneous arrivals ordered as for run seed 0).
     pub fn new() -> Self {
         Self::with_tie_seed(0)
     }
@@ -403,7 +403,7 @@ mod tests {
     fn simultaneous_arrivals_come_last_in_a_seeded_random_order() {
         // Two inputs deliver a cell at every instant: each comes first at
         // about half of them, after the other events of the instant, and
-        // the same seed gives the same order.
+        // the same run seed gives the same order.
         let order = |seed: u64| {
             let mut q = EventQueue::with_tie_seed(seed);
             let mut firsts = vec![];

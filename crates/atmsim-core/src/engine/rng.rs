@@ -1,8 +1,8 @@
 //! Random-number streams: one independent PCG stream per component.
 //!
-//! Every stream is derived from the run's seed and a component id, so adding
+//! Every stream is derived from the run seed and a component id, so adding
 //! a component does not change the numbers another one draws, and the same
-//! scenario with the same seed gives identical results on every machine.
+//! scenario with the same run seed gives identical results on every machine.
 
 use rand_core::Rng;
 use rand_pcg::Pcg64;

@@ -9,7 +9,7 @@
 //! of passing ACKs is [`rate_control::limit_window`]
 //! ([`Packet::rewrite_window`] with the checksum updated incrementally), shared
 //! with the ATM edges; [`params`] declares their parameters. Not here: IP
-//! fragmentation (the seeds never fragment).
+//! fragmentation (the papers never fragment).
 
 pub mod ack_bucket;
 pub mod checksum;

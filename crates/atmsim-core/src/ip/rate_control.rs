@@ -12,14 +12,14 @@
 //! activity is 1 in an interval it was seen in and decays by `active_decay`
 //! per interval it was not; N is the sum, at least 1. With `active_decay`
 //! 0 (the scenarios' default) N is the number of sources seen in the
-//! interval, as the seed's pseudo-code measures it and as Kalyanaraman's
+//! interval, as the paper's pseudo-code measures it and as Kalyanaraman's
 //! dissertation counts VCs ("Number Active VCs In Last Interval = Max(sum
 //! of Seen VC In This Interval, 1)"); above 0 it is the dissertation's
 //! "Averaging VCs" option (a VC's "Contribution" times a "Decay Factor" per
 //! interval), whose factor no source we could read gives; 1 counts every session
 //! ever seen.
 //! For each session, every flow the port has seen a packet of, in this
-//! interval or an earlier one (the seed's "FOR each session i"; Rate[i] = 0
+//! interval or an earlier one (the paper's "FOR each session i"; Rate[i] = 0
 //! for a session silent in the interval, which leaves it the fair share at
 //! most):
 //!
@@ -35,7 +35,7 @@
 //! Increases are capped at `inc` (10 %) of the previous ER per interval,
 //! decreases are not. Rates are in bytes/s (IP bytes).
 //!
-//! The seed leaves the initial ER open; with a cap on increases an ER that
+//! The paper leaves the initial ER open; with a cap on increases an ER that
 //! starts at 0 stays at 0. A flow's ER starts at the port's link rate, as an
 //! ABR source's forward RM cell starts with ER = PCR (ATM Forum TM 4.0): no
 //! limit until the port has measured the flow, whose first computed ER then
@@ -403,7 +403,7 @@ mod tests {
         // Interval 2: flows 0 and 2 send 3000 bytes each, flow 1 nothing:
         // z = 1.2, two active sources, fair share 500,000. Flow 1's Rate is 0:
         // max(VCShare = 0, FairShare) = 500,000 (below 1.1 x its last ER), as
-        // the seed's loop over every session gives; a controller that skipped
+        // the paper's loop over every session gives; a controller that skipped
         // it would leave it at 666,667.
         c.count(0, 3000);
         c.count(2, 3000);

@@ -134,9 +134,10 @@ pub struct LinkSpec {
     /// ATM: the ABR switch algorithm at the output port (null: none).
     #[serde(default)]
     pub algorithm: Option<AlgorithmSpec>,
-    /// The port computes explicit rates for the TCP flows through it (seed
-    /// 001's simplified ERICA+; null: none): per flow at an IP port, in IP
-    /// bytes/s; per VC at an ATM port, in cell payload bytes/s (48 per cell).
+    /// The port computes explicit rates for the TCP flows through it
+    /// (Explicit rate control of TCP's simplified ERICA+; null: none): per
+    /// flow at an IP port, in IP bytes/s; per VC at an ATM port, in cell
+    /// payload bytes/s (48 per cell).
     #[serde(default)]
     pub rate_control: Option<RateControlSpec>,
     /// What is done to the ACKs arriving over this link (null: nothing): on

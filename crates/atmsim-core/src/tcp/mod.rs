@@ -9,7 +9,7 @@
 //!
 //! Modelled: byte sequence numbers, MSS, receiver window with window
 //! scaling, slow start and congestion avoidance, Tahoe without fast
-//! retransmit (the seeds' default), Tahoe, Reno, NewReno and SACK (Fall &
+//! retransmit (the papers' default), Tahoe, Reno, NewReno and SACK (Fall &
 //! Floyd's pipe), Jacobson/Karels RTO on a coarse global tick (BSD) or in
 //! exact time, Karn's rule and back-off, the persist timer with window
 //! probes and the sender's silly-window-syndrome avoidance (RFC 9293, RFC

@@ -1,5 +1,5 @@
 //! Traffic sources: open-loop generators of cells and AAL5 frames
-//! (the seeds' traffic: VBR on/off, CBR, greedy).
+//! (the papers' traffic: VBR on/off, CBR, greedy).
 //!
 //! A source is asked to fire at the time it named; it answers with the
 //! number of cells of the frame it sends now (1 for cell sources) and when

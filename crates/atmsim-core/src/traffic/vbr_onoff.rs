@@ -16,7 +16,7 @@ const PERIODS_DRAWN: u32 = 64;
 ///
 /// Its cells are never closer than 1/peak: a cell is due 1/peak after the last
 /// one, and sent then if the source is on, or else at the start of the first on
-/// period after that. With periods longer than 1/peak (the seeds' 100 ms at
+/// period after that. With periods longer than 1/peak (the papers' 100 ms at
 /// 124.41 Mbps) a burst starts with its on period and the mean rate is the peak
 /// times on / (on + off); with periods far shorter than 1/peak a due cell
 /// rarely waits long, and the rate nears the peak. (A source that sent a cell

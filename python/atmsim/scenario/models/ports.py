@@ -325,7 +325,7 @@ class RateControl(Table):
     count decays by this factor per interval it is silent (0: the flows seen in the
     interval alone; 1: every flow ever seen). Default 0: Explicit rate control of TCP's pseudo-code
     measures the number of active sources at each interval's end, as it measures the rates, and
-    Kalyanaraman's dissertation (the seed's reference [3]) counts the VCs seen in the
+    Kalyanaraman's dissertation (the paper's reference [3]) counts the VCs seen in the
     interval unless its "Averaging VCs" option is on, whose decay factor no source we
     could read gives a value for (docs/model.md)."""
 

@@ -22,7 +22,7 @@ class Run(Table):
     arbitration: Literal["slotted", "random", "scheduling_order"] = "slotted"
     """How cells that reach a switch output port together contend for it: "slotted"
     (the cells that reach it over links within one of its cell times contend at the
-    end of that slot, in a random order drawn per slot from the seed: an output-queued
+    end of that slot, in a random order drawn per slot from the run seed: an output-queued
     switch), "random" (continuous time: only arrivals at the same picosecond are put
     in a random order) or "scheduling_order" (continuous time, one fixed order); the
     last two for comparison (docs/model.md, "Time and order")."""
