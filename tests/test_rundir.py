@@ -206,3 +206,20 @@ def test_series_columns_round_trip_through_the_core_writer(tmp_path: Path) -> No
     path = tmp_path / "series.parquet"
     path.write_bytes(series_parquet(series_columns(frame)))
     pd.testing.assert_frame_equal(pd.read_parquet(path), frame)
+
+
+def test_summary_text_is_indented_json_and_a_long_list_one_line_per_item():
+    from atmsim.jsontext import LONG_LIST, json_text
+
+    small = {
+        "a": [1, 2.5, None, {"b": [], "c": {}}],
+        "d": {"e": "x\u00e9", "f": float("nan"), "g": [True, False]},
+        "h": [{"i": k} for k in range(LONG_LIST)],
+    }
+    assert json_text(small) == json.dumps(small, indent=2) + "\n"
+    big = {"vcs": [{"name": f"v{k}", "cells": k} for k in range(LONG_LIST + 1)]}
+    text = json_text(big)
+    assert json.loads(text) == big
+    lines = text.splitlines()
+    assert lines[2] == '    {"name": "v0", "cells": 0},'
+    assert len(lines) == 3 + LONG_LIST + 1 + 1

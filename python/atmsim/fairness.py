@@ -54,6 +54,7 @@ from typing import Optional
 
 from .compare import jain
 from .errors import ScenarioError
+from .jsontext import json_text
 from .outputs import write_file
 from .results import MAX_TABLE_ROWS, RunDirError, bad_summary, read_summary
 from .scenario import load_scenario, to_core
@@ -472,7 +473,7 @@ def write_fairness(run_dir, report: dict) -> None:
         return
     summary = json.loads(path.read_text(encoding="utf-8"))
     summary["fairness"] = report
-    write_file(path, json.dumps(summary, indent=2) + "\n")
+    write_file(path, json_text(summary))
 
 
 def fairness_table(report: dict):

@@ -26,7 +26,6 @@ by the commands that read run directories.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -37,6 +36,7 @@ from ._lazy import pandas as pd
 from .binding import import_core, package_version
 from .failures import internal_error_message
 from .fairness import fairness
+from .jsontext import json_text
 from .outputs import PathLike, naming, prepare_out_dir, write_file
 from .results import INCOMPLETE, INCOMPLETE_TEXT, vc_tcp_totals
 
@@ -196,5 +196,6 @@ def write_run_dir(
 
 
 def summary_text(summary: dict) -> str:
-    """summary.json's text: indented JSON, one final newline."""
-    return json.dumps(summary, indent=2) + "\n"
+    """summary.json's text: indented JSON (a long list one item per line), one final
+    newline (``atmsim.jsontext``)."""
+    return json_text(summary)

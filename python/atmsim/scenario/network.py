@@ -649,6 +649,8 @@ class Network:
                 else:
                     problem = f'no "{name}"'
                 raise _fail(f"probes.{key}", f"{problem}; choose from: {_quoted(known)}")
+        if not probes.capture:
+            return
         targets = self.capture_targets()
         names = list(targets) if probes.capture == "all" else probes.capture
         for name in names:
@@ -663,21 +665,19 @@ class Network:
         (link name, stamp) pairs. A capture holds links of one layer: a node with IP
         and ATM links is two targets, "<node>" (IP) and "<node>-atm"."""
         targets: dict[str, list[tuple[str, str]]] = {name: [(name, "start")] for name in self.links}
+        # Each node's links, by layer, in link order: one pass over the links.
+        touching: dict[str, dict[str, list[tuple[str, str]]]] = {}
+        for name, flat in self.links.items():
+            for node, stamp in ((flat.link.from_, "start"), (flat.link.to, "arrival")):
+                layers = touching.setdefault(node, {"ip": [], "atm": []})
+                layers[flat.link.layer].append((name, stamp))
         for node in self.nodes:
+            layers = touching.get(node, {"ip": [], "atm": []})
             for layer in ("ip", "atm"):
-                taps = [
-                    (name, "start" if flat.link.from_ == node else "arrival")
-                    for name, flat in self.links.items()
-                    if flat.link.layer == layer and node in (flat.link.from_, flat.link.to)
-                ]
+                taps = layers[layer]
                 if not taps:
                     continue
-                name = node
-                if layer == "atm" and any(
-                    f.link.layer == "ip" and node in (f.link.from_, f.link.to)
-                    for f in self.links.values()
-                ):
-                    name = f"{node}-atm"
+                name = f"{node}-atm" if layer == "atm" and layers["ip"] else node
                 if name not in targets:
                     targets[name] = taps
         return targets
