@@ -8,7 +8,7 @@ one (the same core JSON) go to one task, which runs each of its configurations o
 and gives the result to every experiment that asks (``SharedRuns``). A run that draws
 no random number (``atmsim.determinism.seed_dependence`` empty: the seed provably
 changes nothing) is simulated once, with the first run seed, and its result stands
-for every seed; the experiments that have one run all their seeds in one task."""
+for every seed; the experiments sharing such a run run all their seeds in one task."""
 
 from __future__ import annotations
 
@@ -115,8 +115,6 @@ class SharedRuns:
         self.results: dict[str, Result] = {}
         self.any_seed: set[str] = set()
         """The keys whose result stands for every seed."""
-        self.simulated = 0
-        """How many runs were simulated (the others were shared)."""
 
     def run(self, spec: Run, overrides: list, directory: Optional[Path], header: list) -> Result:
         scenario = prepare(spec.path, overrides=overrides)
@@ -125,7 +123,6 @@ class SharedRuns:
         result = self.results.get(key)
         if result is None or (directory is not None and result.core_input != core):
             result = run(scenario, progress=False, out=directory, scenario_header=header)
-            self.simulated += 1
             self.results.setdefault(key, result)
             if any_seed:
                 self.any_seed.add(key)
