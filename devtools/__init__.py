@@ -1,7 +1,8 @@
 """Developer tooling that checks atmsim rather than uses it, kept out of the package
 users install: the fingerprints of every example and reproduce run
-(``devtools.fingerprints``), the scenario fuzzer (``devtools.fuzz``) and the comparison
-with ns-2 (``devtools.ns2_compare``). Run from the repository root, as
+(``devtools.fingerprints``), the scenario fuzzer (``devtools.fuzz``), the comparison
+with ns-2 (``devtools.ns2_compare``) and where ``atmsim reproduce`` spends its time
+(``devtools.reproduce_profile``). Run from the repository root, as
 ``.venv/bin/python -m devtools.<module>`` or through ``scripts/``; the tests import it
 (pytest puts the repository root on the path: pyproject.toml).
 

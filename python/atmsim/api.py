@@ -323,6 +323,11 @@ class Result:
         end: a save stopped half way (a kill, a full disk) leaves a directory that
         ``atmsim report``, ``fairness`` and ``plot`` refuse, never one that looks whole.
         """
+        return self._save(directory)
+
+    def _save(self, directory: str | Path, scenario_written: bool = False) -> Path:
+        """``save``; ``scenario_written``: ``atmsim.run`` wrote scenario.toml before the
+        run (``atmsim.rundir.start_run_dir``), and it is not written twice."""
         return write_run_dir(
             directory,
             self.scenario_toml,
@@ -330,6 +335,7 @@ class Result:
             self.series_parquet(),
             self.scenario_header,
             self.captures,
+            scenario_written=scenario_written,
         )
 
     def __repr__(self) -> str:
@@ -486,7 +492,7 @@ def run(
         captures=captures,
     )
     if out is not None:
-        result.save(out)
+        result._save(out, scenario_written=True)
     if interrupted:
         raise RunInterrupted(result)
     return result

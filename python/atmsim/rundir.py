@@ -161,12 +161,14 @@ def write_run_dir(
     series: Optional[bytes],
     header: Sequence[str] = (),
     captures: Optional[Mapping[str, bytes]] = None,
+    scenario_written: bool = False,
 ) -> Path:
     """Write a run's files into ``directory`` (module docstring): a new or empty
     directory, or a run directory (OutDirError otherwise). ``series``: series.parquet's
     bytes (``series_parquet``), None for a run without probes (an earlier
     series.parquet is then removed). ``captures``: the capture files, name to bytes
-    (an earlier run's others are removed).
+    (an earlier run's others are removed). ``scenario_written``: ``start_run_dir``
+    wrote this scenario.toml (the same text) before the run; it is not written again.
 
     INCOMPLETE is written first unless ``start_run_dir`` did, summary.json last, and
     INCOMPLETE removed at the end: a write stopped half way leaves a directory the
@@ -175,7 +177,8 @@ def write_run_dir(
     incomplete = directory / INCOMPLETE
     if not incomplete.exists():
         write_file(incomplete, INCOMPLETE_TEXT)
-    write_file(directory / SCENARIO_FILE, scenario_text(scenario_toml, header))
+    if not scenario_written:
+        write_file(directory / SCENARIO_FILE, scenario_text(scenario_toml, header))
     if series is not None:
         write_file(directory / SERIES_FILE, series)
     else:

@@ -29,9 +29,12 @@ that a null model matches whatever we simulate is shown, not judged
 (``Quantity.unjudged``: the reason), with its tolerance and the null models'
 verdicts kept so that the reason can be checked.
 
-``run_experiments`` runs (experiment, run seed) tasks on a process pool and returns
+``run_experiments`` runs every (experiment, run seed) on a process pool and returns
 one ``Outcome`` per experiment, its rows: published, simulated (the mean),
-ci95_low, ci95_high, n_seeds, tolerance, verdict.
+ci95_low, ci95_high, n_seeds, tolerance, verdict. Identical runs are simulated
+once (``runner``): a configuration several experiments share (the same core
+JSON), once per run seed; a run that draws no random number
+(``atmsim.determinism.seed_dependence`` empty), once for every run seed.
 
 One module per paper (``seed000`` .. ``seed004``) lists its
 experiments; ``registry()`` gathers them. docs/reproduction.md lists which
@@ -46,8 +49,8 @@ tolerance each kind of published number gets and why.
 # - nulls.py, measures.py, seed000.py .. seed004.py: the experiments;
 # - catalog.py: the registry of the experiments and the ids accepted;
 # - csv_tables.py: table.csv and seeds.csv;
-# - judging.py: measuring, judging and aggregating one experiment's run seeds;
-# - runner.py: running (experiment, run seed) tasks on a process pool;
+# - judging.py: measuring, judging and aggregating one experiment's seeds;
+# - runner.py: running (experiment, run seed) pairs on a process pool, identical runs once;
 # - inventory.py, report.py: the coverage inventory and the command's report.
 #
 # The names below are the package's interface (``from atmsim.reproduce import ...``).

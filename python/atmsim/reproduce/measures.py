@@ -9,6 +9,7 @@ in Mbps count 424 bits per cell, as scenario files do.
 from __future__ import annotations
 
 import math
+import weakref
 
 from .._lazy import numpy as np
 from .._lazy import pandas as pd
@@ -84,12 +85,34 @@ def frames_merged(result) -> float:
     return float(sum(vcs.loc[flow, "frames_merged"] for flow in flow_names(result)))
 
 
+_WIDE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Each Result's tables of ``wide``: (the series they come from, {metric: table}). The
+quantities of one run seed, and the experiments sharing its runs, ask for the same
+tables again and again."""
+
+
 def wide(result, metric: str) -> pd.DataFrame:
-    """One column per entity of a metric's samples, indexed by time (s)."""
-    rows = result.series[result.series["metric"] == metric]
-    if rows.empty:
-        raise ValueError(f"no {metric} samples")
-    return rows.pivot_table(index="time_s", columns="entity", values="value", aggfunc="last")
+    """One column per entity of a metric's samples, indexed by time (s). A copy: the
+    table is computed once per Result and metric."""
+    series = result.series
+    try:
+        seen, tables = _WIDE.get(result, (None, None))
+    except TypeError:  # a result that cannot be weakly referenced: nothing kept
+        seen, tables = None, None
+    if seen is not series or tables is None:
+        tables = {}
+        try:
+            _WIDE[result] = (series, tables)
+        except TypeError:
+            pass
+    if metric not in tables:
+        rows = series[series["metric"] == metric]
+        if rows.empty:
+            raise ValueError(f"no {metric} samples")
+        tables[metric] = rows.pivot_table(
+            index="time_s", columns="entity", values="value", aggfunc="last"
+        )
+    return tables[metric].copy()
 
 
 def worst_cumulative_jain(result, start_s: float = 0.1) -> float:

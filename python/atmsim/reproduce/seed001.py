@@ -37,6 +37,7 @@ from ..compare import ABOVE, BELOW, REPORT, absolute, below, jain, relative
 from ..scenario.templates import GFC2_GROUPS, GFC2_LINKS, GFC2_MAX_MIN_MBPS, Gfc2Ip, HeteroRtt
 from ..units import PROPAGATION_PS_PER_KM, parse_bit_rate_bps
 from .experiments import Experiment, NullModel, NullPrediction, Quantity, Run
+from .measures import wide
 from .nulls import unless_a_null_matches
 
 HETERO = "seed001-hetero.toml"
@@ -293,13 +294,6 @@ def _jain(values) -> float:
     return jain(list(values))
 
 
-def _wide(result, metric: str):
-    rows = result.series[result.series["metric"] == metric]
-    if rows.empty:
-        raise ValueError(f"no {metric} samples")
-    return rows.pivot_table(index="time_s", columns="entity", values="value", aggfunc="last")
-
-
 def _steady(frame):
     late = frame[frame.index >= STEADY_S]
     if late.empty:
@@ -308,7 +302,7 @@ def _steady(frame):
 
 
 def _queue(result, port: str = BOTTLENECK):
-    return _steady(_wide(result, "ip_queue_packets"))[port]
+    return _steady(wide(result, "ip_queue_packets"))[port]
 
 
 def _max_queue(result, port: str = BOTTLENECK) -> float:
@@ -324,7 +318,7 @@ def _utilization(result, ports=(BOTTLENECK,)) -> float:
 
 def _windows(result):
     """The flows' actual windows (min(cwnd, advertised)) from 1 s on."""
-    return _steady(_wide(result, "window_bytes"))
+    return _steady(wide(result, "window_bytes"))
 
 
 def _all_jain(result) -> float:
@@ -334,7 +328,7 @@ def _all_jain(result) -> float:
 def _steady_jain(result) -> tuple[float, str]:
     """Jain's index of the flows' sending rates from 1 s to the end (highest byte sent,
     sampled every probe period): the state after the start-up."""
-    seq = _steady(_wide(result, "seq_bytes"))
+    seq = _steady(wide(result, "seq_bytes"))
     first, last = seq.index[0], seq.index[-1]
     rates = (seq.loc[last] - seq.loc[first]) * 8 / (last - first) / 1e6
     groups = ", ".join(f"{rates[_flows(g)].mean():.2f}" for g in (1, 2, 3))
@@ -350,7 +344,7 @@ def _largest_rtt_ms(result) -> tuple[float, str]:
 
 def _final_window_share(result) -> tuple[float, str]:
     """The smallest last actual window over the flows, over 600,000 bytes."""
-    windows = _wide(result, "window_bytes")
+    windows = wide(result, "window_bytes")
     last = windows.iloc[-1]
     return float(last.min()) / 600000, f"smallest {last.min():.0f} bytes"
 
