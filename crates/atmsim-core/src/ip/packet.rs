@@ -132,6 +132,21 @@ impl Packet {
         p
     }
 
+    /// Numbers a data segment's transmission (`id`, per flow), so that its
+    /// receiver can find when it was sent: a data segment carries no SACK
+    /// blocks, and its `sack_id` field holds the number instead.
+    #[inline]
+    pub fn set_tx_id(&mut self, id: u32) {
+        debug_assert!(self.is_data && self.n_sack == 0);
+        self.sack_id = id;
+    }
+
+    /// A data segment's transmission number ([`Packet::set_tx_id`]).
+    #[inline]
+    pub fn tx_id(&self) -> u32 {
+        self.sack_id
+    }
+
     /// TCP options bytes: SACK is 2 NOPs + kind + length + 8 per block.
     pub fn option_bytes(&self) -> u32 {
         if self.n_sack == 0 {

@@ -11,7 +11,7 @@ use crate::engine::{Event, EventQueue, RngStream, Time};
 use crate::ids::{FlowId, VcId};
 use crate::ip::{Packet, SackRing};
 use crate::scenario::{Layer, Scenario};
-use crate::stats::{ByteLedger, FlowSummary};
+use crate::stats::{ByteLedger, DelayStats, FlowSummary, RttSummary};
 use crate::tcp::receiver::AckPlan;
 use crate::tcp::{TcpReceiver, TcpSender, TimerMode, Variant};
 use std::collections::VecDeque;
@@ -53,6 +53,40 @@ struct FlowState {
     /// Samples a sender kept for probe ticks it moved past: (tick,
     /// `flow_sample`).
     probe_held: VecDeque<(Time, [f64; 4])>,
+    /// With `probes.delay`: the delay of the flow's data segments.
+    delay: Option<Box<SegmentDelay>>,
+}
+
+/// The delay of a flow's data segments, from the sender's hand-over to
+/// the first link or VC to the receiving host's getting the segment whole
+/// (after AAL5 reassembly over ATM). Each transmission is numbered
+/// ([`Packet::set_tx_id`]) and its time kept until it arrives or a later
+/// one does (paths are FIFO: the earlier ones were lost).
+#[derive(Default)]
+struct SegmentDelay {
+    next_id: u32,
+    sent: VecDeque<(u32, Time)>,
+    stats: DelayStats,
+}
+
+impl SegmentDelay {
+    /// Numbers data segment `p`, handed over at `now`.
+    fn sent(&mut self, p: &mut Packet, now: Time) {
+        p.set_tx_id(self.next_id);
+        self.sent.push_back((self.next_id, now));
+        self.next_id = self.next_id.wrapping_add(1);
+    }
+
+    /// Data segment `p` reached its receiving host at `at`.
+    fn arrived(&mut self, p: &Packet, at: Time) {
+        while let Some((id, t)) = self.sent.pop_front() {
+            if id == p.tx_id() {
+                self.stats.add(at - t);
+                return;
+            }
+        }
+        debug_assert!(false, "a segment arrived that was not sent");
+    }
 }
 
 /// What the flow probes record of a sender: cwnd, usable window, highest
@@ -171,6 +205,7 @@ impl TcpHosts {
                     0
                 },
                 probe_held: VecDeque::new(),
+                delay: sc.probes.delay.then(Box::default),
             });
             agenda.push(fl.start_ps, Event::FlowStart(FlowId::from_index(f)));
         }
@@ -234,6 +269,9 @@ impl TcpHosts {
         agenda: &mut EventQueue,
     ) -> Option<Packet> {
         let fl = &mut self.flows[f.index()];
+        if let Some(d) = &mut fl.delay {
+            d.arrived(&packet, at);
+        }
         if fl.processing_ps == 0 {
             return fl.receive_segment(f, packet, at, agenda);
         }
@@ -287,8 +325,13 @@ impl TcpHosts {
     /// The next segment flow `f`'s sender may transmit at `now`, as a packet.
     #[inline]
     pub(super) fn next_segment(&mut self, f: FlowId, now: Time) -> Option<Packet> {
-        let seg = self.flows[f.index()].sender.next_segment(now)?;
-        Some(Packet::data(f.get(), seg.seq, seg.len))
+        let fl = &mut self.flows[f.index()];
+        let seg = fl.sender.next_segment(now)?;
+        let mut p = Packet::data(f.get(), seg.seq, seg.len);
+        if let Some(d) = &mut fl.delay {
+            d.sent(&mut p, now);
+        }
+        Some(p)
     }
 
     /// Makes sure flow `f`'s sender has its timer event, after it sent.
@@ -419,10 +462,23 @@ impl TcpHosts {
                 rto_s: crate::engine::time::ps_to_s(s.rtt.rto_ps()),
                 completed_at_s: s.completed_at.map(crate::engine::time::ps_to_s),
                 rate_control: None,
+                delay: fl.delay.as_ref().and_then(|d| d.stats.summary()),
+                rtt: fl.delay.as_ref().and_then(|_| rtt_summary(s)),
             });
         }
         flows
     }
+}
+
+/// The RTT samples sender `s`'s estimator took, in seconds; none without.
+fn rtt_summary(s: &TcpSender) -> Option<RttSummary> {
+    let t = s.rtt.taken();
+    (t.count > 0).then(|| RttSummary {
+        count: t.count,
+        mean_s: t.sum_ps as f64 / t.count as f64 / 1e12,
+        min_s: crate::engine::time::ps_to_s(t.min_ps),
+        max_s: crate::engine::time::ps_to_s(t.max_ps),
+    })
 }
 
 #[cfg(test)]

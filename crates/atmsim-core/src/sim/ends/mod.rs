@@ -31,7 +31,7 @@ use crate::atm::{Cell, ServiceClass};
 use crate::engine::{Event, EventQueue, RngStream, SourceKeys, Time, TimingWheel};
 use crate::ids::VcId;
 use crate::scenario::{Scenario, SourceModel};
-use crate::stats::{AbrSummary, Ledger, VcSummary};
+use crate::stats::{AbrSummary, DelayStats, Ledger, VcSummary};
 use crate::traffic::{self, TrafficSource};
 
 pub(super) use super::fast_paths::{Direct, Tally};
@@ -113,6 +113,9 @@ pub(super) struct Endpoints {
     /// the keys their SourceEmit events would have; the agenda then holds
     /// one [`Event::Sources`] at the earliest of them.
     wheel: Option<TimingWheel<SourceKeys>>,
+    /// With `probes.delay`: each VC's cell transfer delay (empty without:
+    /// one test per delivered cell is then all it costs).
+    ctd: Vec<DelayStats>,
 }
 
 impl Endpoints {
@@ -209,6 +212,11 @@ impl Endpoints {
             bytes_dropped_in_network: 0,
             bytes_dropped_aal5: 0,
             cells_dropped: vec![0; sc.vcs.len()],
+            ctd: if sc.probes.delay {
+                vec![DelayStats::default(); sc.vcs.len()]
+            } else {
+                Vec::new()
+            },
             wheel: wheel.map(|mut w| {
                 if let Some((t, s)) = w.peek() {
                     agenda.push_keyed(w.key(t, s), Event::Sources);
@@ -284,6 +292,7 @@ impl Endpoints {
                     source_queue_cells: st.queue.len() as u64,
                 }),
                 gfr: None,
+                ctd: self.ctd.get(i).and_then(DelayStats::summary),
             });
         }
         (vcs, bytes)
@@ -368,14 +377,14 @@ mod tests {
                         );
                     } else {
                         let frame = e.open_frame(VcId::new(0), 1, None);
-                        e.deliver_passive(&Cell::data(0, frame, 1, true));
+                        e.deliver_passive(&Cell::data(0, frame, 1, true), 0);
                     }
                     continue;
                 }
                 let frame = e.open_frame(VcId::new(0), cells, None);
                 for c in 0..cells {
                     if k % 5 != 3 || c == cells - 1 {
-                        e.deliver_passive(&Cell::data(0, frame, cells, c + 1 == cells));
+                        e.deliver_passive(&Cell::data(0, frame, cells, c + 1 == cells), 0);
                     }
                 }
             }
@@ -412,7 +421,7 @@ mod tests {
                 }
                 if k % 3 == 0 {
                     for frame in waiting.drain(..) {
-                        e.deliver_passive(&Cell::data(0, frame, 1, true));
+                        e.deliver_passive(&Cell::data(0, frame, 1, true), 0);
                     }
                 }
             }
@@ -458,7 +467,7 @@ mod tests {
             for (j, c) in frame.iter().enumerate() {
                 let lost = (k == 1 && j == 0) || k == 3;
                 if !lost {
-                    got.extend(e.deliver_tcp_cell(*c).map(|p| p.seq));
+                    got.extend(e.deliver_tcp_cell(*c, 0).map(|p| p.seq));
                 }
             }
         }
@@ -494,14 +503,14 @@ mod tests {
         assert!(!is_frm(&data) && data.is_eom());
         // A stale opportunity sends nothing.
         assert_eq!(e.ses_send(VcId::new(1), 5), None);
-        match e.at_end(frm) {
+        match e.at_end(frm, 0) {
             AtEnd::TurnedAround(brm) => {
                 assert!(is_brm(&brm));
                 e.brm_at_source(&brm);
             }
             _ => panic!("not turned around"),
         }
-        assert!(matches!(e.at_end(data), AtEnd::Delivered));
+        assert!(matches!(e.at_end(data, 0), AtEnd::Delivered));
         let mut ledger = Ledger::default();
         e.report(1.0, &mut ledger);
         // Two RM cells made (FRM, BRM), both absorbed; one data cell.

@@ -80,7 +80,12 @@ impl Endpoints {
     /// which `link_of` names a link (see `AtmFabric::direct_link`). Of
     /// them, those that are their VC's only source and send one-cell frames
     /// only tally (see [`Direct`]).
+    /// None with delay statistics on: a direct source's cells skip the
+    /// steps that time them.
     pub(in crate::sim) fn set_direct(&mut self, link_of: impl Fn(VcId) -> Option<AtmLinkIx>) {
+        if !self.ctd.is_empty() {
+            return;
+        }
         let mut sources_of = vec![0u32; self.vcs.len()];
         for st in &self.sources {
             sources_of[st.vc.index()] += 1;

@@ -190,10 +190,10 @@ impl Simulation {
                     // the horizon again: one compare on this path).
                     let frame = self.ends.open_direct_frame(s, vc, 1, direct);
                     let ends = &mut self.ends;
-                    let cell = Cell::data(vc.get(), frame, 1, true);
+                    let cell = Cell::data_born(vc.get(), frame, 1, true, t);
                     let (_, link, lazy) = self.atm.direct_hop(direct.link());
-                    lazy.push(link, depart, cell, t, &mut |c: &Cell| {
-                        ends.deliver_passive(c)
+                    lazy.push(link, depart, cell, t, &mut |c: &Cell, at| {
+                        ends.deliver_passive(c, at)
                     });
                 }
                 TailFate::Dropped => {
