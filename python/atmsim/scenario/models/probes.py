@@ -26,7 +26,9 @@ class Probes(Table):
     "<link>/<vc>"), ``flows`` flow names (window, sequence number, RTT),
     ``abr_vcs`` ABR VC names (ACR, last ER received), ``abr_ports`` links with a
     switch algorithm (load factor, fair share, ER written, ABR queue); each may be
-    "all".
+    "all". ``delay = true`` adds delay statistics to the summary (no series, no
+    period needed): each VC's cell transfer delay and its variation, each TCP
+    flow's data-segment delay and RTT samples (docs/model.md, "Delay statistics").
     """
 
     period: Optional[ProbePeriod] = None
@@ -39,6 +41,8 @@ class Probes(Table):
     flows: NameList = []
     abr_vcs: NameList = []
     abr_ports: NameList = []
+    delay: bool = False
+    """Measure delays into summary.json (off by default: it costs work per cell)."""
 
     @model_validator(mode="after")
     def _period(self) -> "Probes":
