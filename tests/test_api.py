@@ -567,6 +567,8 @@ def test_delay_columns_in_result_and_tables(tiny: Path, flow_file, tmp_path: Pat
     printed = capsys.readouterr().out
     assert "VC cell transfer delay (us)" in printed and "CDV p99-min" in printed
     assert "Flow delay and RTT (ms)" in printed
+    assert cli_main("plot", str(out)) == 0
+    assert (out / "delay.png").is_file()
     flows = atmsim.run(path, overrides=["probes.delay=true"], progress=False).flows
     for column in api.FLOW_DELAY_COLUMNS:
         assert column in flows
