@@ -153,6 +153,9 @@ pub(super) struct TcpHosts {
     bad_checksums: u64,
     probe_period: Time,
     duration: Time,
+    /// Delay statistics are on (`probes.delay`): each flow has its
+    /// `SegmentDelay`.
+    delays: bool,
 }
 
 impl TcpHosts {
@@ -218,6 +221,7 @@ impl TcpHosts {
             bad_checksums: 0,
             probe_period,
             duration: sc.duration_ps,
+            delays: sc.probes.delay,
         }
     }
 
@@ -268,10 +272,10 @@ impl TcpHosts {
         now: Time,
         agenda: &mut EventQueue,
     ) -> Option<Packet> {
-        let fl = &mut self.flows[f.index()];
-        if let Some(d) = &mut fl.delay {
-            d.arrived(&packet, at);
+        if self.delays {
+            self.segment_arrived(f, &packet, at);
         }
+        let fl = &mut self.flows[f.index()];
         if fl.processing_ps == 0 {
             return fl.receive_segment(f, packet, at, agenda);
         }
@@ -325,13 +329,34 @@ impl TcpHosts {
     /// The next segment flow `f`'s sender may transmit at `now`, as a packet.
     #[inline]
     pub(super) fn next_segment(&mut self, f: FlowId, now: Time) -> Option<Packet> {
-        let fl = &mut self.flows[f.index()];
-        let seg = fl.sender.next_segment(now)?;
-        let mut p = Packet::data(f.get(), seg.seq, seg.len);
-        if let Some(d) = &mut fl.delay {
-            d.sent(&mut p, now);
+        let seg = self.flows[f.index()].sender.next_segment(now)?;
+        let p = Packet::data(f.get(), seg.seq, seg.len);
+        if self.delays {
+            return Some(self.segment_sent(f, p, now));
         }
         Some(p)
+    }
+
+    /// With delay statistics on: flow `f`'s data segment `p` is handed
+    /// over at `now` (numbered, its time kept). Out of line: the segments
+    /// of a run without them pay one test.
+    #[cold]
+    #[inline(never)]
+    fn segment_sent(&mut self, f: FlowId, mut p: Packet, now: Time) -> Packet {
+        if let Some(d) = &mut self.flows[f.index()].delay {
+            d.sent(&mut p, now);
+        }
+        p
+    }
+
+    /// With delay statistics on: flow `f`'s data segment `p` reached its
+    /// receiving host at `at`.
+    #[cold]
+    #[inline(never)]
+    fn segment_arrived(&mut self, f: FlowId, p: &Packet, at: Time) {
+        if let Some(d) = &mut self.flows[f.index()].delay {
+            d.arrived(p, at);
+        }
     }
 
     /// Makes sure flow `f`'s sender has its timer event, after it sent.

@@ -74,44 +74,45 @@ impl DelayStats {
     #[inline]
     pub fn add(&mut self, d: Time) {
         if self.count == 0 {
-            self.min = d;
-            self.max = d;
-            self.shift = d;
-        } else {
-            self.min = self.min.min(d);
-            self.max = self.max.max(d);
+            self.first(d);
         }
         self.count += 1;
-        let x = d as i128 - self.shift as i128;
-        self.sum += x;
-        self.sum_sq += x * x;
-        self.count_in_bucket(bucket_of(d));
+        self.min = self.min.min(d);
+        self.max = self.max.max(d);
+        // Delays differ from the first by less than 2^63 ps: the square of
+        // an i64 in an i128 is one widening multiplication.
+        let x = d.wrapping_sub(self.shift) as i64;
+        self.sum += x as i128;
+        self.sum_sq += x as i128 * x as i128;
+        let i = bucket_of(d).wrapping_sub(self.lo) as usize;
+        match self.counts.get_mut(i) {
+            Some(c) => *c += 1,
+            None => self.grow(bucket_of(d)),
+        }
     }
 
-    /// Counts a sample in bucket `b`, growing the window to it (at most
-    /// `MAX_BUCKETS`: the lowest buckets are folded into the next when the
-    /// window would grow beyond, and a sample below a full window counts
-    /// in its lowest bucket).
-    #[inline]
-    fn count_in_bucket(&mut self, b: u32) {
+    /// The first sample sets the least, the greatest and the shift.
+    #[cold]
+    fn first(&mut self, d: Time) {
+        (self.min, self.max, self.shift) = (d, d, d);
+    }
+
+    /// Counts a sample in bucket `b`, outside the window: grows the window
+    /// to it (at most `MAX_BUCKETS`: the lowest buckets are folded into the
+    /// next when the window would grow beyond, and a sample below a full
+    /// window counts in its lowest bucket).
+    #[cold]
+    fn grow(&mut self, b: u32) {
         if self.counts.is_empty() {
             self.lo = b;
             self.counts.push(1);
-            return;
-        }
-        if b >= self.lo {
-            let i = (b - self.lo) as usize;
-            if let Some(c) = self.counts.get_mut(i) {
-                *c += 1;
-                return;
-            }
+        } else if b >= self.lo {
             self.grow_up(b);
         } else {
             self.grow_down(b);
         }
     }
 
-    #[cold]
     fn grow_up(&mut self, b: u32) {
         let len = (b - self.lo) as usize + 1;
         if len > MAX_BUCKETS {
@@ -130,7 +131,6 @@ impl DelayStats {
         self.counts[last] += 1;
     }
 
-    #[cold]
     fn grow_down(&mut self, b: u32) {
         let top = self.lo as usize + self.counts.len() - 1;
         let new_lo = (b as usize).max((top + 1).saturating_sub(MAX_BUCKETS)) as u32;

@@ -129,7 +129,7 @@ impl Endpoints {
     /// I.356: from its entry into the first port of its VC's path to its
     /// exit at the far end).
     #[inline(always)]
-    fn count_ctd(&mut self, cell: &Cell, at: Time) {
+    pub(super) fn count_ctd(&mut self, cell: &Cell, at: Time) {
         if let Some(d) = self.ctd.get_mut(cell.vc as usize) {
             d.add(at - cell.birth());
         }

@@ -374,6 +374,8 @@ mod tests {
                             0,
                             VcId::new(0),
                             Direct::new(AtmLinkIx::new(0), false),
+                            0,
+                            0,
                         );
                     } else {
                         let frame = e.open_frame(VcId::new(0), 1, None);
@@ -417,7 +419,7 @@ mod tests {
                     4 => {
                         e.open_direct_frame(0, VcId::new(0), 1, d);
                     }
-                    _ => e.send_delivered_cell(0, VcId::new(0), d),
+                    _ => e.send_delivered_cell(0, VcId::new(0), d, 0, 0),
                 }
                 if k % 3 == 0 {
                     for frame in waiting.drain(..) {

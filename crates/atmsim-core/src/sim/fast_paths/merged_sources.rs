@@ -101,9 +101,9 @@ enum TailFate {
     OtherMode,
     /// Dropped by the port.
     Dropped,
-    /// Accepted, and it reaches the sink before the horizon: the caller
-    /// delivers it at once.
-    Delivered,
+    /// Accepted, and it reaches the sink at this time, before the horizon:
+    /// the caller delivers it at once.
+    Delivered(Time),
     /// Accepted, to leave the port then and reach the sink at or after the
     /// horizon: the caller puts it on the link.
     Queued(Time),
@@ -122,7 +122,7 @@ fn direct_tail(atm: &mut AtmFabric, l: AtmLinkIx, now: Time) -> TailFate {
         return TailFate::Dropped;
     };
     if lazy.arrives_early(link, depart) {
-        return TailFate::Delivered;
+        return TailFate::Delivered(depart + link.delay_ps);
     }
     TailFate::Queued(depart)
 }
@@ -184,7 +184,7 @@ impl Simulation {
                 TailFate::OtherMode
             };
             match fate {
-                TailFate::Delivered => self.ends.send_delivered_cell(s, vc, direct),
+                TailFate::Delivered(at) => self.ends.send_delivered_cell(s, vc, direct, t, at),
                 TailFate::Queued(depart) => {
                     // Onto the link's queue (`LazyLinks::push`, which tests
                     // the horizon again: one compare on this path).
