@@ -53,40 +53,11 @@ struct FlowState {
     /// Samples a sender kept for probe ticks it moved past: (tick,
     /// `flow_sample`).
     probe_held: VecDeque<(Time, [f64; 4])>,
-    /// With `probes.delay`: the delay of the flow's data segments.
-    delay: Option<Box<SegmentDelay>>,
-}
-
-/// The delay of a flow's data segments, from the sender's hand-over to
-/// the first link or VC to the receiving host's getting the segment whole
-/// (after AAL5 reassembly over ATM). Each transmission is numbered
-/// ([`Packet::set_tx_id`]) and its time kept until it arrives or a later
-/// one does (paths are FIFO: the earlier ones were lost).
-#[derive(Default)]
-struct SegmentDelay {
-    next_id: u32,
-    sent: VecDeque<(u32, Time)>,
-    stats: DelayStats,
-}
-
-impl SegmentDelay {
-    /// Numbers data segment `p`, handed over at `now`.
-    fn sent(&mut self, p: &mut Packet, now: Time) {
-        p.set_tx_id(self.next_id);
-        self.sent.push_back((self.next_id, now));
-        self.next_id = self.next_id.wrapping_add(1);
-    }
-
-    /// Data segment `p` reached its receiving host at `at`.
-    fn arrived(&mut self, p: &Packet, at: Time) {
-        while let Some((id, t)) = self.sent.pop_front() {
-            if id == p.tx_id() {
-                self.stats.add(at - t);
-                return;
-            }
-        }
-        debug_assert!(false, "a segment arrived that was not sent");
-    }
+    /// With `probes.delay`: the delay of the flow's data segments that
+    /// reached the receiving host, from the sender's hand-over to the first
+    /// link or VC (the time each carries, [`Packet::sent_at`]) to their
+    /// arrival whole (after AAL5 reassembly over ATM).
+    delay: Option<Box<DelayStats>>,
 }
 
 /// What the flow probes record of a sender: cwnd, usable window, highest
@@ -330,23 +301,7 @@ impl TcpHosts {
     #[inline]
     pub(super) fn next_segment(&mut self, f: FlowId, now: Time) -> Option<Packet> {
         let seg = self.flows[f.index()].sender.next_segment(now)?;
-        let p = Packet::data(f.get(), seg.seq, seg.len);
-        if self.delays {
-            return Some(self.segment_sent(f, p, now));
-        }
-        Some(p)
-    }
-
-    /// With delay statistics on: flow `f`'s data segment `p` is handed
-    /// over at `now` (numbered, its time kept). Out of line: the segments
-    /// of a run without them pay one test.
-    #[cold]
-    #[inline(never)]
-    fn segment_sent(&mut self, f: FlowId, mut p: Packet, now: Time) -> Packet {
-        if let Some(d) = &mut self.flows[f.index()].delay {
-            d.sent(&mut p, now);
-        }
-        p
+        Some(Packet::data_at(f.get(), seg.seq, seg.len, now))
     }
 
     /// With delay statistics on: flow `f`'s data segment `p` reached its
@@ -355,7 +310,7 @@ impl TcpHosts {
     #[inline(never)]
     fn segment_arrived(&mut self, f: FlowId, p: &Packet, at: Time) {
         if let Some(d) = &mut self.flows[f.index()].delay {
-            d.arrived(p, at);
+            d.add(at - p.sent_at());
         }
     }
 
@@ -487,7 +442,7 @@ impl TcpHosts {
                 rto_s: crate::engine::time::ps_to_s(s.rtt.rto_ps()),
                 completed_at_s: s.completed_at.map(crate::engine::time::ps_to_s),
                 rate_control: None,
-                delay: fl.delay.as_ref().and_then(|d| d.stats.summary()),
+                delay: fl.delay.as_ref().and_then(|d| d.summary()),
                 rtt: fl.delay.as_ref().and_then(|_| rtt_summary(s)),
             });
         }

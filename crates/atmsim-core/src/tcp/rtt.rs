@@ -199,22 +199,30 @@ impl RttEstimator {
     pub fn on_ack(&mut self, ack: u64, now: Time) -> bool {
         match self.timing {
             Some(t) if ack > t.seq => {
-                let r = match self.tick_ps {
-                    Some(g) => {
-                        self.taken.add(t.ticks.saturating_mul(g));
-                        t.ticks as f64
-                    }
-                    None => {
-                        self.taken.add(now - t.start);
-                        (now - t.start) as f64
-                    }
-                };
-                self.sample(r);
-                self.timing = None;
+                self.take_sample(t, now);
                 true
             }
             _ => false,
         }
+    }
+
+    /// The timed segment `t` is acknowledged at `now`: its sample (ticks
+    /// crossed, or ps), kept in the tally and fed to the estimator. Once
+    /// per RTT at most: kept out of the ACK's way.
+    #[inline(never)]
+    fn take_sample(&mut self, t: Timing, now: Time) {
+        let r = match self.tick_ps {
+            Some(g) => {
+                self.taken.add(t.ticks.saturating_mul(g));
+                t.ticks as f64
+            }
+            None => {
+                self.taken.add(now - t.start);
+                (now - t.start) as f64
+            }
+        };
+        self.sample(r);
+        self.timing = None;
     }
 
     /// Feeds one RTT sample `r` (ticks crossed or ps) and clears the back-off.
