@@ -124,8 +124,8 @@ pub(super) struct TcpHosts {
     bad_checksums: u64,
     probe_period: Time,
     duration: Time,
-    /// Delay statistics are on (`probes.delay`): each flow has its
-    /// `SegmentDelay`.
+    /// Delay statistics are on (`probes.delay`): each flow has its delay
+    /// record.
     delays: bool,
 }
 
