@@ -3,8 +3,8 @@
 //! bounded relative error (the HdrHistogram layout: 64 linear sub-buckets
 //! per power of two). A VC's cell transfer delay and a flow's packet delay
 //! are kept this way (ITU-T I.356, "B-ISDN ATM layer cell transfer
-//! performance"; ATM Forum Traffic Management Specification 4.0, section
-//! 2.2: CTD, peak-to-peak CDV).
+//! performance"; the ATM Forum's Traffic Management Specification 4.0,
+//! its QoS parameters: CTD, peak-to-peak CDV).
 //!
 //! The histogram holds only the buckets between the least and the greatest
 //! sample seen (a window that grows on demand), at most [`MAX_BUCKETS`]:
