@@ -538,3 +538,41 @@ def test_shipped_examples_run_from_any_directory(
     assert result.summary["scenario"] == "ubr_taildrop"
     with pytest.raises(atmsim.ScenarioError, match="elsewhere/ubr_taildrop.toml"):
         atmsim.run("elsewhere/ubr_taildrop.toml", progress=False)
+
+
+@needs_core
+def test_delay_columns_in_result_and_tables(tiny: Path, flow_file, tmp_path: Path, capsys) -> None:
+    # TINY's CBR VC over one empty 10 km link: every cell takes one cell time
+    # and 50 us, so the CTD has no variation.
+    result = atmsim.run(tiny, overrides=["probes.delay=true"], progress=False)
+    vcs = result.vcs
+    for column in api.CTD_COLUMNS:
+        assert column in vcs
+    assert vcs["ctd_count"][0] == vcs["cells_delivered"][0] > 0
+    exact = 424 / 155.52e6 + 50e-6
+    assert vcs["ctd_min_s"][0] == pytest.approx(exact, rel=1e-6)
+    assert vcs["ctd_max_s"][0] == pytest.approx(exact, rel=1e-6)
+    assert vcs["ctd_p2p_cdv_s"][0] == 0 and vcs["ctd_std_s"][0] == 0
+    # Without the key the columns are there, empty.
+    plain = atmsim.run(tiny, progress=False).vcs
+    assert plain["ctd_mean_s"].isna().all()
+    assert "ctd" not in plain.columns
+    # A flow: its segment delays and RTT samples, in Result and in the tables.
+    out = tmp_path / "flow"
+    path = flow_file()
+    assert (
+        cli_main("run", str(path), "--set", "probes.delay=true", "--out", str(out), "--no-progress")
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert "VC cell transfer delay (us)" in printed and "CDV p99-min" in printed
+    assert "Flow delay and RTT (ms)" in printed
+    assert cli_main("plot", str(out)) == 0
+    assert (out / "delay.png").is_file()
+    flows = atmsim.run(path, overrides=["probes.delay=true"], progress=False).flows
+    for column in api.FLOW_DELAY_COLUMNS:
+        assert column in flows
+    assert flows["delay_count"][0] > 0 and flows["rtt_count"][0] > 0
+    # The coarse timer's samples are whole ticks: this short path's are 0 ticks.
+    assert flows["rtt_min_s"][0] >= 0 and flows["delay_max_s"][0] >= flows["delay_min_s"][0]
+    assert atmsim.run(path, progress=False).flows["rtt_mean_s"].isna().all()

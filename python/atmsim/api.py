@@ -100,6 +100,23 @@ VC_TCP_COLUMNS = (
 )
 """The per-VC totals of the TCP flows a VC carries (``atmsim.results.vc_tcp_totals``)."""
 
+DELAY_KEYS = ("count", "mean_s", "min_s", "max_s", "p50_s", "p95_s", "p99_s", "std_s", "p2p_cdv_s")
+"""A delay summary's keys (docs/core-interface.md, DelaySummary; docs/model.md, "Delay
+statistics")."""
+
+CTD_COLUMNS = tuple(f"ctd_{key}" for key in DELAY_KEYS)
+"""A VC's cell transfer delay columns in ``Result.vcs`` (with ``probes.delay``)."""
+
+FLOW_DELAY_COLUMNS = (
+    *(f"delay_{key}" for key in DELAY_KEYS),
+    "rtt_count",
+    "rtt_mean_s",
+    "rtt_min_s",
+    "rtt_max_s",
+)
+"""A flow's segment delay and RTT sample columns in ``Result.flows`` (with
+``probes.delay``)."""
+
 PROBE_LISTS = (
     "queue",
     "utilization",
@@ -111,6 +128,15 @@ PROBE_LISTS = (
     "abr_ports",
 )
 """The lists of the core JSON's ``probes``: a run with any of them writes series.parquet."""
+
+
+def _with_columns(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
+    """``frame`` with each of ``columns`` it lacks added as NaN (a summary leaves a
+    delay out where nothing was measured)."""
+    for column in columns:
+        if column not in frame:
+            frame[column] = float("nan")
+    return frame
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -248,20 +274,26 @@ class Result:
 
     @property
     def vcs(self) -> pd.DataFrame:
-        """One row per VC: cells and AAL5 frames sent and delivered, goodput in cells/s."""
-        return pd.json_normalize(self.summary.get("vcs", []), sep="_")
+        """One row per VC: cells and AAL5 frames sent and delivered, goodput in cells/s,
+        and the cell transfer delay columns ``CTD_COLUMNS`` (``ctd_mean_s``,
+        ``ctd_p99_s``, ``ctd_p2p_cdv_s``, ...; NaN without ``probes.delay`` or without
+        a delivered cell)."""
+        vcs = self.summary.get("vcs", [])
+        return _with_columns(pd.json_normalize(vcs, sep="_"), CTD_COLUMNS if vcs else ())
 
     @property
     def flows(self) -> pd.DataFrame:
         """One row per TCP flow: goodput in Mbps, bytes sent and delivered, timeouts, cwnd,
-        and the persist timer's ``persist_expiries``, ``window_probes`` and
-        ``zero_window_acks`` (0 where the summary leaves them out)."""
+        the persist timer's ``persist_expiries``, ``window_probes`` and
+        ``zero_window_acks`` (0 where the summary leaves them out), and the delay
+        columns ``FLOW_DELAY_COLUMNS`` (``delay_mean_s``, ``delay_p99_s``,
+        ``rtt_mean_s``, ...; NaN without ``probes.delay`` or without a sample)."""
         flows = self.summary.get("flows", [])
         frame = pd.json_normalize(flows, sep="_")
         if flows:
             for column in PERSIST_COLUMNS:
                 frame[column] = frame[column].fillna(0).astype("int64") if column in frame else 0
-        return frame
+        return _with_columns(frame, FLOW_DELAY_COLUMNS if flows else ())
 
     @property
     def abr(self) -> pd.DataFrame:

@@ -1,7 +1,8 @@
 """Figures of a run's time series (``atmsim plot``) and of reproduced experiments.
 
 ``plot_run_dir`` draws every figure of a run directory (queue.png, window.png,
-acr.png, ...); ``plot_series`` does the same from a series DataFrame;
+acr.png, ..., and delay.png from the summary of a run with ``probes.delay``);
+``plot_series`` does the same from a series DataFrame;
 ``experiment_figure`` draws one figure of an ``atmsim reproduce`` experiment,
 one panel per run when it compares several (EFCI, ERICA, FMMRA).
 
@@ -87,13 +88,66 @@ def plot_run_dir(run_dir: Path) -> list[Path]:
     if not run_dir.is_dir():
         raise PlotInputError(f"{run_dir}: no such run directory")
     check_complete(run_dir)  # RunDirError, as a series or summary that is not atmsim's
+    summary = read_summary(run_dir) if (run_dir / "summary.json").exists() else {}
+    delays = plot_delays(summary, run_dir)
     if not series_path.is_file():
+        if delays:
+            return delays
         raise PlotInputError(f"{run_dir}: no series.parquet (the run had no [probes])")
     series = read_series(series_path)
     if series.empty:
+        if delays:
+            return delays
         raise PlotInputError(f"{series_path}: no samples")
-    summary = read_summary(run_dir) if (run_dir / "summary.json").exists() else {}
-    return plot_series(series, summary, run_dir)
+    return plot_series(series, summary, run_dir) + delays
+
+
+MAX_DELAY_ROWS = 40
+"""delay.png shows the first this many VCs and flows with delays."""
+
+
+def plot_delays(summary: dict, out_dir: Path) -> list[Path]:
+    """delay.png, from a summary with delay statistics (``probes.delay``): a row per VC
+    (cell transfer delay, us) and per flow (segment delay, ms), the line from the least
+    to the greatest delay, a bar from p50 to p99, ticks at p95 and the mean as a dot;
+    none without them."""
+    panels = [
+        (
+            [(vc["name"], vc["ctd"]) for vc in summary.get("vcs", []) if vc.get("ctd")],
+            1e6,
+            "cell transfer delay (us)",
+        ),
+        (
+            [(f["name"], f["delay"]) for f in summary.get("flows", []) if f.get("delay")],
+            1e3,
+            "segment delay (ms)",
+        ),
+    ]
+    panels = [(rows[:MAX_DELAY_ROWS], scale, label) for rows, scale, label in panels if rows]
+    if not panels:
+        return []
+    _agg()
+    height = 1.5 + 0.25 * sum(len(rows) for rows, _, _ in panels)
+    figure, axes = plt.subplots(len(panels), 1, figsize=(9, max(3.0, height)), squeeze=False)
+    for ax, (rows, scale, label) in zip(axes[:, 0], panels):
+        for y, (_, d) in enumerate(rows):
+            ax.plot([d["min_s"] * scale, d["max_s"] * scale], [y, y], "-", color="0.6", lw=1)
+            ax.plot([d["p50_s"] * scale, d["p99_s"] * scale], [y, y], "-", color="C0", lw=5)
+            ax.plot(d["p95_s"] * scale, y, "|", color="C3", markersize=10)
+            ax.plot(d["mean_s"] * scale, y, "o", color="k", markersize=3)
+        ax.set_yticks(range(len(rows)), [name for name, _ in rows], fontsize="small")
+        ax.invert_yaxis()
+        ax.set_xlabel(label)
+        ax.grid(True, axis="x", alpha=0.3)
+    suffix = f" ({summary['scenario']})" if summary.get("scenario") else ""
+    axes[0, 0].set_title(
+        "Delays: min to max, p50 to p99 (bar), p95 (red), mean (dot)" + suffix, fontsize="medium"
+    )
+    figure.tight_layout()
+    path = out_dir / "delay.png"
+    save_figure(figure, path)
+    plt.close(figure)
+    return [path]
 
 
 def _one_line(error: Exception) -> str:

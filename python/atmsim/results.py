@@ -175,12 +175,18 @@ def result_tables(summary: dict) -> list[Table]:
                 vc_rows,
             )
         )
+    delayed_vcs = [vc for vc in summary.get("vcs", []) if isinstance(vc.get("ctd"), dict)]
+    if delayed_vcs:
+        tables.append(_ctd_table(delayed_vcs))
     drops = _drops_table(atm_ports)
     if drops is not None:
         tables.append(drops)
     flows = summary.get("flows", [])
     if flows:
         tables.append(_flows_table(flows))
+    timed_flows = [flow for flow in flows if isinstance(flow.get("delay"), dict)]
+    if timed_flows:
+        tables.append(_flow_delay_table(timed_flows))
     if summary.get("vc_tcp"):
         tables.append(_vc_tcp_table(summary["vc_tcp"]))
     controlled = [flow for flow in flows if isinstance(flow.get("rate_control"), dict)]
@@ -193,6 +199,68 @@ def result_tables(summary: dict) -> list[Table]:
     if gfr_vcs:
         tables.append(_gfr_table(gfr_vcs, summary.get("vc_tcp", [])))
     return tables
+
+
+def _ms(seconds: float) -> str:
+    """A delay in ms, to four significant digits."""
+    return f"{seconds * 1e3:.4g}"
+
+
+def _us(seconds: float) -> str:
+    """A delay in microseconds, to four significant digits."""
+    return f"{seconds * 1e6:.4g}"
+
+
+def _ctd_table(vcs: list[dict]) -> Table:
+    """The cell transfer delay of the VCs that have one (``probes.delay``), in us:
+    mean, percentiles, the greatest, and the delay variation as the standard
+    deviation and the peak-to-peak CDV, p99 - min (docs/model.md, "Delay
+    statistics")."""
+    rows = [
+        [
+            vc["name"],
+            _count(vc["ctd"]["count"]),
+            *(_us(vc["ctd"][key]) for key in ("mean_s", "p50_s", "p95_s", "p99_s", "max_s")),
+            _us(vc["ctd"]["std_s"]),
+            _us(vc["ctd"]["p2p_cdv_s"]),
+        ]
+        for vc in vcs
+    ]
+    columns = ["vc", "cells", "CTD mean", "p50", "p95", "p99", "max", "std", "CDV p99-min"]
+    table = _table("VC cell transfer delay (us)", columns, rows)
+    note = "percentiles within 0.8 %; CDV: peak-to-peak, p99 - min"
+    table.caption = f"{table.caption}; {note}" if table.caption else note
+    return table
+
+
+def _flow_delay_table(flows: list[dict]) -> Table:
+    """Each timed flow's data-segment delay and RTT samples (``probes.delay``), in ms."""
+    rows = []
+    for flow in flows:
+        delay, rtt = flow["delay"], flow.get("rtt")
+        row = [
+            flow["name"],
+            _count(delay["count"]),
+            *(_ms(delay[key]) for key in ("mean_s", "p50_s", "p99_s", "max_s")),
+        ]
+        if isinstance(rtt, dict):
+            row += [_count(rtt["count"]), *(_ms(rtt[key]) for key in ("mean_s", "min_s", "max_s"))]
+        else:
+            row += ["0", "-", "-", "-"]
+        rows.append(row)
+    columns = [
+        "flow",
+        "segments",
+        "delay mean",
+        "p50",
+        "p99",
+        "max",
+        "RTT samples",
+        "RTT mean",
+        "min",
+        "max",
+    ]
+    return _table("Flow delay and RTT (ms)", columns, rows)
 
 
 def _drops_table(ports: list[dict]) -> Optional[Table]:

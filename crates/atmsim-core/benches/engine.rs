@@ -22,6 +22,7 @@
 //!
 //! Words after `--`: `mux`, `dumbbell`, `scale`, `floor` pick the benchmarks
 //! (`scale` and `floor` only when named); `plain` turns the fast paths off;
+//! `delay` turns the delay statistics on (`probes.delay`);
 //! `runs=N`; `vcs=N` runs the scale series at that one N; `secs=S` sets its
 //! simulated time.
 
@@ -148,6 +149,7 @@ fn dumbbell() -> Scenario {
 /// The options after `--`.
 struct Options {
     plain: bool,
+    delay: bool,
     runs: usize,
     vcs: Option<usize>,
     secs: f64,
@@ -157,6 +159,7 @@ struct Options {
 fn options() -> Options {
     let mut o = Options {
         plain: false,
+        delay: false,
         runs: 5,
         vcs: None,
         secs: 1.0,
@@ -165,6 +168,8 @@ fn options() -> Options {
     for a in std::env::args().skip(1).filter(|a| !a.starts_with('-')) {
         if a == "plain" {
             o.plain = true;
+        } else if a == "delay" {
+            o.delay = true;
         } else if let Some(n) = a.strip_prefix("runs=") {
             o.runs = n.parse().expect("runs=N");
         } else if let Some(n) = a.strip_prefix("vcs=") {
@@ -246,6 +251,7 @@ fn spread(xs: &mut [f64]) -> (f64, f64, f64) {
 /// spread, wall and CPU).
 fn bench(name: &str, unit: &str, mut sc: Scenario, o: &Options, count: fn(&Summary) -> u64) {
     sc.fast_paths = !o.plain;
+    sc.probes.delay = o.delay;
     let (mut walls, mut cpus) = (vec![], vec![]);
     let mut last = None;
     for _ in 0..o.runs.max(1) {

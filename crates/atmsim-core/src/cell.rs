@@ -26,7 +26,13 @@ pub const CI: u8 = 1 << 6;
 pub const NI: u8 = 1 << 7;
 
 /// One 53-byte cell: 24 bytes in memory.
-#[derive(Clone, Copy, Debug, PartialEq)]
+///
+/// A data cell does not use the RM fields `ccr` and `mcr`: their 8 bytes
+/// hold its birth time instead ([`Cell::birth`]), the instant it was
+/// handed to the first port of its VC's path, from which its cell transfer
+/// delay is measured at the VC's end (ITU-T I.356). The cell stays 24
+/// bytes; an RM cell has no birth time.
+#[derive(Clone, Copy, Debug)]
 pub struct Cell {
     /// Virtual circuit the cell belongs to.
     pub vc: u32,
@@ -40,10 +46,29 @@ pub struct Cell {
     pub flags: u8,
     /// RM cells: explicit rate, cells/s.
     pub er: f32,
-    /// RM cells: current cell rate of the source, cells/s.
+    /// RM cells: current cell rate of the source, cells/s (data cells: the
+    /// low half of the birth time's bits).
     pub ccr: f32,
-    /// RM cells: minimum cell rate of the source, cells/s.
+    /// RM cells: minimum cell rate of the source, cells/s (data cells: the
+    /// high half of the birth time's bits).
     pub mcr: f32,
+}
+
+/// Cells are equal field by field, the rate fields by their bits (a data
+/// cell's birth time may read as a NaN rate).
+impl PartialEq for Cell {
+    fn eq(&self, other: &Self) -> bool {
+        (self.vc, self.frame, self.frame_len, self.hop, self.flags)
+            == (
+                other.vc,
+                other.frame,
+                other.frame_len,
+                other.hop,
+                other.flags,
+            )
+            && self.er.to_bits() == other.er.to_bits()
+            && self.birth() == other.birth()
+    }
 }
 
 impl Cell {
@@ -59,6 +84,29 @@ impl Cell {
             ccr: 0.0,
             mcr: 0.0,
         }
+    }
+
+    /// A data cell as [`Cell::data`], born at `birth` ps.
+    #[inline(always)]
+    pub fn data_born(vc: u32, frame: u32, frame_len: u16, eom: bool, birth: u64) -> Self {
+        let mut c = Cell::data(vc, frame, frame_len, eom);
+        c.set_birth(birth);
+        c
+    }
+
+    /// A data cell's birth time, ps: when it was handed to the first port
+    /// of its VC's path (0 for a cell made without one).
+    #[inline(always)]
+    pub fn birth(&self) -> u64 {
+        self.ccr.to_bits() as u64 | (self.mcr.to_bits() as u64) << 32
+    }
+
+    /// Sets a data cell's birth time, ps. The bits go through `f32` by
+    /// `from_bits`/`to_bits`, which keep them as they are.
+    #[inline(always)]
+    pub fn set_birth(&mut self, t: u64) {
+        self.ccr = f32::from_bits(t as u32);
+        self.mcr = f32::from_bits((t >> 32) as u32);
     }
 
     /// True for the last cell of a frame.
@@ -112,6 +160,15 @@ mod tests {
     #[test]
     fn cell_is_small() {
         assert_eq!(std::mem::size_of::<Cell>(), 24);
+    }
+
+    #[test]
+    fn birth_round_trips() {
+        for t in [0, 1, 0x7fc0_0001, u32::MAX as u64 + 7, u64::MAX] {
+            let c = Cell::data_born(1, 2, 3, true, t);
+            assert_eq!(c.birth(), t);
+            assert_eq!(c, c);
+        }
     }
 
     #[test]

@@ -282,6 +282,8 @@ def to_core(scenario: Scenario) -> dict:
             "vc_rate": indices(probes.vc_rate, vc_index),
         },
     }
+    if probes.delay:
+        core["probes"]["delay"] = True
     vc_losses = indices(probes.vc_losses, vc_index)
     if vc_losses:
         core["probes"]["vc_losses"] = vc_losses

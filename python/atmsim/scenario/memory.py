@@ -14,6 +14,8 @@ memory runs out. The estimate counts:
   ``BYTES_PER_CELL`` each: what may pile up in an unlimited buffer offered more than
   its link's rate, the cells on the links, what may wait in the queue of an ABR
   source, and up to two windows of every TCP flow;
+- with ``probes.delay``, each VC's and flow's delay record at its largest,
+  ``BYTES_PER_DELAY``;
 - the interpreter and its libraries, ``BASE_BYTES``.
 
 The constants were measured as peak resident memory of ``atmsim run`` (Linux,
@@ -96,6 +98,11 @@ ADDRESS_SPACE_MARGIN = 128 << 20
 
 BASE_BYTES = 150 << 20
 """Python, numpy, pandas, pyarrow and the core, before the scenario."""
+
+BYTES_PER_DELAY = 8 << 10
+"""With ``probes.delay``, per VC and per flow: the core's delay record at its largest
+(its histogram holds at most 1,024 buckets of 8 bytes, docs/model.md, "Delay
+statistics"; most hold far fewer)."""
 
 SERIES_PER = {
     "queue": 1,
@@ -184,6 +191,7 @@ def estimate(scenario: Scenario, network: Network) -> MemoryEstimate:
         + counts["abr_ports"] * len(network.vcs) * BYTES_PER_ALGORITHM_VC
         + frame_ports * len(network.vcs) * BYTES_PER_FRAME_VC
         + len(network.policy_ports()) * len(network.vcs) * BYTES_PER_POLICY_VC
+        + (len(network.vcs) + len(network.flows)) * BYTES_PER_DELAY * probes.delay
     )
     cells, at = cells_held(parse_time_ps(scenario.run.duration), network)
     cells_bytes = math.ceil(cells) * BYTES_PER_CELL

@@ -16,7 +16,7 @@ pub const MAX_SACK_BLOCKS: usize = 4;
 /// numbers are 64-bit byte offsets from the connection's start (no wrap);
 /// the header checksum uses their low 32 bits, as on the wire. The SACK
 /// blocks of an ACK travel beside it, in its flow's [`SackRing`] under
-/// `sack_id`: they are rare, and every packet is copied several times on
+/// its id (`aux`): they are rare, and every packet is copied several times on
 /// its way (inline, they would make each packet 64 bytes; the cost is in
 /// docs/performance.md).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -39,8 +39,11 @@ pub struct Packet {
     pub n_sack: u8,
     /// Index along the packet's IP path of the link it is on.
     pub hop: u8,
-    /// Which of the flow's SACK-carrying ACKs this is (when `n_sack` > 0).
-    sack_id: u32,
+    /// An ACK: which of the flow's SACK-carrying ACKs this is (when
+    /// `n_sack` > 0). A data segment built by [`Packet::data_at`]: the time
+    /// its sender handed it over, ps. Beside the header: the checksum does
+    /// not cover it, and the packet stays 40 bytes.
+    aux: u64,
 }
 
 /// The SACK blocks of a flow's ACKs on their way, oldest first, by ACK id.
@@ -62,7 +65,7 @@ impl SackRing {
         let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
         blocks[..n].copy_from_slice(&sack[..n]);
         p.n_sack = n as u8;
-        p.sack_id = self.next_id;
+        p.aux = self.next_id as u64;
         self.blocks.push_back((self.next_id, blocks));
         self.next_id = self.next_id.wrapping_add(1);
     }
@@ -76,11 +79,11 @@ impl SackRing {
         // Older entries belong to ACKs lost on the way.
         while let Some(&(id, blocks)) = self.blocks.front() {
             self.blocks.pop_front();
-            if id == p.sack_id {
+            if id as u64 == p.aux {
                 return (blocks, p.n_sack as usize);
             }
         }
-        debug_assert!(false, "the SACK blocks of ACK {} are gone", p.sack_id);
+        debug_assert!(false, "the SACK blocks of ACK {} are gone", p.aux);
         none
     }
 
@@ -108,7 +111,7 @@ impl Packet {
             is_data: true,
             n_sack: 0,
             hop: 0,
-            sack_id: 0,
+            aux: 0,
         };
         p.checksum = p.compute_checksum();
         p
@@ -126,10 +129,38 @@ impl Packet {
             is_data: false,
             n_sack: 0,
             hop: 0,
-            sack_id: 0,
+            aux: 0,
         };
         p.checksum = p.compute_checksum();
         p
+    }
+
+    /// A data segment handed over at `sent` ps: as [`Packet::data`], with
+    /// the hand-over time beside the header, which the receiver reads back
+    /// ([`Packet::sent_at`]) for the segment's delay.
+    #[inline]
+    pub fn data_at(flow: u32, seq: u64, len: u32, sent: u64) -> Self {
+        let mut p = Packet {
+            seq,
+            ack: 0,
+            flow,
+            len,
+            wnd: 0,
+            checksum: 0,
+            is_data: true,
+            n_sack: 0,
+            hop: 0,
+            aux: sent,
+        };
+        p.checksum = p.compute_checksum();
+        p
+    }
+
+    /// A data segment's hand-over time, ps ([`Packet::data_at`]).
+    #[inline]
+    pub fn sent_at(&self) -> u64 {
+        debug_assert!(self.is_data);
+        self.aux
     }
 
     /// TCP options bytes: SACK is 2 NOPs + kind + length + 8 per block.

@@ -363,6 +363,12 @@ pub struct ProbeSpec {
     /// last ER are recorded.
     #[serde(default)]
     pub abr_ports: Vec<u32>,
+    /// Measure delays into the summary (no series): each VC's cell transfer
+    /// delay and each TCP flow's data-segment delay and RTT samples (ITU-T
+    /// I.356; docs/model.md, "Delay statistics"). Off by default: it costs
+    /// work on every delivered cell.
+    #[serde(default)]
+    pub delay: bool,
 }
 
 impl ProbeSpec {

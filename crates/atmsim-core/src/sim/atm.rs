@@ -279,7 +279,7 @@ impl AtmFabric {
 
     /// Moves the lazy links' horizon of early delivery to `t` (see
     /// [`LazyLinks::raise`]).
-    pub(super) fn raise_horizon(&mut self, t: Time, deliver: &mut impl FnMut(&Cell)) {
+    pub(super) fn raise_horizon(&mut self, t: Time, deliver: &mut impl FnMut(&Cell, Time)) {
         let links = self.hops.iter_mut().map(|h| &mut h.link);
         self.lazy.raise(t, links, deliver);
     }
@@ -369,7 +369,7 @@ impl AtmFabric {
         mut cell: Cell,
         now: Time,
         agenda: &mut EventQueue,
-        deliver: &mut impl FnMut(&Cell),
+        deliver: &mut impl FnMut(&Cell, Time),
     ) -> bool {
         if self.control.any() && !is_rm(&cell) {
             self.control.count(l, VcId::new(cell.vc));
@@ -453,7 +453,7 @@ impl AtmFabric {
         l: AtmLinkIx,
         now: Time,
         agenda: &mut EventQueue,
-        deliver: &mut impl FnMut(&Cell),
+        deliver: &mut impl FnMut(&Cell, Time),
     ) {
         let AtmPort::Priority(port) = &mut self.hops[l.index()].port else {
             unreachable!("tx done at the FIFO port of link {l}");
@@ -474,7 +474,7 @@ impl AtmFabric {
         cell: Cell,
         now: Time,
         agenda: &mut EventQueue,
-        deliver: &mut impl FnMut(&Cell),
+        deliver: &mut impl FnMut(&Cell, Time),
     ) {
         let n_links = self.hops.len();
         let hop = &mut self.hops[l.index()];
@@ -602,7 +602,12 @@ impl AtmFabric {
 
     /// Hands the cells of lazy links that have arrived before `t` (by `t`
     /// with `at_t`) to `deliver`.
-    pub(super) fn drain_lazy(&mut self, t: Time, at_t: bool, deliver: &mut impl FnMut(&Cell)) {
+    pub(super) fn drain_lazy(
+        &mut self,
+        t: Time,
+        at_t: bool,
+        deliver: &mut impl FnMut(&Cell, Time),
+    ) {
         let links = self.hops.iter_mut().map(|h| &mut h.link);
         LazyLinks::drain(links, t, at_t, deliver);
     }
@@ -830,7 +835,7 @@ mod tests {
         ];
         let mut fabric = fabric(&specs, false, &[vc(ServiceClass::Ubr, vec![0, 1])]);
         let mut agenda = EventQueue::new();
-        let mut nothing = |_: &Cell| panic!("no lazy link here");
+        let mut nothing = |_: &Cell, _| panic!("no lazy link here");
         for k in 0..2 {
             let cell = Cell::data(0, 0, 2, k == 1);
             assert!(fabric.port_arrive(AtmLinkIx::new(0), cell, 0, &mut agenda, &mut nothing));
@@ -880,7 +885,7 @@ mod tests {
             vc(ServiceClass::Ubr, vec![0, 1]),
             vc(ServiceClass::Ubr, vec![0, 2]),
         ];
-        let mut nothing = |_: &Cell| panic!("no lazy link here");
+        let mut nothing = |_: &Cell, _| panic!("no lazy link here");
         for slotted in [false, true] {
             let mut fabric = fabric_of(&specs, false, &vcs, slotted);
             let mut agenda = EventQueue::new();
@@ -919,7 +924,7 @@ mod tests {
         let specs = [link("ab", 0, 1, Some(1), 0)];
         let mut fabric = fabric(&specs, false, &[vc(ServiceClass::Ubr, vec![0])]);
         let mut agenda = EventQueue::new();
-        let mut nothing = |_: &Cell| {};
+        let mut nothing = |_: &Cell, _| {};
         let accepted: Vec<bool> = (0..3)
             .map(|_| {
                 fabric.port_arrive(
@@ -952,16 +957,16 @@ mod tests {
                 Cell::data(0, 0, 1, true),
                 0,
                 &mut agenda,
-                &mut |_| got += 1,
+                &mut |_, _| got += 1,
             );
         }
         assert!(agenda.is_empty());
         // Arrivals at 6, 7 and 8 us.
-        fabric.drain_lazy(7 * US, false, &mut |_| got += 1);
+        fabric.drain_lazy(7 * US, false, &mut |_, _| got += 1);
         assert_eq!(got, 1);
-        fabric.drain_lazy(7 * US, true, &mut |_| got += 1);
+        fabric.drain_lazy(7 * US, true, &mut |_, _| got += 1);
         assert_eq!(got, 2);
-        fabric.drain_lazy(Time::MAX, true, &mut |_| got += 1);
+        fabric.drain_lazy(Time::MAX, true, &mut |_, _| got += 1);
         assert_eq!(got, 3);
     }
 
@@ -975,7 +980,7 @@ mod tests {
         ];
         let mut fabric = fabric(&specs, false, &vcs);
         let mut agenda = EventQueue::new();
-        let mut nothing = |_: &Cell| {};
+        let mut nothing = |_: &Cell, _| {};
         fabric.port_arrive(
             AtmLinkIx::new(0),
             Cell::data(0, 0, 1, true),

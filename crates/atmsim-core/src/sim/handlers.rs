@@ -35,8 +35,10 @@ impl Simulation {
             return;
         }
         let first = self.atm.first_link(vc);
+        let now = self.clock.now;
         for k in 0..cells {
-            self.cell_to_port(first, Cell::data(vc.get(), frame, cells, k + 1 == cells));
+            let cell = Cell::data_born(vc.get(), frame, cells, k + 1 == cells, now);
+            self.cell_to_port(first, cell);
         }
     }
 
@@ -49,7 +51,7 @@ impl Simulation {
             cell,
             self.clock.now,
             &mut self.agenda,
-            &mut |c: &Cell| ends.deliver_passive(c),
+            &mut |c: &Cell, at| ends.deliver_passive(c, at),
         );
         if !accepted && !is_rm(&cell) {
             self.ends.cell_dropped(&cell);
@@ -59,8 +61,8 @@ impl Simulation {
     pub(super) fn on_port_tx_done(&mut self, l: AtmLinkIx) {
         let ends = &mut self.ends;
         self.atm
-            .tx_done(l, self.clock.now, &mut self.agenda, &mut |c: &Cell| {
-                ends.deliver_passive(c)
+            .tx_done(l, self.clock.now, &mut self.agenda, &mut |c: &Cell, at| {
+                ends.deliver_passive(c, at)
             });
     }
 
@@ -76,13 +78,13 @@ impl Simulation {
                         .wake_ses(VcId::new(cell.vc), self.clock.now, &mut self.agenda);
                 }
             },
-            CellArrived::End(cell) => match self.ends.at_end(cell) {
+            CellArrived::End(cell) => match self.ends.at_end(cell, self.clock.now) {
                 AtEnd::TurnedAround(brm) => {
                     let back = self.atm.first_back_link(VcId::new(brm.vc));
                     self.cell_to_port(back, brm);
                 }
                 AtEnd::Tcp(cell) => {
-                    if let Some(packet) = self.ends.deliver_tcp_cell(cell) {
+                    if let Some(packet) = self.ends.deliver_tcp_cell(cell, self.clock.now) {
                         let packet = self.atm.at_edge(l, packet, self.clock.now);
                         self.packet_arrives(packet, self.clock.now);
                     }
@@ -94,7 +96,12 @@ impl Simulation {
 
     pub(super) fn on_ses_send(&mut self, v: VcId) {
         let now = self.clock.now;
-        if let Some(cell) = self.ends.ses_send(v, now) {
+        if let Some(mut cell) = self.ends.ses_send(v, now) {
+            // A data cell is born when its SES sends it: its wait in the
+            // SES's queue is the source's, not the network's.
+            if !is_rm(&cell) {
+                cell.set_birth(now);
+            }
             let first = self.atm.first_link(v);
             self.cell_to_port(first, cell);
             self.ends.wake_ses(v, now, &mut self.agenda);

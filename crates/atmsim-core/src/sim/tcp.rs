@@ -11,7 +11,7 @@ use crate::engine::{Event, EventQueue, RngStream, Time};
 use crate::ids::{FlowId, VcId};
 use crate::ip::{Packet, SackRing};
 use crate::scenario::{Layer, Scenario};
-use crate::stats::{ByteLedger, FlowSummary};
+use crate::stats::{ByteLedger, DelayStats, FlowSummary, RttSummary};
 use crate::tcp::receiver::AckPlan;
 use crate::tcp::{TcpReceiver, TcpSender, TimerMode, Variant};
 use std::collections::VecDeque;
@@ -53,6 +53,11 @@ struct FlowState {
     /// Samples a sender kept for probe ticks it moved past: (tick,
     /// `flow_sample`).
     probe_held: VecDeque<(Time, [f64; 4])>,
+    /// With `probes.delay`: the delay of the flow's data segments that
+    /// reached the receiving host, from the sender's hand-over to the first
+    /// link or VC (the time each carries, [`Packet::sent_at`]) to their
+    /// arrival whole (after AAL5 reassembly over ATM).
+    delay: Option<Box<DelayStats>>,
 }
 
 /// What the flow probes record of a sender: cwnd, usable window, highest
@@ -119,6 +124,9 @@ pub(super) struct TcpHosts {
     bad_checksums: u64,
     probe_period: Time,
     duration: Time,
+    /// Delay statistics are on (`probes.delay`): each flow has its delay
+    /// record.
+    delays: bool,
 }
 
 impl TcpHosts {
@@ -171,6 +179,7 @@ impl TcpHosts {
                     0
                 },
                 probe_held: VecDeque::new(),
+                delay: sc.probes.delay.then(Box::default),
             });
             agenda.push(fl.start_ps, Event::FlowStart(FlowId::from_index(f)));
         }
@@ -183,6 +192,7 @@ impl TcpHosts {
             bad_checksums: 0,
             probe_period,
             duration: sc.duration_ps,
+            delays: sc.probes.delay,
         }
     }
 
@@ -233,6 +243,9 @@ impl TcpHosts {
         now: Time,
         agenda: &mut EventQueue,
     ) -> Option<Packet> {
+        if self.delays {
+            self.segment_arrived(f, &packet, at);
+        }
         let fl = &mut self.flows[f.index()];
         if fl.processing_ps == 0 {
             return fl.receive_segment(f, packet, at, agenda);
@@ -288,7 +301,17 @@ impl TcpHosts {
     #[inline]
     pub(super) fn next_segment(&mut self, f: FlowId, now: Time) -> Option<Packet> {
         let seg = self.flows[f.index()].sender.next_segment(now)?;
-        Some(Packet::data(f.get(), seg.seq, seg.len))
+        Some(Packet::data_at(f.get(), seg.seq, seg.len, now))
+    }
+
+    /// With delay statistics on: flow `f`'s data segment `p` reached its
+    /// receiving host at `at`.
+    #[cold]
+    #[inline(never)]
+    fn segment_arrived(&mut self, f: FlowId, p: &Packet, at: Time) {
+        if let Some(d) = &mut self.flows[f.index()].delay {
+            d.add(at - p.sent_at());
+        }
     }
 
     /// Makes sure flow `f`'s sender has its timer event, after it sent.
@@ -419,10 +442,23 @@ impl TcpHosts {
                 rto_s: crate::engine::time::ps_to_s(s.rtt.rto_ps()),
                 completed_at_s: s.completed_at.map(crate::engine::time::ps_to_s),
                 rate_control: None,
+                delay: fl.delay.as_ref().and_then(|d| d.summary()),
+                rtt: fl.delay.as_ref().and_then(|_| rtt_summary(s)),
             });
         }
         flows
     }
+}
+
+/// The RTT samples sender `s`'s estimator took, in seconds; none without.
+fn rtt_summary(s: &TcpSender) -> Option<RttSummary> {
+    let t = s.rtt.taken();
+    (t.count > 0).then(|| RttSummary {
+        count: t.count,
+        mean_s: t.sum_ps as f64 / t.count as f64 / 1e12,
+        min_s: crate::engine::time::ps_to_s(t.min_ps),
+        max_s: crate::engine::time::ps_to_s(t.max_ps),
+    })
 }
 
 #[cfg(test)]

@@ -4,11 +4,13 @@
 //! The counters themselves live in the components (ports, reassembly);
 //! this module only defines the shapes handed back to Python.
 
+pub mod delay;
 pub mod ledger;
 pub mod parquet;
 pub mod pcap;
 pub mod series;
 
+pub use delay::{DelayStats, DelaySummary, RttSummary};
 pub use ledger::{ByteLedger, Ledger, PacketLedger};
 pub use series::{Metric, Series};
 
@@ -101,6 +103,15 @@ pub struct FlowSummary {
     /// its ACKs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_control: Option<FlowRateSummary>,
+    /// With `probes.delay`: the delay of the flow's data segments that
+    /// reached the receiver whole, from the sender's hand-over to the
+    /// first link or VC (absent otherwise, or without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay: Option<DelaySummary>,
+    /// With `probes.delay`: the RTT samples the sender's estimator took
+    /// (absent otherwise, or without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt: Option<RttSummary>,
 }
 
 /// What the explicit-rate control of TCP did to one flow (Explicit rate control of TCP).
@@ -149,6 +160,11 @@ pub struct VcSummary {
     /// GFR VCs: the conformance of their frames at the first switch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gfr: Option<GfrSummary>,
+    /// With `probes.delay`: the cell transfer delay of the data cells that
+    /// reached the VC's end, and its variation (absent otherwise, or
+    /// without a delivered cell).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ctd: Option<DelaySummary>,
 }
 
 /// A GFR VC's frames as its first switch's frame-based GCRA judged them.

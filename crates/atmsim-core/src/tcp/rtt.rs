@@ -52,6 +52,8 @@ pub struct RttEstimator {
     /// sender asks for the RTO on every ACK).
     rto: f64,
     timing: Option<Timing>,
+    /// The samples taken so far (reported with delay statistics on).
+    taken: RttTally,
     /// BSD's fixed-point state, when the estimator computes as BSD.
     bsd: Option<BsdState>,
 }
@@ -76,6 +78,32 @@ pub const PERSIST_MAX_PS: Time = 60_000_000_000_000;
 
 /// 4.4BSD's tcp_backoff[] stops doubling at 64 (shift 6).
 const BACKOFF_MAX_SHIFT: u32 = 6;
+
+/// The RTT samples an estimator took from timed segments (count, sum,
+/// least, greatest, ps; a coarse timer's sample is its ticks times the
+/// tick): what the flow's summary reports of them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RttTally {
+    /// Samples taken.
+    pub count: u64,
+    /// Their sum, ps.
+    pub sum_ps: u128,
+    /// The least, ps (0 without samples).
+    pub min_ps: Time,
+    /// The greatest, ps.
+    pub max_ps: Time,
+}
+
+impl RttTally {
+    fn add(&mut self, d: Time) {
+        if self.count == 0 || d < self.min_ps {
+            self.min_ps = d;
+        }
+        self.max_ps = self.max_ps.max(d);
+        self.count += 1;
+        self.sum_ps += d as u128;
+    }
+}
 
 #[derive(Clone, Copy, Debug)]
 struct Timing {
@@ -129,6 +157,7 @@ impl RttEstimator {
             backoff: 0,
             rto: 0.0,
             timing: None,
+            taken: RttTally::default(),
             bsd: match (arithmetic, tick_ps) {
                 (RttArithmetic::Bsd, Some(_)) => Some(BsdState::default()),
                 _ => None,
@@ -170,16 +199,30 @@ impl RttEstimator {
     pub fn on_ack(&mut self, ack: u64, now: Time) -> bool {
         match self.timing {
             Some(t) if ack > t.seq => {
-                let r = match self.tick_ps {
-                    Some(_) => t.ticks as f64,
-                    None => (now - t.start) as f64,
-                };
-                self.sample(r);
-                self.timing = None;
+                self.take_sample(t, now);
                 true
             }
             _ => false,
         }
+    }
+
+    /// The timed segment `t` is acknowledged at `now`: its sample (ticks
+    /// crossed, or ps), kept in the tally and fed to the estimator. Once
+    /// per RTT at most: kept out of the ACK's way.
+    #[inline(never)]
+    fn take_sample(&mut self, t: Timing, now: Time) {
+        let r = match self.tick_ps {
+            Some(g) => {
+                self.taken.add(t.ticks.saturating_mul(g));
+                t.ticks as f64
+            }
+            None => {
+                self.taken.add(now - t.start);
+                (now - t.start) as f64
+            }
+        };
+        self.sample(r);
+        self.timing = None;
     }
 
     /// Feeds one RTT sample `r` (ticks crossed or ps) and clears the back-off.
@@ -224,6 +267,11 @@ impl RttEstimator {
     fn with_rto(mut self) -> Self {
         self.rto = self.compute_rto();
         self
+    }
+
+    /// The RTT samples taken from timed segments so far.
+    pub fn taken(&self) -> RttTally {
+        self.taken
     }
 
     /// Smoothed RTT (ticks in coarse mode, ps in fine mode; 0 before the

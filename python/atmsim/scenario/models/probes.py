@@ -30,7 +30,9 @@ class Probes(Table):
     "<link>/<vc>"), ``flows`` flow names (window, sequence number, RTT),
     ``abr_vcs`` ABR VC names (ACR, last ER received), ``abr_ports`` links with a
     switch algorithm (load factor, fair share, ER written, ABR queue); each may be
-    "all".
+    "all". ``delay = true`` adds delay statistics to the summary (no series, no
+    period needed): each VC's cell transfer delay and its variation, each TCP
+    flow's data-segment delay and RTT samples (docs/model.md, "Delay statistics").
 
     ``capture`` lists links and nodes whose packets are written as pcap files
     (``capture/<name>.pcap`` and, for the packets their ports drop,
@@ -57,6 +59,8 @@ class Probes(Table):
     capture_limit: Size = size_text(core_default("CaptureSpec.max_bytes"))
     """The largest size of each capture file ("100 MB" by default); a capture that
     reaches it stops there, and the run's summary says so."""
+    delay: bool = False
+    """Measure delays into summary.json (off by default: it costs work per cell)."""
 
     @model_validator(mode="after")
     def _period(self) -> "Probes":

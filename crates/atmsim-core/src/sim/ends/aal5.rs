@@ -7,6 +7,7 @@ use super::{AtEnd, Endpoints};
 use crate::abr::is_frm;
 use crate::atm::aal5::Outcome;
 use crate::atm::{Cell, Reassembly};
+use crate::engine::Time;
 use crate::ids::VcId;
 use crate::ip::Packet;
 
@@ -104,9 +105,9 @@ impl Endpoints {
         self.cells_dropped[vc.index()] += 1;
     }
 
-    /// `cell` reached the end of its VC's forward path.
+    /// `cell` reached the end of its VC's forward path at `now`.
     #[inline]
-    pub(in crate::sim) fn at_end(&mut self, cell: Cell) -> AtEnd {
+    pub(in crate::sim) fn at_end(&mut self, cell: Cell, now: Time) -> AtEnd {
         let v = &mut self.vcs[cell.vc as usize];
         if let Some(des) = v.des.as_mut() {
             if is_frm(&cell) {
@@ -120,21 +121,34 @@ impl Endpoints {
         if v.store.is_some() {
             AtEnd::Tcp(cell)
         } else {
-            self.deliver_passive(&cell);
+            self.deliver_passive(&cell, now);
             AtEnd::Delivered
         }
     }
 
-    /// A cell reaches the passive sink of its VC.
+    /// A data cell reaches the passive sink of its VC at `at`.
     #[inline]
-    pub(in crate::sim) fn deliver_passive(&mut self, cell: &Cell) {
+    pub(in crate::sim) fn deliver_passive(&mut self, cell: &Cell, at: Time) {
         self.vcs[cell.vc as usize].posted.deliver(cell);
+        self.count_ctd(cell, at);
+    }
+
+    /// With delay statistics on: the cell transfer delay of data cell
+    /// `cell`, which reached its VC's end at `at`, from its birth (ITU-T
+    /// I.356: from its entry into the first port of its VC's path to its
+    /// exit at the far end).
+    #[inline(always)]
+    pub(super) fn count_ctd(&mut self, cell: &Cell, at: Time) {
+        if let Some(d) = self.ctd.get_mut(cell.vc as usize) {
+            d.add(at - cell.birth());
+        }
     }
 
     /// A cell of a TCP VC reaches the end host: reassemble, resolve the fate
     /// of every frame the unit closes, and return the packet of an intact
     /// frame.
-    pub(in crate::sim) fn deliver_tcp_cell(&mut self, cell: Cell) -> Option<Packet> {
+    pub(in crate::sim) fn deliver_tcp_cell(&mut self, cell: Cell, now: Time) -> Option<Packet> {
+        self.count_ctd(&cell, now);
         let v = &mut self.vcs[cell.vc as usize];
         let (eom_frame, intact) = match v.posted.deliver(&cell) {
             Outcome::Pending => return None,

@@ -32,7 +32,7 @@ use crate::engine::{Event, EventQueue, RngStream, SourceKeys, Time, TimingWheel}
 use crate::ids::VcId;
 use crate::ip::Packet;
 use crate::scenario::{Scenario, SourceModel};
-use crate::stats::{AbrSummary, Ledger, VcSummary};
+use crate::stats::{AbrSummary, DelayStats, Ledger, VcSummary};
 use crate::traffic::{self, TrafficSource};
 
 pub(super) use super::fast_paths::{Direct, Tally};
@@ -118,6 +118,9 @@ pub(super) struct Endpoints {
     /// captured, the segments of its frames in the order sent (the id of the
     /// first, and the segments); empty without such captures.
     capture_log: Vec<Option<(u32, Vec<Packet>)>>,
+    /// With `probes.delay`: each VC's cell transfer delay (empty without:
+    /// one test per delivered cell is then all it costs).
+    ctd: Vec<DelayStats>,
 }
 
 impl Endpoints {
@@ -215,6 +218,11 @@ impl Endpoints {
             bytes_dropped_aal5: 0,
             cells_dropped: vec![0; sc.vcs.len()],
             capture_log: Vec::new(),
+            ctd: if sc.probes.delay {
+                vec![DelayStats::default(); sc.vcs.len()]
+            } else {
+                Vec::new()
+            },
             wheel: wheel.map(|mut w| {
                 if let Some((t, s)) = w.peek() {
                     agenda.push_keyed(w.key(t, s), Event::Sources);
@@ -305,6 +313,7 @@ impl Endpoints {
                     source_queue_cells: st.queue.len() as u64,
                 }),
                 gfr: None,
+                ctd: self.ctd.get(i).and_then(DelayStats::summary),
             });
         }
         (vcs, bytes)
@@ -386,17 +395,19 @@ mod tests {
                             0,
                             VcId::new(0),
                             Direct::new(AtmLinkIx::new(0), false),
+                            0,
+                            0,
                         );
                     } else {
                         let frame = e.open_frame(VcId::new(0), 1, None);
-                        e.deliver_passive(&Cell::data(0, frame, 1, true));
+                        e.deliver_passive(&Cell::data(0, frame, 1, true), 0);
                     }
                     continue;
                 }
                 let frame = e.open_frame(VcId::new(0), cells, None);
                 for c in 0..cells {
                     if k % 5 != 3 || c == cells - 1 {
-                        e.deliver_passive(&Cell::data(0, frame, cells, c + 1 == cells));
+                        e.deliver_passive(&Cell::data(0, frame, cells, c + 1 == cells), 0);
                     }
                 }
             }
@@ -429,11 +440,11 @@ mod tests {
                     4 => {
                         e.open_direct_frame(0, VcId::new(0), 1, d);
                     }
-                    _ => e.send_delivered_cell(0, VcId::new(0), d),
+                    _ => e.send_delivered_cell(0, VcId::new(0), d, 0, 0),
                 }
                 if k % 3 == 0 {
                     for frame in waiting.drain(..) {
-                        e.deliver_passive(&Cell::data(0, frame, 1, true));
+                        e.deliver_passive(&Cell::data(0, frame, 1, true), 0);
                     }
                 }
             }
@@ -479,7 +490,7 @@ mod tests {
             for (j, c) in frame.iter().enumerate() {
                 let lost = (k == 1 && j == 0) || k == 3;
                 if !lost {
-                    got.extend(e.deliver_tcp_cell(*c).map(|p| p.seq));
+                    got.extend(e.deliver_tcp_cell(*c, 0).map(|p| p.seq));
                 }
             }
         }
@@ -515,14 +526,14 @@ mod tests {
         assert!(!is_frm(&data) && data.is_eom());
         // A stale opportunity sends nothing.
         assert_eq!(e.ses_send(VcId::new(1), 5), None);
-        match e.at_end(frm) {
+        match e.at_end(frm, 0) {
             AtEnd::TurnedAround(brm) => {
                 assert!(is_brm(&brm));
                 e.brm_at_source(&brm);
             }
             _ => panic!("not turned around"),
         }
-        assert!(matches!(e.at_end(data), AtEnd::Delivered));
+        assert!(matches!(e.at_end(data, 0), AtEnd::Delivered));
         let mut ledger = Ledger::default();
         e.report(1.0, &mut ledger);
         // Two RM cells made (FRM, BRM), both absorbed; one data cell.

@@ -6,15 +6,23 @@
 use super::aal5::VcCounts;
 use super::{Direct, Endpoints};
 use crate::atm::Cell;
+use crate::engine::Time;
 use crate::ids::{AtmLinkIx, VcId};
 
 impl Endpoints {
     /// A one-cell frame of source `s` on passive VC `vc` (no store, no
-    /// SES) through `direct`, sent and delivered at once: tallied by a
-    /// tallying source, else `open_frame` and `deliver_passive` on one
-    /// reading of the VC's record.
+    /// SES) through `direct`, sent at `now` and delivered at once (it
+    /// arrives at `at`): tallied by a tallying source, else `open_frame`
+    /// and `deliver_passive` on one reading of the VC's record.
     #[inline(always)]
-    pub(in crate::sim) fn send_delivered_cell(&mut self, s: u32, vc: VcId, direct: Direct) {
+    pub(in crate::sim) fn send_delivered_cell(
+        &mut self,
+        s: u32,
+        vc: VcId,
+        direct: Direct,
+        now: Time,
+        at: Time,
+    ) {
         if direct.tallies() {
             self.sources[s as usize].tally.add();
             return;
@@ -22,7 +30,9 @@ impl Endpoints {
         let v = &mut self.vcs[vc.index()];
         debug_assert!(v.store.is_none() && v.ses.is_none());
         let frame = v.posted.open(1);
-        v.posted.deliver(&Cell::data(vc.get(), frame, 1, true));
+        let cell = Cell::data_born(vc.get(), frame, 1, true, now);
+        v.posted.deliver(&cell);
+        self.count_ctd(&cell, at);
     }
 
     /// `open_frame` for a frame of source `s` through `direct`: a tallying
@@ -80,6 +90,8 @@ impl Endpoints {
     /// which `link_of` names a link (see `AtmFabric::direct_link`). Of
     /// them, those that are their VC's only source and send one-cell frames
     /// only tally (see [`Direct`]).
+    /// With delay statistics on none tallies: a tally never makes the
+    /// cells it counts, so it cannot time them.
     pub(in crate::sim) fn set_direct(&mut self, link_of: impl Fn(VcId) -> Option<AtmLinkIx>) {
         let mut sources_of = vec![0u32; self.vcs.len()];
         for st in &self.sources {
@@ -93,7 +105,9 @@ impl Endpoints {
             let Some(link) = link_of(st.vc).filter(|&l| Direct::fits(l)) else {
                 continue;
             };
-            let tallies = sources_of[st.vc.index()] == 1 && st.source.one_cell_frames();
+            let tallies = sources_of[st.vc.index()] == 1
+                && st.source.one_cell_frames()
+                && self.ctd.is_empty();
             st.direct = Direct::new(link, tallies);
             if tallies {
                 self.tally_source[st.vc.index()] = s as u32;

@@ -36,10 +36,10 @@ impl LazyLinks {
         tx_end: Time,
         cell: Cell,
         now: Time,
-        deliver: &mut impl FnMut(&Cell),
+        deliver: &mut impl FnMut(&Cell, Time),
     ) {
         if self.arrives_early(link, tx_end) {
-            deliver(&cell);
+            deliver(&cell, tx_end + link.delay_ps);
             return;
         }
         link.in_flight.push_back((tx_end + link.delay_ps, cell));
@@ -73,7 +73,7 @@ impl LazyLinks {
         &mut self,
         t: Time,
         links: impl Iterator<Item = &'a mut Link>,
-        deliver: &mut impl FnMut(&Cell),
+        deliver: &mut impl FnMut(&Cell, Time),
     ) {
         if t > self.horizon {
             self.horizon = t;
@@ -87,7 +87,7 @@ impl LazyLinks {
         links: impl Iterator<Item = &'a mut Link>,
         t: Time,
         at_t: bool,
-        deliver: &mut impl FnMut(&Cell),
+        deliver: &mut impl FnMut(&Cell, Time),
     ) {
         for link in links.filter(|l| l.lazy) {
             deliver_arrived(link, |a| a < t || (at_t && a == t), deliver);
@@ -99,7 +99,7 @@ impl LazyLinks {
 /// that it holds only the cells still in the port or on the wire, and a
 /// batch more before the next drain.
 #[inline(never)]
-fn drain_lazy(link: &mut Link, now: Time, deliver: &mut impl FnMut(&Cell)) {
+fn drain_lazy(link: &mut Link, now: Time, deliver: &mut impl FnMut(&Cell, Time)) {
     deliver_arrived(link, |a| a <= now, deliver);
 }
 
@@ -110,7 +110,7 @@ fn drain_lazy(link: &mut Link, now: Time, deliver: &mut impl FnMut(&Cell)) {
 fn deliver_arrived(
     link: &mut Link,
     arrived: impl Fn(Time) -> bool,
-    deliver: &mut impl FnMut(&Cell),
+    deliver: &mut impl FnMut(&Cell, Time),
 ) {
     // Arrival times grow along the queue: deliver the arrived run of each
     // of its two slices.
@@ -118,7 +118,7 @@ fn deliver_arrived(
     let (a, b) = link.in_flight.as_slices();
     for part in [a, b] {
         let n = part.partition_point(|&(at, _)| arrived(at));
-        part[..n].iter().for_each(|(_, c)| deliver(c));
+        part[..n].iter().for_each(|&(at, ref c)| deliver(c, at));
         taken += n;
         if n < part.len() {
             break;
@@ -139,7 +139,7 @@ impl Simulation {
         let horizon = self.clock.until.min(self.clock.next_tick);
         let ends = &mut self.ends;
         self.atm
-            .raise_horizon(horizon, &mut |c: &Cell| ends.deliver_passive(c));
+            .raise_horizon(horizon, &mut |c: &Cell, at| ends.deliver_passive(c, at));
     }
 
     /// Hands the cells of lazy links that arrived before `t` (by `t` with
@@ -147,6 +147,6 @@ impl Simulation {
     pub(in crate::sim) fn drain_lazy(&mut self, t: Time, at_t: bool) {
         let ends = &mut self.ends;
         self.atm
-            .drain_lazy(t, at_t, &mut |c: &Cell| ends.deliver_passive(c));
+            .drain_lazy(t, at_t, &mut |c: &Cell, at| ends.deliver_passive(c, at));
     }
 }

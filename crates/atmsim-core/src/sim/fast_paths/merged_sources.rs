@@ -101,9 +101,9 @@ enum TailFate {
     OtherMode,
     /// Dropped by the port.
     Dropped,
-    /// Accepted, and it reaches the sink before the horizon: the caller
-    /// delivers it at once.
-    Delivered,
+    /// Accepted, and it reaches the sink at this time, before the horizon:
+    /// the caller delivers it at once.
+    Delivered(Time),
     /// Accepted, to leave the port then and reach the sink at or after the
     /// horizon: the caller puts it on the link.
     Queued(Time),
@@ -122,7 +122,7 @@ fn direct_tail(atm: &mut AtmFabric, l: AtmLinkIx, now: Time) -> TailFate {
         return TailFate::Dropped;
     };
     if lazy.arrives_early(link, depart) {
-        return TailFate::Delivered;
+        return TailFate::Delivered(depart + link.delay_ps);
     }
     TailFate::Queued(depart)
 }
@@ -184,16 +184,16 @@ impl Simulation {
                 TailFate::OtherMode
             };
             match fate {
-                TailFate::Delivered => self.ends.send_delivered_cell(s, vc, direct),
+                TailFate::Delivered(at) => self.ends.send_delivered_cell(s, vc, direct, t, at),
                 TailFate::Queued(depart) => {
                     // Onto the link's queue (`LazyLinks::push`, which tests
                     // the horizon again: one compare on this path).
                     let frame = self.ends.open_direct_frame(s, vc, 1, direct);
                     let ends = &mut self.ends;
-                    let cell = Cell::data(vc.get(), frame, 1, true);
+                    let cell = Cell::data_born(vc.get(), frame, 1, true, t);
                     let (_, link, lazy) = self.atm.direct_hop(direct.link());
-                    lazy.push(link, depart, cell, t, &mut |c: &Cell| {
-                        ends.deliver_passive(c)
+                    lazy.push(link, depart, cell, t, &mut |c: &Cell, at| {
+                        ends.deliver_passive(c, at)
                     });
                 }
                 TailFate::Dropped => {
