@@ -544,6 +544,9 @@ def test_cli_list(tmp_path):
             assert paper.title.split(" ")[0] in result.stdout
         assert "Buffer Management for the GFR Service" in result.stdout
         assert "98-0405" in result.stdout and "tcp-over-abr-sec8" in result.stdout
+        # Under its paper's heading an experiment's source omits the paper's title.
+        assert "section 8, Figure 5" in result.stdout
+        assert "TCP over ABR, section 8" not in result.stdout
 
 
 def test_short_citations():

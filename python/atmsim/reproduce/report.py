@@ -65,7 +65,8 @@ def list_experiments() -> None:
             compared = sum(
                 q.tolerance.kind != "report" and q.see is None for q in experiment.published
             )
-            source = experiment.source.replace(f"seed {paper.seed[4:]} ", "")
+            # Listed under its paper's heading: the source without the paper's title.
+            source = experiment.source.removeprefix(f"{paper.short_title}, ")
             table.add_row(readable(key), key, source, experiment.title, str(compared))
         console.print(table)
     print(
