@@ -120,6 +120,25 @@ def test_every_task_is_answered(jobs: int) -> None:
     assert sorted(answers) == [x * x for x in range(10)]
 
 
+def test_a_signal_before_the_command_catches_it_exits_with_its_code(monkeypatch) -> None:
+    """A signal answered once the handlers are set may land before the CLI's own
+    handling (between two lines of the entry point): the exit code is the signal's, not
+    a death by SIGINT from an uncaught KeyboardInterrupt (a race the SIGINT-at-any-moment
+    test met)."""
+    from atmsim import _entry
+
+    def interrupted() -> None:
+        workers.on_signal(signal.SIGTERM, None)
+
+    monkeypatch.setattr(_entry, "_main", interrupted)
+    monkeypatch.setattr(workers, "install", lambda: None)
+    monkeypatch.setattr(workers, "quiet", lambda: None)
+    monkeypatch.setattr(workers, "_first", None)
+    with pytest.raises(SystemExit) as stopped:
+        _entry.main()
+    assert stopped.value.code == 143
+
+
 @linux_only
 def test_a_worker_that_dies_is_replaced_and_its_task_answered() -> None:
     answers = list(

@@ -27,10 +27,17 @@ PLUGINS_SETTING = "PYDANTIC_DISABLE_PLUGINS"
 
 
 def main() -> None:
-    """Load the CLI and run it (``atmsim.cli.main`` exits with the command's code)."""
-    workers.install()
+    """Load the CLI and run it (``atmsim.cli.main`` exits with the command's code).
+
+    A signal answered from the moment ``install`` sets the handlers may land anywhere
+    before the command catches it (between two lines of this module): it exits with
+    the signal's code here, never as an uncaught KeyboardInterrupt, which would end
+    the process by SIGINT itself."""
     try:
+        workers.install()
         _main()
+    except KeyboardInterrupt:
+        sys.exit(workers.exit_code())
     finally:
         workers.quiet()
 
