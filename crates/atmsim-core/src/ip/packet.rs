@@ -140,20 +140,11 @@ impl Packet {
     /// ([`Packet::sent_at`]) for the segment's delay.
     #[inline]
     pub fn data_at(flow: u32, seq: u64, len: u32, sent: u64) -> Self {
-        let mut p = Packet {
-            seq,
-            ack: 0,
-            flow,
-            len,
-            wnd: 0,
-            checksum: 0,
-            is_data: true,
-            n_sack: 0,
-            hop: 0,
+        // `aux` is outside the checksum's words: set after it, as `data` sets it.
+        Packet {
             aux: sent,
-        };
-        p.checksum = p.compute_checksum();
-        p
+            ..Packet::data(flow, seq, len)
+        }
     }
 
     /// A data segment's hand-over time, ps ([`Packet::data_at`]).

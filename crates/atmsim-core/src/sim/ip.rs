@@ -104,7 +104,7 @@ impl IpFabric {
         fast: IpFastPaths,
         agenda: &mut EventQueue,
     ) -> Self {
-        let hops: Vec<IpHop> = specs
+        let mut hops: Vec<IpHop> = specs
             .into_iter()
             .map(|(i, l)| {
                 let limit = match (l.buffer_packets, l.buffer_bytes) {
@@ -133,10 +133,7 @@ impl IpFabric {
                         port
                     },
                     in_flight: VecDeque::new(),
-                    captured: sc
-                        .captures
-                        .iter()
-                        .any(|c| c.links.iter().any(|t| t.link as usize == i)),
+                    captured: false,
                 }
             })
             .collect();
@@ -154,7 +151,10 @@ impl IpFabric {
             route_base.push(bases);
         }
         let control = IpControl::new(sc, local, hops.len(), agenda);
-        let n_hops = hops.len();
+        let captures = Captures::new(sc, local, hops.len());
+        for (l, hop) in hops.iter_mut().enumerate() {
+            hop.captured = captures.watches(IpLinkIx::from_index(l));
+        }
         IpFabric {
             hops,
             route,
@@ -162,7 +162,7 @@ impl IpFabric {
             fast,
             control,
             told: ToldEarly::default(),
-            captures: Captures::new(sc, local, n_hops),
+            captures,
             generated: 0,
             delivered: 0,
             bytes_dropped: 0,
