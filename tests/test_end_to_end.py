@@ -142,9 +142,19 @@ def test_cli_run_plot_bench(tmp_path: Path) -> None:
         "N =     100",
         "dumbbell",
         "machine:",
+        "the general path, cells per CPU-second of the loop:",
+        "mux_plain: mux_onoff.toml with every fast path off",
+        "gfr: TCP over GFR",
     ):
         assert line in result.stdout, line
     report = json.loads(figures.read_text())
+    # The general path: the plain mux dispatches two events a cell (a source's
+    # emission, the arrival at the sink); each TCP configuration ran the papers' run.
+    general = report["general"]
+    assert sorted(general) == ["abr", "gfr", "mux_plain", "ubr"]
+    assert general["mux_plain"]["events"] >= 2 * general["mux_plain"]["cells"] * 0.99
+    for name in ("abr", "ubr", "gfr"):
+        assert general[name]["cells"] > 100_000 and general[name]["target"] > 0
     assert report["mux_onoff"]["cells"] > 9_000_000
     long = report["mux_onoff"]["long"]
     assert long["sim_time_s"] == 300.0 and long["cells"] > 90_000_000 and long["runs"] == 1

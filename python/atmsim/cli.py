@@ -284,6 +284,8 @@ def bench_command(args: argparse.Namespace) -> int:
     print(bench.machine_line(report["machine"]))
     try:
         report["mux_onoff"] = bench.bench_cells(runs, echo=print)
+        if args.general:
+            report["general"] = bench.bench_general(runs, echo=print)
         if args.process:
             report["process"] = bench.bench_process(runs, echo=print)
         if vcs:
@@ -294,6 +296,8 @@ def bench_command(args: argparse.Namespace) -> int:
             out = bench.bench_dumbbell(runs, process=args.process, echo=print)
             out["params"] = out["params"].scenario or "validation dumbbell"
             report["dumbbell"] = out
+        if args.reproduce:
+            report["reproduce"] = bench.bench_reproduce(echo=print)
     except RuntimeError as error:
         raise CliError(f"bench: {error}") from None
     if json_out is not None:
@@ -668,6 +672,18 @@ def build_parser(only: Optional[str] = None) -> _Parser:
             action=argparse.BooleanOptionalAction,
             default=True,
             help="The IP dumbbell, alternating with ns-2 when ns-2 is installed (default: on).",
+        )
+        bench.add_argument(
+            "--general",
+            action=argparse.BooleanOptionalAction,
+            default=True,
+            help="The general path: mux_onoff with every fast path off, and TCP over ABR, "
+            "UBR and GFR at cell level on the papers' configurations (default: on).",
+        )
+        bench.add_argument(
+            "--reproduce",
+            action="store_true",
+            help="Also time atmsim reproduce of all five papers on 2 workers (minutes).",
         )
         bench.add_argument(
             "--process",

@@ -24,7 +24,9 @@
 //! (`scale` and `floor` only when named); `plain` turns the fast paths off;
 //! `delay` turns the delay statistics on (`probes.delay`);
 //! `runs=N`; `vcs=N` runs the scale series at that one N; `secs=S` sets its
-//! simulated time.
+//! simulated time; `file=PATH` runs a core scenario (the JSON `atmsim
+//! scenario` hands the core) instead, counting its cells: the general path
+//! on the papers' own configurations (`atmsim bench` writes such files).
 
 use atmsim_core::atm::CELL_BITS;
 use atmsim_core::atm::{Cell, Reassembly};
@@ -154,6 +156,9 @@ struct Options {
     vcs: Option<usize>,
     secs: f64,
     only: Vec<String>,
+    /// Core scenarios (JSON, as `atmsim.scenario.to_core` writes them) to
+    /// run as they are.
+    files: Vec<String>,
 }
 
 fn options() -> Options {
@@ -164,6 +169,7 @@ fn options() -> Options {
         vcs: None,
         secs: 1.0,
         only: vec![],
+        files: vec![],
     };
     for a in std::env::args().skip(1).filter(|a| !a.starts_with('-')) {
         if a == "plain" {
@@ -176,6 +182,8 @@ fn options() -> Options {
             o.vcs = Some(n.parse().expect("vcs=N"));
         } else if let Some(s) = a.strip_prefix("secs=") {
             o.secs = s.parse().expect("secs=S");
+        } else if let Some(path) = a.strip_prefix("file=") {
+            o.files.push(path.to_string());
         } else {
             o.only.push(a);
         }
@@ -185,7 +193,14 @@ fn options() -> Options {
 
 fn main() {
     let o = options();
-    let want = |name: &str| o.only.is_empty() || o.only.iter().any(|w| name.contains(w.as_str()));
+    let want = |name: &str| {
+        o.files.is_empty() && o.only.is_empty() || o.only.iter().any(|w| name.contains(w.as_str()))
+    };
+    for path in &o.files {
+        let text = std::fs::read_to_string(path).expect("file=PATH: a readable core JSON file");
+        let sc = Scenario::from_json(&text).expect("file=PATH: a valid core scenario");
+        bench(path, "cells", sc, &o, |s| s.conservation.cells_generated);
+    }
     if want("dumbbell") {
         let sc = dumbbell();
         bench("ip dumbbell", "packets", sc, &o, |s| {

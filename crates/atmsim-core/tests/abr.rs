@@ -454,3 +454,20 @@ fn running_in_slices_gives_the_same_results_as_in_one_go() {
     // times either way).
     assert!(sliced.events >= whole.events);
 }
+
+#[test]
+fn quiet_end_links_change_nothing_but_the_event_count() {
+    // TCP over ABR with VBR background, EFCI-noting destinations, delay
+    // statistics, probes and uneven slices: the cells that do not end a
+    // frame reach their ends without events (fast path 6) and every result
+    // is the plain path's.
+    let mut sc = tcp_over_abr(2, Some(1024), 512, true, 1);
+    sc.probes.period_ps = 7 * MS + 13;
+    sc.probes.flows = vec![0, 1];
+    sc.probes.vc_rate = vec![0, 1, 2, 3];
+    sc.probes.abr_vcs = vec![0, 2];
+    sc.probes.delay = true;
+    let stops = [3 * MS, 3 * MS + 1, 250 * MS + 7, 251 * MS, 700 * MS];
+    let (fast, plain) = common::same_both_ways(&sc, &stops);
+    assert!(fast * 10 < plain * 9, "{fast} vs {plain} events");
+}

@@ -188,3 +188,17 @@ fn dfba_over_ubr_vcs_gives_them_equal_shares() {
     assert!(heavy > 10_000, "{heavy}");
     assert!(light * 100 < heavy, "light {light}, heavy {heavy}");
 }
+
+#[test]
+fn quiet_end_links_change_nothing_but_the_event_count_under_dfba() {
+    // Three hops per VC, tagging, DFBA's random drops, several flows per
+    // VC: the exit links hand their quiet cells on early (fast path 6),
+    // with the same results as the plain event path.
+    let policy = json!({"kind": "dfba", "low": 300, "high": 900, "alpha": 0.5,
+                        "z": {"kind": "constant", "value": 0.5}});
+    let mut sc = backbone(&[0.2 * OC3_CPS, 0.6 * OC3_CPS], 3, 1000, policy, true, 1);
+    sc.probes.delay = true;
+    sc.probes.flows = vec![0, 4];
+    let (fast, plain) = common::same_both_ways(&sc, &[5 * MS, 333 * MS + 1]);
+    assert!(fast * 10 < plain * 9, "{fast} vs {plain} events");
+}

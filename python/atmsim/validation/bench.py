@@ -230,6 +230,144 @@ def format_cells(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+GENERAL = (
+    (
+        "abr",
+        "seed002-table1-n15",
+        "main",
+        "TCP over ABR: 15 Reno flows, ERICA (abr-ubr-buffers Table 1)",
+    ),
+    (
+        "ubr",
+        "seed002-ubr-windows",
+        "sum-n15",
+        "TCP over UBR: 15 Reno flows, tail drop (abr-ubr-buffers)",
+    ),
+    ("gfr", "seed004-table1", "run", "TCP over GFR: DFBA backbone (gfr-dfba Table 1)"),
+)
+"""The cell-level TCP configurations of ``bench_general``: (name, experiment, run, what it is).
+Each is an ``atmsim reproduce`` run at run seed 1, as reproduce runs it."""
+
+GENERAL_BEFORE = {"mux_plain": 1.66e7, "abr": 5.46e6, "ubr": 8.35e6, "gfr": 7.04e6}
+"""Cells per CPU-second of the general path's benchmarks when the target was set (2026-11-27,
+docs/performance.md, "The general path measured by atmsim bench"): the target is
+``GENERAL_GAIN`` times these; LuaYATS's mux_onoff is 4.8 x 10^7."""
+
+GENERAL_GAIN = 3.0
+"""The speed-up of the TCP configurations the target asks for."""
+
+MUX_PLAIN_TARGET = 1.5 * 4.8e7
+"""mux_onoff with every fast path off: 1.5 times LuaYATS's cells per CPU-second."""
+
+
+def bench_general(runs: int = 5, echo: Echo = _quiet) -> dict[str, Any]:
+    """The general path: mux_onoff with every fast path off, and TCP over ABR, UBR and GFR
+    at cell level on the papers' own configurations (``GENERAL``; their fast paths as
+    ``atmsim reproduce`` leaves them, which serve none of their cells). Cells per
+    CPU-second of the loop and events per cell, each a median of ``runs`` runs.
+
+    Returns ``{name: {"cells_per_cpu_s": spread, "cells", "events", "sim_time_s",
+    "what", "target"}}`` for ``mux_plain`` and each of ``GENERAL``.
+    """
+    from ..api import prepare
+    from ..reproduce import registry
+    from ..reproduce.runner import seed_override
+
+    _check_runs(runs)
+    experiments = registry()
+    cases: list[tuple[str, str, Any, dict]] = [
+        (
+            "mux_plain",
+            f"{BENCH_SCENARIO.name} with every fast path off",
+            BENCH_SCENARIO,
+            {"fast_paths": False},
+        ),
+    ]
+    for name, key, run_name, what in GENERAL:
+        spec = experiments[key].runs[run_name]
+        scenario = prepare(spec.path, overrides=[*spec.overrides, seed_override(1)])
+        cases.append((name, what, scenario, {}))
+    out: dict[str, Any] = {}
+    for name, what, scenario, options in cases:
+        rates = []
+        for attempt in range(1, runs + 1):
+            result = run(scenario, progress=False, **options)
+            cells = result.summary["conservation"]["cells_generated"]
+            rates.append(cells / max(result.loop_cpu_s, 1e-9))
+            echo(f"{name} run {attempt}/{runs}: {rates[-1]:,.0f} cells per CPU-second")
+        target = MUX_PLAIN_TARGET if name == "mux_plain" else GENERAL_GAIN * GENERAL_BEFORE[name]
+        out[name] = {
+            "what": what,
+            "cells_per_cpu_s": spread(rates),
+            "cells": cells,
+            "events": result.summary["events"],
+            "sim_time_s": result.summary["sim_time_s"],
+            "before": GENERAL_BEFORE[name],
+            "target": target,
+        }
+    echo(format_general(out))
+    return out
+
+
+def format_general(out: dict[str, Any]) -> str:
+    """The summary lines of ``bench_general``."""
+    lines = ["the general path, cells per CPU-second of the loop:"]
+    for name, r in out.items():
+        rate = r["cells_per_cpu_s"]["median"]
+        lines.append(
+            f"  {name}: {r['what']} ({r['sim_time_s']:g} s simulated, {r['cells']:,} cells, "
+            f"{r['events'] / max(r['cells'], 1):.2f} events per cell): "
+            f"{format_spread(r['cells_per_cpu_s'])}, x {rate / r['before']:.2f} the "
+            f"2026-11-27 figure; " + _verdict(rate, r["target"], at_most=False)
+        )
+    return "\n".join(lines)
+
+
+def bench_reproduce(jobs: int = 2, echo: Echo = _quiet) -> dict[str, Any]:
+    """``atmsim reproduce`` of all five papers, as a user runs it (``--jobs``, every run
+    seed, figures), into a temporary folder: wall and CPU seconds (user + system of the
+    command and its workers). Once: it takes minutes."""
+    with tempfile.TemporaryDirectory() as work:
+        command = [
+            *atmsim_command(),
+            "reproduce",
+            *PAPERS,
+            "--jobs",
+            str(jobs),
+            "--out",
+            str(Path(work) / "out"),
+        ]
+        before = os.times()
+        started = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True)
+        wall = time.perf_counter() - started
+        after = os.times()
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:]
+        raise RuntimeError(f"atmsim reproduce exited {done.returncode}: {' '.join(tail)}")
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    out = {"jobs": jobs, "wall_s": wall, "cpu_s": cpu, "target_wall_s": REPRODUCE_TARGET_S}
+    echo(format_reproduce(out))
+    return out
+
+
+PAPERS = ("seed000", "seed001", "seed002", "seed003", "seed004")
+"""The five papers ``bench_reproduce`` reproduces."""
+
+REPRODUCE_TARGET_S = 60.0
+"""``atmsim reproduce`` of all five papers on 2 cores, wall seconds."""
+
+
+def format_reproduce(out: dict[str, Any]) -> str:
+    """The summary line of ``bench_reproduce``."""
+    return (
+        f"atmsim reproduce, all five papers, --jobs {out['jobs']}: {out['wall_s']:.0f} s wall, "
+        f"{out['cpu_s']:.0f} CPU-s; " + _verdict(out["wall_s"], out["target_wall_s"], at_most=True)
+    )
+
+
 def onoff_mux(
     n: int,
     link_mbps: float,

@@ -42,6 +42,11 @@ pub struct Link {
     /// many (then this many more than it kept): in batches, and with the
     /// queue bounded by the cells in the port and on the wire plus a batch.
     pub drain_at: usize,
+    /// True when every VC whose cells go on the link ends at `to` (a
+    /// fast path, see `sim::fast_paths`): a data cell that does not end its
+    /// frame is then handed to its end before its arrival when nothing can
+    /// read that end in between, instead of taking an event.
+    pub quiet_end: bool,
 }
 
 /// Cells a lazy link lets pile up before it hands on the arrived ones.

@@ -110,6 +110,15 @@ pub(super) struct AtmFabric {
     captures: AtmCaptures,
     /// The links' lanes beyond their own queues (slotted contention only).
     lanes: Vec<Lane>,
+    /// The quiet-end link whose head cell has just arrived, when the cells
+    /// behind it are to be handed on early once its own arrival has been
+    /// handled ([`AtmFabric::hand_on_quiet`]).
+    quiet_pending: Option<AtmLinkIx>,
+    /// A quiet cell arriving before this time is handed to its end early:
+    /// nothing reads the ends behind the quiet-end links before it (the
+    /// lazy links' horizon, or the end of the current `advance` when no
+    /// probe reads the cells the ends have received).
+    quiet_horizon: Time,
 }
 
 impl AtmFabric {
@@ -201,6 +210,7 @@ impl AtmFabric {
                         slot: SlotClock::default(),
                         lazy,
                         drain_at: LAZY_BATCH,
+                        quiet_end: false,
                     },
                     port,
                     algorithm: l.algorithm.as_ref().map(|a| algorithm::build(a, n_vcs)),
@@ -274,14 +284,35 @@ impl AtmFabric {
             lazy: LazyLinks::default(),
             captures: AtmCaptures::default(),
             lanes,
+            quiet_pending: None,
+            quiet_horizon: 0,
+        }
+    }
+
+    /// Marks the links whose far end is the end of every VC on them (fast
+    /// path 6, see `fast_paths`): `quiet[a]` for the fabric's link `a`.
+    pub(super) fn set_quiet_ends(&mut self, quiet: &[bool]) {
+        for (hop, &q) in self.hops.iter_mut().zip(quiet) {
+            // Cells that end where their link ends enter no port there: the
+            // link keeps no lanes and no slots.
+            debug_assert!(!q || (hop.link.slot.slot_ps == 0 && !hop.link.lazy));
+            hop.link.quiet_end = q;
         }
     }
 
     /// Moves the lazy links' horizon of early delivery to `t` (see
     /// [`LazyLinks::raise`]).
-    pub(super) fn raise_horizon(&mut self, t: Time, deliver: &mut impl FnMut(&Cell, Time)) {
+    /// The quiet-end links' horizon moves to `quiet` (at least `t`: the
+    /// ends behind them are not read before it).
+    pub(super) fn raise_horizon(
+        &mut self,
+        t: Time,
+        quiet: Time,
+        deliver: &mut impl FnMut(&Cell, Time),
+    ) {
         let links = self.hops.iter_mut().map(|h| &mut h.link);
         self.lazy.raise(t, links, deliver);
+        self.quiet_horizon = self.quiet_horizon.max(quiet);
     }
 
     /// Gives the fabric its explicit-rate control (built once the agenda,
@@ -488,6 +519,16 @@ impl AtmFabric {
             return;
         }
         let arrival = tx_end + hop.link.delay_ps;
+        if hop.link.quiet_end
+            && quiet(&cell)
+            && hop.link.in_flight.is_empty()
+            && arrival < self.quiet_horizon
+        {
+            // Every earlier cell of the link has reached its end, and
+            // nothing reads this one's end before the horizon.
+            deliver(&cell, arrival);
+            return;
+        }
         // The cell's queue: the link's own unless it has lanes.
         let q = if hop.lanes.is_empty() {
             l.get()
@@ -525,17 +566,28 @@ impl AtmFabric {
         agenda: &mut EventQueue,
     ) -> (AtmLinkIx, Arrived) {
         let n_links = self.hops.len() as u32;
-        let (l, in_flight, slot) = if q < n_links {
+        let horizon = self.quiet_horizon;
+        let (l, in_flight, slot, quiet_end) = if q < n_links {
             let link = &mut self.hops[q as usize].link;
-            (q, &mut link.in_flight, &mut link.slot)
+            (q, &mut link.in_flight, &mut link.slot, link.quiet_end)
         } else {
             let lane = &mut self.lanes[(q - n_links) as usize];
-            (lane.link, &mut lane.in_flight, &mut lane.slot)
+            (lane.link, &mut lane.in_flight, &mut lane.slot, false)
         };
         let l = AtmLinkIx::new(l);
+        let mut quiet_pending = false;
         let (_, mut cell) = in_flight.pop_front().expect("arrival on an empty link");
-        if let Some(&(t, _)) = in_flight.front() {
-            agenda.push_arrival(slot.end_for(t), Event::CellArrival(q));
+        if let Some(&(t, ref next)) = in_flight.front() {
+            if quiet_end && quiet(next) && t < horizon {
+                // The quiet cells behind this one are handed on once this
+                // one has been handled (a VC's cells reach its end in order).
+                quiet_pending = true;
+            } else {
+                agenda.push_arrival(slot.end_for(t), Event::CellArrival(q));
+            }
+        }
+        if quiet_pending {
+            self.quiet_pending = Some(l);
         }
         if is_brm(&cell) {
             return (l, Arrived::Brm(cell));
@@ -554,6 +606,36 @@ impl AtmFabric {
             None => Arrived::End(cell),
         };
         (l, arrived)
+    }
+
+    /// After the arrival of the head cell of a quiet-end link marked by
+    /// `link_arrival`: hands the quiet cells behind it that arrive before
+    /// the horizon to `deliver`, in order, and schedules the arrival of the
+    /// first cell left, if any. Exact as in [`AtmFabric::link_push`]: the
+    /// cells of a VC reach its end in their order on the link, and nothing
+    /// reads an end's state for a data cell that does not end its frame
+    /// (its reassembly, its counters, an ABR destination's EFCI state)
+    /// before that VC's next frame-ending or RM cell on the same link, or
+    /// before the horizon (a probe tick, the end of the `advance`).
+    #[inline]
+    pub(super) fn hand_on_quiet(
+        &mut self,
+        agenda: &mut EventQueue,
+        deliver: &mut impl FnMut(&Cell, Time),
+    ) {
+        let Some(l) = self.quiet_pending.take() else {
+            return;
+        };
+        let horizon = self.quiet_horizon;
+        let link = &mut self.hops[l.index()].link;
+        while let Some(&(t, cell)) = link.in_flight.front() {
+            if !quiet(&cell) || t >= horizon {
+                agenda.push_arrival(link.slot.end_for(t), Event::CellArrival(l.get()));
+                return;
+            }
+            link.in_flight.pop_front();
+            deliver(&cell, t);
+        }
     }
 
     /// A GFR VC's conformance counters (None for other VCs).
@@ -768,6 +850,14 @@ fn assign_queues(hops: &mut [AtmHop], paths: &mut [VcPath], slotted: bool) -> Ve
         .iter()
         .all(|h| !h.link.lazy || (h.lanes.is_empty() && h.link.slot.slot_ps == 0)));
     lanes
+}
+
+/// A cell that needs no event of its own at the end of a quiet-end link:
+/// a data cell that does not end its frame (the end only adds it to the
+/// open reassembly unit and counts it).
+#[inline(always)]
+fn quiet(cell: &Cell) -> bool {
+    !is_rm(cell) && !cell.is_eom()
 }
 
 #[cfg(test)]

@@ -51,6 +51,11 @@ pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
         &sc.probes.vc_queue,
         slotted,
     );
+    let quiet_ends: Vec<bool> = (0..sc.links.len())
+        .filter(|&i| sc.links[i].layer == Layer::Atm)
+        .map(|i| plan.quiet_end_atm[i])
+        .collect();
+    atm.set_quiet_ends(&quiet_ends);
     let atm_captures = super::capture::AtmCaptures::new(sc, &local, atm.len());
     let ip_links: Vec<usize> = (0..sc.links.len())
         .filter(|&i| sc.links[i].layer == Layer::Ip)

@@ -51,7 +51,7 @@ impl Simulation {
             cell,
             self.clock.now,
             &mut self.agenda,
-            &mut |c: &Cell, at| ends.deliver_passive(c, at),
+            &mut |c: &Cell, at| ends.deliver_quiet(c, at),
         );
         if !accepted && !is_rm(&cell) {
             self.ends.cell_dropped(&cell);
@@ -62,7 +62,7 @@ impl Simulation {
         let ends = &mut self.ends;
         self.atm
             .tx_done(l, self.clock.now, &mut self.agenda, &mut |c: &Cell, at| {
-                ends.deliver_passive(c, at)
+                ends.deliver_quiet(c, at)
             });
     }
 
@@ -92,6 +92,11 @@ impl Simulation {
                 AtEnd::Delivered => {}
             },
         }
+        let ends = &mut self.ends;
+        self.atm
+            .hand_on_quiet(&mut self.agenda, &mut |c: &Cell, at| {
+                ends.deliver_quiet(c, at)
+            });
     }
 
     pub(super) fn on_ses_send(&mut self, v: VcId) {

@@ -102,6 +102,12 @@ impl Probes {
         }
     }
 
+    /// True when a probe reads the cells VCs' ends have received (their
+    /// rate): the quiet-end links may not hand cells on past a tick.
+    pub(super) fn reads_vc_ends(&self) -> bool {
+        !self.rate.is_empty()
+    }
+
     /// The sampling period (0: no probes).
     pub(super) fn period(&self) -> Time {
         self.period

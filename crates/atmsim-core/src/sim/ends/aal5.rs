@@ -126,6 +126,21 @@ impl Endpoints {
         }
     }
 
+    /// A data cell that does not end its frame reaches the end of its VC
+    /// at `at`, handed on early by a quiet-end link (fast path 6): what
+    /// [`Endpoints::at_end`] and then [`Endpoints::deliver_tcp_cell`] or
+    /// [`Endpoints::deliver_passive`] do with it (an ABR destination notes
+    /// its EFCI bit; the cell joins the open reassembly unit, which such a
+    /// cell never closes).
+    #[inline]
+    pub(in crate::sim) fn deliver_quiet(&mut self, cell: &Cell, at: Time) {
+        let v = &mut self.vcs[cell.vc as usize];
+        if let Some(des) = v.des.as_mut() {
+            des.on_data(cell);
+        }
+        self.deliver_passive(cell, at);
+    }
+
     /// A data cell reaches the passive sink of its VC at `at`.
     #[inline]
     pub(in crate::sim) fn deliver_passive(&mut self, cell: &Cell, at: Time) {

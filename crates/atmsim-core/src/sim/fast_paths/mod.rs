@@ -77,6 +77,20 @@
 //!    reassembly never holds an open unit (each cell is an intact frame,
 //!    whatever the order) and no frame id is read in between (see
 //!    `merged_sources::Direct`).
+//! 6. **Quiet-end links.** An ATM link, not lazy, at whose far end every
+//!    cell on it ends (the last link of every VC and backward RM path on
+//!    it; a TCP host, an ABR destination or a source's end), with no edge
+//!    there acting on what passes: a data cell that does not end its frame
+//!    arriving before the horizon of fast path 1 is handed to its end
+//!    without an event, when it goes on the link if the link holds no
+//!    earlier cell, otherwise right after the arrival of the cell before
+//!    it has been handled. Exact because such a cell only joins its VC's
+//!    open reassembly unit (never closing one), adds to the VC's counters
+//!    and delay statistics (at its own arrival time) and, at an ABR
+//!    destination, notes its EFCI bit; these are read by the later cells of
+//!    the same VC on the same FIFO link (its frame-ending cell, its next
+//!    forward RM cell), which still arrive in order and by event, and at
+//!    the horizon's instants. Frame-ending and RM cells keep their events.
 //!
 //! What is not a fast path: a port that computes a cell's or a packet's
 //! departure when it arrives (Lindley's recursion, for a single-class ATM
@@ -124,7 +138,13 @@
 //!   plain tail drop by its own steps (the port decides before the cell is
 //!   made, and the tally spares the VC's record); every other frame goes
 //!   the model's way (`send_frame`). The timing wheel is `engine::wheel`,
-//!   and `traffic::Firing` chooses which source kinds the loop inlines.
+//!   and `traffic::Firing` chooses which source kinds the loop inlines;
+//! - quiet-end links (6): the link's own `quiet_end` flag (`atm::Link`, set
+//!   by `AtmFabric::set_quiet_ends`), tested where a cell goes on a link
+//!   (`AtmFabric::link_push`) and where a link's head arrives
+//!   (`AtmFabric::link_arrival`, which leaves the cells behind it to
+//!   `AtmFabric::hand_on_quiet`, called once the arrival is handled); the
+//!   ends take such a cell in `Endpoints::deliver_quiet`.
 
 mod eager_tcp;
 mod ip;
@@ -184,6 +204,9 @@ pub(super) fn flow_allows_fast_paths(flow: &FlowSpec) -> bool {
 pub(super) struct Plan {
     /// Per scenario link: an ATM link drained lazily.
     pub lazy_atm: Vec<bool>,
+    /// Per scenario link: an ATM link, not lazy, at whose far end every
+    /// cell on it ends (fast path 6).
+    pub quiet_end_atm: Vec<bool>,
     /// Per scenario link: for an eager IP port, its one upstream link.
     pub eager_ip: Vec<Option<u32>>,
     /// Per scenario link: for a batch IP port, the links feeding it
@@ -204,6 +227,7 @@ impl Plan {
         if !sc.fast_paths {
             return Plan {
                 lazy_atm: vec![false; n],
+                quiet_end_atm: vec![false; n],
                 eager_ip: vec![None; n],
                 batch_feeders: vec![Vec::new(); n],
                 eager_rx: vec![false; sc.flows.len()],
@@ -212,8 +236,10 @@ impl Plan {
             };
         }
         let eager_ip = eager_ip_links(sc);
+        let lazy_atm = lazy_atm_links(sc);
         Plan {
-            lazy_atm: lazy_atm_links(sc),
+            quiet_end_atm: quiet_end_links(sc, &lazy_atm),
+            lazy_atm,
             batch_feeders: batch_ports(sc, &eager_ip),
             eager_rx: eager_receivers(sc),
             eager_tx: eager_senders(sc, &eager_ip),
@@ -261,6 +287,33 @@ fn lazy_atm_links(sc: &Scenario) -> Vec<bool> {
         }
     }
     lazy
+}
+
+/// For each link, whether it is an ATM link, not lazy, used by some VC,
+/// whose every cell ends where it ends: the last link of every VC path
+/// and every backward RM path it is on, with no edge there that acts on
+/// what passes (fast path 6).
+fn quiet_end_links(sc: &Scenario, lazy: &[bool]) -> Vec<bool> {
+    let mut quiet: Vec<Option<bool>> = sc
+        .links
+        .iter()
+        .zip(lazy)
+        .map(|(l, &lazy)| (l.layer == Layer::Atm && !lazy && link_end_allows_fast_paths(l)).then_some(false))
+        .collect();
+    for v in &sc.vcs {
+        for path in [&v.links, &v.back_links] {
+            for (k, &l) in path.iter().enumerate() {
+                if let Some(q) = quiet[l as usize].as_mut() {
+                    if k + 1 == path.len() {
+                        *q = true;
+                    } else {
+                        quiet[l as usize] = None;
+                    }
+                }
+            }
+        }
+    }
+    quiet.into_iter().map(|q| q == Some(true)).collect()
 }
 
 /// For each link, the one value all its uses name, if they all name the

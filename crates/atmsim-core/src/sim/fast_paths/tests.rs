@@ -81,7 +81,7 @@ fn fast_paths_off_takes_none() {
         off_sc.fast_paths = false;
         let off = Plan::new(&off_sc);
         let any = |p: &Plan| {
-            p.lazy_atm.iter().any(|&x| x)
+            p.lazy_atm.iter().chain(&p.quiet_end_atm).any(|&x| x)
                 || p.eager_ip.iter().any(Option::is_some)
                 || p.batch_feeders.iter().any(|f| !f.is_empty())
                 || p.eager_rx.iter().chain(&p.eager_tx).any(|&x| x)
@@ -172,6 +172,9 @@ fn a_lazy_link_ends_its_vcs_in_passive_sinks() {
     .unwrap();
     // Not even its backward link, whose RM cells need their events.
     assert_eq!(Plan::new(&abr).lazy_atm, vec![false, false]);
+    // Both are quiet-end links: the VC ends where the forward link ends,
+    // its backward RM cells where the backward one does.
+    assert_eq!(Plan::new(&abr).quiet_end_atm, vec![true, true]);
     abr.vcs[0].abr = None;
     abr.vcs[0].back_links.clear();
     assert_eq!(Plan::new(&abr).lazy_atm, vec![true, true]);
@@ -184,6 +187,42 @@ fn a_lazy_link_ends_its_vcs_in_passive_sinks() {
     f.data_vc = Some(0);
     off.flows = vec![f];
     assert!(!Plan::new(&off).lazy_atm[0]);
+}
+
+#[test]
+fn a_quiet_end_link_is_the_last_of_every_path_on_it() {
+    // One VC ending at a TCP host over two links: the last one only.
+    let mut sc = atm_sink();
+    let mut f = ip_line(100, true, "").flows[0].clone();
+    f.layer = Layer::Atm;
+    f.data_links.clear();
+    f.ack_links.clear();
+    f.data_vc = Some(0);
+    sc.flows = vec![f];
+    sc.vcs[0].links = vec![0, 1];
+    let plan = Plan::new(&sc);
+    assert_eq!(plan.lazy_atm, vec![false, false]);
+    assert_eq!(plan.quiet_end_atm, vec![false, true]);
+    // Not when another VC goes on from it.
+    let mut other = sc.clone();
+    let mut v = other.vcs[0].clone();
+    v.name = "w".into();
+    v.links = vec![1, 0];
+    other.vcs.push(v);
+    assert_eq!(Plan::new(&other).quiet_end_atm, vec![false, false]);
+    // Not when the edge at its far end writes ACK windows.
+    let mut off = sc.clone();
+    off.links[1].ack_control = Some(ack_control());
+    assert_eq!(Plan::new(&off).quiet_end_atm, vec![false, false]);
+    // Not an IP link, nor a link no VC uses, nor a lazy link.
+    let mut off = sc.clone();
+    off.links[1].layer = Layer::Ip;
+    assert_eq!(Plan::new(&off).quiet_end_atm, vec![false, false]);
+    let mut off = sc;
+    off.flows.clear();
+    let plan = Plan::new(&off);
+    assert_eq!(plan.lazy_atm, vec![false, true]);
+    assert_eq!(plan.quiet_end_atm, vec![false, false]);
 }
 
 #[test]
