@@ -145,10 +145,9 @@ impl Simulation {
             self.clock.until
         };
         let ends = &mut self.ends;
-        self.atm
-            .raise_horizon(horizon, quiet, &mut |c: &Cell, at| {
-                ends.deliver_passive(c, at)
-            });
+        self.atm.raise_horizon(horizon, quiet, &mut |c: &Cell, at| {
+            ends.deliver_passive(c, at)
+        });
     }
 
     /// Hands the cells of lazy links that arrived before `t` (by `t` with

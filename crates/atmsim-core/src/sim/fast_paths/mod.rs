@@ -298,7 +298,9 @@ fn quiet_end_links(sc: &Scenario, lazy: &[bool]) -> Vec<bool> {
         .links
         .iter()
         .zip(lazy)
-        .map(|(l, &lazy)| (l.layer == Layer::Atm && !lazy && link_end_allows_fast_paths(l)).then_some(false))
+        .map(|(l, &lazy)| {
+            (l.layer == Layer::Atm && !lazy && link_end_allows_fast_paths(l)).then_some(false)
+        })
         .collect();
     for v in &sc.vcs {
         for path in [&v.links, &v.back_links] {
