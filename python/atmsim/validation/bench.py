@@ -56,8 +56,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from ..api import run
+from ..api import prepare, run
 from ..binding import package_version
+from ..reproduce import registry
+from ..reproduce.runner import seed_override
 from ..resources import scenario_dir
 from .ns2 import (
     Dumbbell,
@@ -269,10 +271,6 @@ def bench_general(runs: int = 5, echo: Echo = _quiet) -> dict[str, Any]:
     Returns ``{name: {"cells_per_cpu_s": spread, "cells", "events", "sim_time_s",
     "what", "target"}}`` for ``mux_plain`` and each of ``GENERAL``.
     """
-    from ..api import prepare
-    from ..reproduce import registry
-    from ..reproduce.runner import seed_override
-
     _check_runs(runs)
     experiments = registry()
     cases: list[tuple[str, str, Any, dict]] = [
