@@ -28,6 +28,21 @@ class Simulation:
     def events(self) -> int:
         """Events processed so far. RuntimeError once finished."""
 
+    def set_external(self, flow: int) -> None:
+        """Make flow ``flow``'s two ends real hosts, for an emulation (docs/emulation.md):
+        its model sender never starts. ValueError unless before the first ``advance``, on a
+        run without the fast paths, for an existing flow."""
+
+    def inject(self, flow: int, to_receiver: bool, ip_bytes: int, tag: int) -> None:
+        """A real host of flow ``flow`` writes an IP datagram of ``ip_bytes`` bytes at
+        ``now_ps``: towards the flow's receiver (its data path or VC) or its sender (its
+        ACK path or VC). ``tag`` comes back from ``take_delivered``. ValueError for a flow
+        that is not one of real hosts."""
+
+    def take_delivered(self) -> list[tuple[int, int, bool]]:
+        """The real hosts' datagrams delivered since the last call, in the order they
+        arrived: (tag, arrival time in ps, to_receiver)."""
+
     def finish(self) -> tuple[str, dict[str, Any]]:
         """Close the run: (summary JSON, series). The series dict holds ``time_s``
         (little-endian f64), ``entity`` (little-endian u32), ``metric`` (u8) and

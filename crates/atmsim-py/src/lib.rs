@@ -185,6 +185,37 @@ impl Simulation {
         Ok((json, d))
     }
 
+    /// Makes flow `flow`'s two ends real hosts, for an emulation
+    /// (docs/emulation.md): its model sender never starts. Before the
+    /// first `advance`, on a run without the fast paths; `ValueError`
+    /// otherwise.
+    fn set_external(&mut self, flow: usize) -> PyResult<()> {
+        let sim = self.sim_mut()?;
+        let outcome = guarded(|| sim.set_external(flow));
+        self.poison_on(outcome)?.map_err(PyValueError::new_err)
+    }
+
+    /// A real host of flow `flow` writes an IP datagram of `ip_bytes`
+    /// bytes now (`now_ps`): towards the flow's receiver (`to_receiver`) or
+    /// its sender; `tag` comes back with it from `take_delivered`.
+    fn inject(&mut self, flow: usize, to_receiver: bool, ip_bytes: u32, tag: u64) -> PyResult<()> {
+        let sim = self.sim_mut()?;
+        let outcome = guarded(|| sim.inject(flow, to_receiver, ip_bytes, tag));
+        self.poison_on(outcome)?.map_err(PyValueError::new_err)
+    }
+
+    /// The real hosts' datagrams delivered since the last call, in the
+    /// order they arrived: (tag, arrival time in ps, to_receiver).
+    fn take_delivered(&mut self) -> PyResult<Vec<(u64, u64, bool)>> {
+        let sim = self.sim_mut()?;
+        let outcome = guarded(|| {
+            (sim.take_delivered().into_iter())
+                .map(|d| (d.tag, d.at, d.to_receiver))
+                .collect()
+        });
+        self.poison_on(outcome)
+    }
+
     /// Panics inside a guarded call on this simulation, which poisons it:
     /// for the tests of the error path only (no valid input panics).
     #[doc(hidden)]

@@ -317,7 +317,8 @@ impl AtmFabric {
     /// edge there.
     #[inline]
     pub(super) fn at_edge(&mut self, l: AtmLinkIx, packet: Packet, now: Time) -> Packet {
-        if packet.is_data || !self.control.any() {
+        // A real host's datagram carries no window the model can read (yet).
+        if packet.is_data || packet.external || !self.control.any() {
             return packet;
         }
         let queue_delay_ps = match self.control.queue_delay_port(l) {
