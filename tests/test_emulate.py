@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from atmsim.emulate import hosts
+from atmsim.emulate import hosts, tcpheader
 from atmsim.emulate.run import lateness_report
 
 from conftest import CORE_BUILT, SCENARIOS, balanced, cli_env, needs_core
@@ -76,6 +76,83 @@ def test_lateness_percentiles_and_falling_behind():
     assert not lateness_report([], 1e-3)["fell_behind"]
 
 
+def internet_checksum(data: bytes) -> int:
+    """RFC 1071's one's complement sum, written here from the RFC (not the core's)."""
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(int.from_bytes(data[k : k + 2], "big") for k in range(0, len(data), 2))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def tcp_datagram(flags: int, window: int, options: bytes = b"", payload: bytes = b"") -> bytes:
+    """An IPv4 datagram 10.201.1.2 -> 10.201.1.1 carrying a TCP segment with a correct
+    checksum (over the pseudo-header, RFC 9293 section 3.1)."""
+    offset = (20 + len(options)) // 4
+    tcp = bytearray(
+        (5001).to_bytes(2, "big")
+        + (40000).to_bytes(2, "big")
+        + (123456789).to_bytes(4, "big")
+        + (987654321).to_bytes(4, "big")
+        + bytes([offset << 4, flags])
+        + window.to_bytes(2, "big")
+        + b"\0\0\0\0"
+        + options
+        + payload
+    )
+    src, dst = bytes([10, 201, 1, 2]), bytes([10, 201, 1, 1])
+    pseudo = src + dst + bytes([0, 6]) + len(tcp).to_bytes(2, "big")
+    tcp[16:18] = internet_checksum(pseudo + bytes(tcp)).to_bytes(2, "big")
+    ip = (
+        bytearray([0x45, 0])
+        + (20 + len(tcp)).to_bytes(2, "big")
+        + bytes([0, 1, 0x40, 0, 64, 6, 0, 0])
+        + src
+        + dst
+    )
+    ip[10:12] = internet_checksum(bytes(ip)).to_bytes(2, "big")
+    return bytes(ip + tcp)
+
+
+def tcp_checksum_ok(datagram: bytes) -> bool:
+    tcp = datagram[20:]
+    pseudo = datagram[12:20] + bytes([0, 6]) + len(tcp).to_bytes(2, "big")
+    return internet_checksum(pseudo + tcp) == 0
+
+
+def test_syn_options_are_read_and_the_handshake_settles_the_scale():
+    syn = tcp_datagram(tcpheader.SYN, 64240, bytes([2, 4, 5, 0xB4, 1, 3, 3, 7]))
+    segment = tcpheader.parse(syn)
+    assert (segment.syn, segment.mss, segment.wscale, segment.window) == (True, 1460, 7, 64240)
+    synack = tcpheader.parse(
+        tcp_datagram(tcpheader.SYN | tcpheader.ACK, 65160, bytes([2, 4, 5, 0xAC, 3, 3, 10, 0]))
+    )
+    handshake = tcpheader.Handshake()
+    handshake.from_sender(segment)
+    assert handshake.from_receiver(synack)
+    assert (handshake.scale, handshake.mss) == (10, 1452)
+    # Without the option in the SYN, the receiver's windows are not scaled.
+    plain = tcpheader.Handshake()
+    plain.from_sender(tcpheader.parse(tcp_datagram(tcpheader.SYN, 64240)))
+    assert plain.from_receiver(synack) and (plain.scale, plain.mss) == (0, 536)
+    assert tcpheader.parse(b"\x60" + bytes(60)) is None  # IPv6
+
+
+@needs_core
+def test_a_lowered_window_keeps_the_real_checksum_valid():
+    from atmsim.binding import import_core
+
+    update = import_core().checksum_update
+    for window, new, payload in [(501, 31, b""), (65535, 0, b"x" * 101), (4242, 4241, b"ab")]:
+        datagram = tcp_datagram(tcpheader.ACK, window, payload=payload)
+        assert tcp_checksum_ok(datagram)
+        segment = tcpheader.parse(datagram)
+        out = tcpheader.rewrite_window(datagram, segment, new, update)
+        assert tcpheader.parse(out).window == new and tcp_checksum_ok(out), (window, new)
+        assert out[:34] == datagram[:34] and out[38:] == datagram[38:]
+
+
 @needs_core
 def test_the_core_carries_real_datagrams_and_balances_their_ledger():
     from atmsim.api import prepare
@@ -93,7 +170,7 @@ def test_the_core_carries_real_datagrams_and_balances_their_ledger():
     sim.advance(7_000_000_000)
     assert sim.take_delivered() == []
     sim.advance(20_000_000_000)
-    delivered = {tag: (at, to_receiver) for tag, at, to_receiver in sim.take_delivered()}
+    delivered = {tag: (at, to_receiver) for tag, at, to_receiver, _ in sim.take_delivered()}
     assert set(delivered) == {1, 2, 3}
     assert delivered[1][1] and not delivered[2][1] and delivered[3][1]
     # 60 + 16 bytes: 2 cells, through 4 hops of 2 ms and a cell time of 16.56 us each:
@@ -112,6 +189,38 @@ def test_the_core_carries_real_datagrams_and_balances_their_ledger():
         "in_network": 0,
     }
     assert summary["flows"][0]["bytes_sent"] == 0  # the model's TCP stayed quiet
+
+
+@needs_core
+def test_a_rate_controlling_router_lowers_the_window_of_a_real_ack():
+    from atmsim.api import prepare
+    from atmsim.binding import import_core
+    from atmsim.scenario import to_core
+
+    core_input = to_core(prepare(SCENARIOS / "emulate_er_router.toml", fast_paths=False))
+    sim = import_core().Simulation(json.dumps(core_input))
+    sim.set_external(0)
+    with pytest.raises(ValueError, match="window scale 15"):
+        sim.set_external_tcp(0, 15, 1460)
+    sim.set_external_tcp(0, 7, 1460)
+    # Data at about 10 Mbps for 50 ms (ten of r1's 5 ms intervals), and an ACK with a
+    # zero window, then one with the largest, each towards the sender.
+    for k in range(40):
+        sim.advance(k * 1_250_000_000)
+        sim.inject(0, True, 1500, k)
+    sim.inject(0, False, 52, 101, 0)
+    sim.inject(0, False, 52, 100, 65535)
+    sim.advance(100_000_000_000)
+    windows = {tag: wnd for tag, _, to_receiver, wnd in sim.take_delivered() if not to_receiver}
+    summary = json.loads(sim.finish()[0])
+    rate = summary["flows"][0]["rate_control"]
+    # min(65535, ER x base RTT >> 7), the last window written: lowered, and at least
+    # one segment (ceil(1460 / 128)).
+    expected = rate["window_written_bytes"] / 128
+    assert 12 <= windows[100] == expected < 65535
+    assert windows[101] == 0  # a zero window is never raised
+    assert rate["acks_rewritten"] == 1
+    assert summary["conservation"]["external"]["delivered"] == 42
 
 
 @needs_core
@@ -215,6 +324,30 @@ def test_real_flows_share_an_ip_router_with_simulated_ones(tmp_path):
     packets = summary["conservation"]["packets"]
     assert packets["generated"] > summary["conservation"]["external"]["injected"]
     assert not leftovers_of_children()
+
+
+@needs_privileges
+def test_a_rate_controlled_router_holds_a_real_flow_near_its_explicit_rate(tmp_path):
+    out = tmp_path / "emu"
+    done = atmsim(
+        "emulate", "emulate_er_router", "--bytes", "3000000", "--cc", "cubic", "--out", str(out)
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads((out / "summary.json").read_text())
+    (real,) = summary["emulation"]["flows"]
+    assert real["ok"] and real["window_scale"] is not None
+    # The router lowered the window of the real ACKs, and the sender's kernel took
+    # every one of them: no segment with a bad checksum.
+    assert real["acks_rewritten"] > 100 and real["sender_in_csum_errors"] == 0
+    (flow,) = summary["flows"]
+    assert flow["rate_control"]["acks_rewritten"] == real["acks_rewritten"]
+    er_mbps = flow["rate_control"]["er_bps"] / 1e6
+    # Held near the ER (its goodput, below it by the headers, the start and the slack
+    # of real hosts), without filling r1's 100-packet buffer or losing a packet there.
+    assert 0.7 * er_mbps < real["goodput_mbps"] < 1.02 * er_mbps
+    r1 = next(p for p in summary["ports"] if p["name"] == "r1-r2")
+    assert r1["packets_dropped"] == 0 and r1["max_queue_packets"] < 50
+    assert balanced(summary)
 
 
 def leftovers_of_children() -> list[str]:

@@ -17,10 +17,15 @@ at wall time t' >= t; t' - t is its lateness, reported (largest, percentiles) wi
 the number written later than ``max_lateness_s``: the run says it fell behind when
 there is one.
 
-What is not done yet (docs/emulation.md): rewriting the window of real ACKs at
-rate-controlling routers and ATM edges (the model's rate control measures the real
-flows' data but does not touch their ACKs), iperf3 as the traffic, several real
-flows per host pair sharing one TUN, IPv6.
+Rate control on real TCP: a router or ATM edge with ``ack_control`` lowers the window
+of the receiver's real segments as it does the model's ACKs (min(window, ER x T), not
+below one segment), read and written with the window scale the real SYNs negotiated
+(``tcpheader.Handshake``); the loop writes the lowered window into the real TCP
+header and updates its checksum incrementally (RFC 1624), and reports how many it
+rewrote and how many segments with a bad checksum the sender's kernel counted.
+
+What is not done yet (docs/emulation.md): the ack bucket does not hold real ACKs,
+iperf3 as the traffic, congestion control per flow (one ``cc`` for all), IPv6.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from ..binding import import_core
 from ..errors import ScenarioError
 from ..rundir import complete_summary, start_run_dir
 from ..scenario import resolved_toml, to_core
-from . import traffic
+from . import tcpheader, traffic
 from .hosts import MAX_FLOWS, EmulationError, Hosts, PrivilegeError, Tun, clean_stale
 from .hosts import missing_privileges as _missing_privileges
 
@@ -85,6 +90,11 @@ class RealFlow:
     rx: Optional[Tun] = None
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     reports: dict[str, dict] = field(default_factory=dict)
+    handshake: tcpheader.Handshake = field(default_factory=tcpheader.Handshake)
+    acks_rewritten: int = 0
+    """The receiver's segments whose window the simulated network lowered."""
+    sender_csum_errors: Optional[int] = None
+    """TCP segments with a bad checksum the sender's kernel counted (InCsumErrors)."""
 
 
 @dataclass
@@ -227,6 +237,8 @@ def emulate(
         interrupted = True
     finally:
         for flow in real:
+            if flow.tx is not None:
+                flow.sender_csum_errors = _in_csum_errors(flow.tx.netns)
             for role, process in flow.processes.items():
                 if process.poll() is None:
                     process.kill()
@@ -257,6 +269,18 @@ def emulate(
     return Emulation(result, report, out)
 
 
+def _in_csum_errors(netns: str) -> Optional[int]:
+    """The TCP segments with a bad checksum the kernel of ``netns`` received
+    (``InCsumErrors`` of /proc/net/snmp's Tcp lines), None if unreadable."""
+    done = subprocess.run(
+        ["ip", "netns", "exec", netns, "cat", "/proc/net/snmp"], capture_output=True, text=True
+    )
+    rows = [line.split() for line in done.stdout.splitlines() if line.startswith("Tcp:")]
+    if len(rows) != 2 or "InCsumErrors" not in rows[0]:
+        return None
+    return int(rows[1][rows[0].index("InCsumErrors")])
+
+
 def _flow_report(flow: RealFlow, cc: str, nbytes: int) -> dict:
     sent, got = flow.reports.get("send", {}), flow.reports.get("recv", {})
     ok = bool(sent.get("sha256")) and sent.get("sha256") == got.get("sha256")
@@ -272,6 +296,10 @@ def _flow_report(flow: RealFlow, cc: str, nbytes: int) -> dict:
         "seconds": seconds,
         "goodput_mbps": nbytes * 8 / seconds / 1e6 if ok and seconds > 0 else 0.0,
         "errors": [r["error"] for r in (sent, got) if "error" in r],
+        "window_scale": flow.handshake.scale,
+        "mss": flow.handshake.mss if flow.handshake.scale is not None else None,
+        "acks_rewritten": flow.acks_rewritten,
+        "sender_in_csum_errors": flow.sender_csum_errors,
     }
 
 
@@ -288,12 +316,13 @@ def _run(
     transfer has ended or the run's duration; True when Ctrl-C (or SIGTERM) stopped
     it. Appends the lateness of each datagram written to ``lateness`` and counts the
     datagrams in ``counts``, so that an interrupted run keeps what it measured."""
-    by_fd: dict[int, tuple[int, bool, int]] = {}
+    by_fd: dict[int, tuple[RealFlow, bool, int]] = {}
     for flow in real:
         assert flow.tx is not None and flow.rx is not None
         # Read at the sender: to the receiver, written into the receiver's TUN.
-        by_fd[flow.tx.fd] = (flow.index, True, flow.rx.fd)
-        by_fd[flow.rx.fd] = (flow.index, False, flow.tx.fd)
+        by_fd[flow.tx.fd] = (flow, True, flow.rx.fd)
+        by_fd[flow.rx.fd] = (flow, False, flow.tx.fd)
+    update = import_core().checksum_update
     for flow in real:
         assert flow.rx is not None and flow.tx is not None
         recv = subprocess.Popen(
@@ -309,7 +338,7 @@ def _run(
     for fd in by_fd:
         poller.register(fd, select.EPOLLIN)
     duration_ps = sim.duration_ps
-    pending: dict[int, tuple[bytes, int]] = {}
+    pending: dict[int, tuple[bytes, int, RealFlow, Optional[tcpheader.Segment]]] = {}
     counts.update(injected=0, written=0, not_ipv4=0, write_errors=0)
     tag = 0
     t0 = time.monotonic()
@@ -349,7 +378,7 @@ def _run(
             target = min(duration_ps, int((time.monotonic() - t0) * 1e12))
             sim.advance(target)
             for fd, _ in ready:
-                flow_index, to_receiver, out_fd = by_fd[fd]
+                flow, to_receiver, out_fd = by_fd[fd]
                 # At most READ_BATCH at a time: the deliveries of the simulated time
                 # this takes wait for it (the rest are read on the next turn).
                 for _ in range(READ_BATCH):
@@ -360,12 +389,29 @@ def _run(
                     if not datagram or datagram[0] >> 4 != 4:
                         counts["not_ipv4"] += 1
                         continue
-                    sim.inject(flow_index, to_receiver, len(datagram), tag)
-                    pending[tag] = (datagram, out_fd)
+                    segment = tcpheader.parse(datagram)
+                    wnd = 0
+                    if segment is not None and to_receiver:
+                        flow.handshake.from_sender(segment)
+                    elif segment is not None:
+                        if flow.handshake.from_receiver(segment):
+                            sim.set_external_tcp(
+                                flow.index, flow.handshake.scale, flow.handshake.mss
+                            )
+                        # The windows of SYNs are never scaled: they are left alone.
+                        if flow.handshake.scale is not None and not segment.syn:
+                            wnd = segment.window
+                    sim.inject(flow.index, to_receiver, len(datagram), tag, wnd)
+                    pending[tag] = (datagram, out_fd, flow, segment if wnd else None)
                     tag += 1
                     counts["injected"] += 1
-            for got, at_ps, _ in sim.take_delivered():
-                datagram, out_fd = pending.pop(got)
+            for got, at_ps, _, wnd in sim.take_delivered():
+                datagram, out_fd, flow, segment = pending.pop(got)
+                if segment is not None and wnd < segment.window:
+                    # The explicit-rate control lowered the window on the way: into
+                    # the real header, with the checksum updated (RFC 1624).
+                    datagram = tcpheader.rewrite_window(datagram, segment, wnd, update)
+                    flow.acks_rewritten += 1
                 try:
                     os.write(out_fd, datagram)
                     counts["written"] += 1

@@ -160,12 +160,16 @@ impl Packet {
     /// beside it, handed back when it is delivered. The model carries only
     /// its size: `len` is the bytes beyond the 40 of an IP and a TCP header
     /// without options, so [`Packet::ip_bytes`] is the datagram's size (a
-    /// datagram shorter than 40 bytes is carried as 40).
-    pub fn external(flow: u32, to_receiver: bool, ip_bytes: u32, tag: u64) -> Self {
+    /// datagram shorter than 40 bytes is carried as 40). `wnd` is the
+    /// window field of a TCP segment towards the sender, which the
+    /// explicit-rate control of routers and ATM edges may lower
+    /// ([`Packet::rewrite_window`]); 0 for any other datagram (a zero
+    /// window is never lowered).
+    pub fn external(flow: u32, to_receiver: bool, ip_bytes: u32, wnd: u16, tag: u64) -> Self {
         let mut p = if to_receiver {
             Packet::data(flow, 0, ip_bytes.saturating_sub(TCPIP_HEADER_BYTES))
         } else {
-            Packet::ack(flow, 0, 0, 0)
+            Packet::ack(flow, 0, 0, wnd)
         };
         p.len = ip_bytes.saturating_sub(TCPIP_HEADER_BYTES);
         p.external = true;
@@ -278,14 +282,17 @@ mod tests {
 
     #[test]
     fn an_external_datagram_keeps_its_size_and_tag() {
-        let p = Packet::external(2, true, 1500, 77);
+        let p = Packet::external(2, true, 1500, 0, 77);
         assert_eq!(
             (p.ip_bytes(), p.tag(), p.is_data, p.external),
             (1500, 77, true, true)
         );
-        let q = Packet::external(2, false, 52, 78);
-        assert_eq!((q.ip_bytes(), q.tag(), q.is_data), (52, 78, false));
-        assert_eq!(Packet::external(0, false, 28, 1).ip_bytes(), 40);
+        let q = Packet::external(2, false, 52, 501, 78);
+        assert_eq!(
+            (q.ip_bytes(), q.tag(), q.is_data, q.wnd),
+            (52, 78, false, 501)
+        );
+        assert_eq!(Packet::external(0, false, 28, 0, 1).ip_bytes(), 40);
         assert!(!Packet::data(0, 0, 1).external);
     }
 

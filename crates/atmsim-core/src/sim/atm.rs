@@ -317,8 +317,7 @@ impl AtmFabric {
     /// edge there.
     #[inline]
     pub(super) fn at_edge(&mut self, l: AtmLinkIx, packet: Packet, now: Time) -> Packet {
-        // A real host's datagram carries no window the model can read (yet).
-        if packet.is_data || packet.external || !self.control.any() {
+        if packet.is_data || !self.control.any() {
             return packet;
         }
         let queue_delay_ps = match self.control.queue_delay_port(l) {
@@ -330,6 +329,12 @@ impl AtmFabric {
             None => 0,
         };
         self.control.on_ack(l, packet, queue_delay_ps)
+    }
+
+    /// Flow `f`'s ends are real hosts with window scale `scale` and MSS
+    /// `mss` (an emulation).
+    pub(super) fn set_real_tcp(&mut self, f: FlowId, scale: u8, mss: u32) {
+        self.control.set_real_tcp(f, scale, mss);
     }
 
     /// Flow `f`'s explicit rate (bits/s) and last written window (bytes),

@@ -34,6 +34,10 @@ pub struct Delivered {
     pub at: Time,
     /// True when it came over the flow's data path (to the receiver).
     pub to_receiver: bool,
+    /// Its window field now: as injected, or lowered by the explicit-rate
+    /// control of a router or an ATM edge on its way (the caller writes it
+    /// into the datagram's TCP header, with its checksum).
+    pub wnd: u16,
 }
 
 /// The emulation's counters and the datagrams delivered, not yet taken.
@@ -59,6 +63,7 @@ impl External {
             tag: packet.tag(),
             at,
             to_receiver: packet.is_data,
+            wnd: packet.wnd,
         });
     }
 
@@ -96,21 +101,45 @@ impl Simulation {
         Ok(())
     }
 
+    /// The real hosts of flow `flow` negotiated window scale shift `scale`
+    /// for the windows of the receiver's segments (RFC 7323), and segments
+    /// of `mss` bytes: the explicit-rate control reads and writes their
+    /// ACKs' windows with these (never below one segment).
+    pub fn set_external_tcp(&mut self, flow: usize, scale: u8, mss: u32) -> Result<(), String> {
+        self.external_flow(flow)?;
+        if scale > 14 || mss == 0 {
+            return Err(format!(
+                "flow {flow}: window scale {scale} (at most 14) or MSS {mss} (at least 1)"
+            ));
+        }
+        self.ip.set_real_tcp(FlowId::from_index(flow), scale, mss);
+        self.atm.set_real_tcp(FlowId::from_index(flow), scale, mss);
+        Ok(())
+    }
+
+    fn external_flow(&self, flow: usize) -> Result<(), String> {
+        if flow >= self.tcp.len() || !self.tcp.is_external(FlowId::from_index(flow)) {
+            return Err(format!("flow {flow}: not a flow of real hosts"));
+        }
+        Ok(())
+    }
+
     /// A real host of flow `flow` writes an IP datagram of `ip_bytes` bytes
     /// now (the time reached): towards the flow's receiver (`to_receiver`,
     /// along its data path or VC) or its sender (its ACK path or VC).
-    /// `tag` comes back with it when it is delivered.
+    /// `wnd`: the window field of a TCP segment towards the sender, which
+    /// the explicit-rate control may lower (0 for any other). `tag` comes
+    /// back with it when it is delivered.
     pub fn inject(
         &mut self,
         flow: usize,
         to_receiver: bool,
         ip_bytes: u32,
+        wnd: u16,
         tag: u64,
     ) -> Result<(), String> {
-        if flow >= self.tcp.len() || !self.tcp.is_external(FlowId::from_index(flow)) {
-            return Err(format!("flow {flow}: not a flow of real hosts"));
-        }
-        let packet = Packet::external(flow as u32, to_receiver, ip_bytes, tag);
+        self.external_flow(flow)?;
+        let packet = Packet::external(flow as u32, to_receiver, ip_bytes, wnd, tag);
         self.external.injected += 1;
         self.send_packet(FlowId::from_index(flow), packet, self.clock.now);
         Ok(())
@@ -172,8 +201,8 @@ mod tests {
     fn datagrams_cross_an_ip_path_at_the_model_s_times_and_the_ledgers_balance() {
         let mut sim = real(&ip_line(10, false, ""));
         // 1000 IP bytes take 1 ms on each 8 Mb/s link, plus 1 ms of delay.
-        sim.inject(0, true, 1000, 7).unwrap();
-        sim.inject(0, false, 1000, 8).unwrap();
+        sim.inject(0, true, 1000, 0, 7).unwrap();
+        sim.inject(0, false, 1000, 0, 8).unwrap();
         sim.advance(3 * MS);
         assert!(sim.take_delivered().is_empty());
         sim.advance(4 * MS);
@@ -188,7 +217,7 @@ mod tests {
             (Some((4 * MS, true)), Some((4 * MS, false)))
         );
         // The model's own TCP sent nothing.
-        sim.inject(0, true, 1500, 9).unwrap();
+        sim.inject(0, true, 1500, 0, 9).unwrap();
         let (summary, _) = sim.finish();
         let c = &summary.conservation;
         assert!(c.ok, "{:?}", c.problems);
@@ -205,10 +234,10 @@ mod tests {
         let mut sim = real(&atm_line(20));
         // 1500 IP bytes + 16 of LLC/SNAP and trailer: 32 cells at once into
         // a port that holds 20 waiting and one in transmission.
-        sim.inject(0, true, 1500, 1).unwrap();
-        sim.inject(0, false, 40, 3).unwrap();
+        sim.inject(0, true, 1500, 0, 1).unwrap();
+        sim.inject(0, false, 40, 0, 3).unwrap();
         sim.advance(50 * MS);
-        sim.inject(0, true, 400, 2).unwrap();
+        sim.inject(0, true, 400, 0, 2).unwrap();
         sim.advance(100 * MS);
         let mut got: Vec<u64> = sim.take_delivered().iter().map(|d| d.tag).collect();
         got.sort();
@@ -232,7 +261,7 @@ mod tests {
         assert!(sim.set_external(0).unwrap_err().contains("fast paths"));
         assert!(sim.set_external(1).unwrap_err().contains("no such flow"));
         let mut sim = Simulation::new(&ip_line(10, false, "")).unwrap();
-        assert!(sim.inject(0, true, 100, 0).is_err());
+        assert!(sim.inject(0, true, 100, 0, 0).is_err());
         sim.advance(MS);
         assert!(sim.set_external(0).unwrap_err().contains("before"));
         // A simulated run has no ledger of real hosts' datagrams.

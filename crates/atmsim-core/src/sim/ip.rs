@@ -292,8 +292,7 @@ impl IpFabric {
         now: Time,
         agenda: &mut EventQueue,
     ) -> AckFate {
-        // A real host's datagram carries no window the model can read (yet).
-        if packet.is_data || packet.external || !self.control.any() {
+        if packet.is_data || !self.control.any() {
             return AckFate::Pass(packet);
         }
         let queue_delay_ps = match self.control.queue_delay_port(l) {
@@ -319,6 +318,12 @@ impl IpFabric {
     ) -> Option<(IpLinkIx, Packet)> {
         let packet = self.control.release(b, now, agenda)?;
         Some((self.route_at(&packet, packet.hop), packet))
+    }
+
+    /// Flow `f`'s ends are real hosts with window scale `scale` and MSS
+    /// `mss` (an emulation).
+    pub(super) fn set_real_tcp(&mut self, f: FlowId, scale: u8, mss: u32) {
+        self.control.set_real_tcp(f, scale, mss);
     }
 
     /// Flow `f`'s explicit rate (bits/s) and last written window (bytes).
