@@ -65,6 +65,15 @@ def test_missing_privileges_name_what_is_missing(tmp_path):
         assert str(tmp_path / "tun") in no_tun and "modprobe tun" in no_tun
 
 
+def test_congestion_control_per_flow():
+    from atmsim.emulate.run import RealFlow, congestion_controls
+
+    real = [RealFlow(0, 1, "tcp1", "s1", "d1"), RealFlow(1, 2, "tcp2", "s2", "d2")]
+    assert congestion_controls("reno", real) == {"tcp1": "reno", "tcp2": "reno"}
+    assert congestion_controls(["tcp2=reno"], real) == {"tcp1": "cubic", "tcp2": "reno"}
+    assert congestion_controls(["reno", "tcp1=cubic"], real) == {"tcp1": "cubic", "tcp2": "reno"}
+
+
 def test_lateness_percentiles_and_falling_behind():
     report = lateness_report([0.0002] * 98 + [0.0005, 0.004], 1e-3)
     assert (report["datagrams"], report["later_than_bound"], report["fell_behind"]) == (
@@ -269,7 +278,12 @@ def test_bad_flow_and_congestion_control_are_one_line_errors():
     )
     done = atmsim("emulate", str(EXAMPLE), "--cc", "vegas")
     assert done.returncode == 2
-    assert done.stderr.strip() == "error: --cc vegas: expected one of reno, cubic"
+    assert done.stderr.strip() == (
+        "error: --cc vegas: expected one of reno, cubic, or FLOW=one of them"
+    )
+    done = atmsim("emulate", str(EXAMPLE), "--cc", "tcp9=reno")
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: --cc tcp9=reno: tcp9 is not a real flow; they are tcp1"
 
 
 # --- with namespaces and TUN devices -------------------------------------------------
@@ -312,12 +326,13 @@ def test_real_flows_share_an_ip_router_with_simulated_ones(tmp_path):
     out = tmp_path / "emu"
     done = atmsim(
         "emulate", "ip_dumbbell", "--flow", "tcp1", "--flow", "tcp2", "--bytes", "1000000",
-        "--out", str(out),
+        "--cc", "tcp1=reno", "--out", str(out),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())
     real = summary["emulation"]["flows"]
     assert [f["flow"] for f in real] == ["tcp1", "tcp2"] and all(f["ok"] for f in real)
+    assert [f["cc"] for f in real] == ["reno", "cubic"]  # as the sockets report it
     flows = {f["name"]: f for f in summary["flows"]}
     assert flows["tcp1"]["bytes_sent"] == 0 and flows["tcp3"]["bytes_delivered"] > 0
     assert balanced(summary) and summary["conservation"]["external"]["ok"]

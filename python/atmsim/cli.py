@@ -171,7 +171,7 @@ def emulate_command(args: argparse.Namespace) -> int:
             scenario,
             flows=args.flows,
             nbytes=args.bytes,
-            cc=args.cc,
+            cc=args.cc or "cubic",
             overrides=list(args.sets or []),
             seed=args.seed,
             out=out_dir,
@@ -860,9 +860,10 @@ def build_parser(only: Optional[str] = None) -> _Parser:
         )
         emu.add_argument(
             "--cc",
-            default="cubic",
-            metavar="NAME",
-            help="The Linux congestion control of the real flows: reno or cubic (default).",
+            action="append",
+            metavar="[FLOW=]NAME",
+            help="The Linux congestion control of every real flow, or of FLOW: reno or cubic "
+            "(the default); repeatable.",
         )
         emu.add_argument(
             "--out",

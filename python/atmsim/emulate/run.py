@@ -25,7 +25,7 @@ header and updates its checksum incrementally (RFC 1624), and reports how many i
 rewrote and how many segments with a bad checksum the sender's kernel counted.
 
 What is not done yet (docs/emulation.md): the ack bucket does not hold real ACKs,
-iperf3 as the traffic, congestion control per flow (one ``cc`` for all), IPv6.
+iperf3 as the traffic, IPv6.
 """
 
 from __future__ import annotations
@@ -86,6 +86,8 @@ class RealFlow:
     name: str
     sender: str
     receiver: str
+    cc: str = "cubic"
+    """Its Linux congestion control."""
     tx: Optional[Tun] = None
     rx: Optional[Tun] = None
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
@@ -142,9 +144,28 @@ def _choose(core_input: dict, names: Optional[Sequence[str]], file) -> list[Real
     return chosen
 
 
-def _check_cc(cc: str) -> None:
-    if cc not in CONGESTION_CONTROLS:
-        raise EmulationError(f"--cc {cc}: expected one of {', '.join(CONGESTION_CONTROLS)}")
+def congestion_controls(cc: str | Sequence[str], real: list[RealFlow]) -> dict[str, str]:
+    """Each real flow's congestion control from ``cc``: a name for every flow, or a
+    list of ``NAME`` (every flow) and ``FLOW=NAME`` (that flow) items, later ones
+    winning; cubic where none is given."""
+    items = [cc] if isinstance(cc, str) else list(cc)
+    chosen = {flow.name: "cubic" for flow in real}
+    for item in items:
+        flow, _, name = item.rpartition("=")
+        if name not in CONGESTION_CONTROLS:
+            raise EmulationError(
+                f"--cc {item}: expected one of {', '.join(CONGESTION_CONTROLS)}, "
+                "or FLOW=one of them"
+            )
+        if not flow:
+            chosen = dict.fromkeys(chosen, name)
+        elif flow not in chosen:
+            raise EmulationError(
+                f"--cc {item}: {flow} is not a real flow; they are {', '.join(chosen)}"
+            )
+        else:
+            chosen[flow] = name
+    return chosen
 
 
 def _percentile(ordered: list[float], q: float) -> float:
@@ -188,7 +209,7 @@ def emulate(
     *,
     flows: Optional[Sequence[str]] = None,
     nbytes: int = 1_000_000,
-    cc: str = "cubic",
+    cc: str | Sequence[str] = "cubic",
     overrides: Sequence[str] = (),
     seed: Optional[int] = None,
     out: Optional[Path] = None,
@@ -197,7 +218,8 @@ def emulate(
 ) -> Emulation:
     """Emulate ``scenario`` (a path, a name or a Scenario) with real hosts for ``flows``
     (names; all its flows by default): each sends ``nbytes`` over real TCP with Linux
-    congestion control ``cc``. Runs until every transfer has ended, or the scenario's
+    congestion control ``cc`` (a name, or ``NAME`` and ``FLOW=NAME`` items:
+    ``congestion_controls``). Runs until every transfer has ended, or the scenario's
     duration. ``out``: a run directory to write as ``atmsim run`` does, with
     ``summary.json``'s ``"emulation"``: the flows' transfers and the lateness.
 
@@ -208,7 +230,6 @@ def emulate(
     missing = missing_privileges()
     if missing:
         raise PrivilegeError(f"atmsim emulate {missing}")
-    _check_cc(cc)
     if nbytes < 1:
         raise EmulationError(f"--bytes {nbytes}: expected at least 1")
     if not 576 <= mtu <= 65535:
@@ -216,6 +237,8 @@ def emulate(
     loaded = prepare(scenario, seed, list(overrides), fast_paths=False)
     core_input = to_core(loaded)
     real = _choose(core_input, flows, loaded.file)
+    for flow in real:
+        flow.cc = congestion_controls(cc, real)[flow.name]
     scenario_toml = resolved_toml(loaded)
     core = import_core()
     if out is not None:
@@ -232,7 +255,7 @@ def emulate(
         for flow in real:
             flow.tx = hosts.add_tun(flow.sender, flow.k, "s")
             flow.rx = hosts.add_tun(flow.receiver, flow.k, "r")
-        interrupted = _run(sim, real, nbytes, cc, core_input["seed"], lateness, counts)
+        interrupted = _run(sim, real, nbytes, core_input["seed"], lateness, counts)
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -253,7 +276,7 @@ def emulate(
     if interrupted:
         summary["completed"] = False
     report = {
-        "flows": [_flow_report(flow, cc, nbytes) for flow in real],
+        "flows": [_flow_report(flow, nbytes) for flow in real],
         "lateness": lateness_report(lateness, max_lateness_s),
         "datagrams": counts,
         "interrupted": interrupted,
@@ -281,7 +304,7 @@ def _in_csum_errors(netns: str) -> Optional[int]:
     return int(rows[1][rows[0].index("InCsumErrors")])
 
 
-def _flow_report(flow: RealFlow, cc: str, nbytes: int) -> dict:
+def _flow_report(flow: RealFlow, nbytes: int) -> dict:
     sent, got = flow.reports.get("send", {}), flow.reports.get("recv", {})
     ok = bool(sent.get("sha256")) and sent.get("sha256") == got.get("sha256")
     seconds = sent.get("seconds") or 0.0
@@ -289,7 +312,7 @@ def _flow_report(flow: RealFlow, cc: str, nbytes: int) -> dict:
         "flow": flow.name,
         "sender": flow.sender,
         "receiver": flow.receiver,
-        "cc": sent.get("cc", cc),
+        "cc": sent.get("cc", flow.cc),
         "bytes": nbytes,
         "bytes_received": got.get("bytes", 0),
         "ok": ok,
@@ -307,7 +330,6 @@ def _run(
     sim,
     real: list[RealFlow],
     nbytes: int,
-    cc: str,
     seed: int,
     lateness: list[float],
     counts: dict[str, int],
@@ -355,7 +377,7 @@ def _run(
                 "--bytes",
                 str(nbytes),
                 "--cc",
-                cc,
+                flow.cc,
                 "--seed",
                 str(seed * 1000 + k),
             ),
