@@ -365,6 +365,37 @@ def test_a_rate_controlled_router_holds_a_real_flow_near_its_explicit_rate(tmp_p
     assert balanced(summary)
 
 
+@needs_privileges
+def test_an_atm_edge_rate_controls_a_real_flow(tmp_path):
+    # emulate_ubr with ERICA+ rates at the sw2 -> sw3 port and the window written where
+    # the ACK VC's frames are reassembled, at the end of its last link sw1 -> h1.
+    text = EXAMPLE.read_text()
+    text = text.replace(
+        'policy = { kind = "epd", threshold = 240 }',
+        'policy = { kind = "epd", threshold = 240 }\nrate_control = "erica_plus"',
+    )
+    text = text.replace(
+        'to = "sw1"\nrate = "25.6 Mbps"\ndelay = "2 ms"\nduplex = true',
+        'to = "sw1"\nrate = "25.6 Mbps"\ndelay = "2 ms"\n\n'
+        '[links.sw1-h1]\nfrom = "sw1"\nto = "h1"\nrate = "25.6 Mbps"\ndelay = "2 ms"\n'
+        'ack_control = { rates_from = "sw2-sw3", window = "base_rtt" }',
+    )
+    assert "ack_control" in text and "rate_control" in text
+    scenario = tmp_path / "edge.toml"
+    scenario.write_text(text)
+    out = tmp_path / "emu"
+    done = atmsim("emulate", str(scenario), "--bytes", "2000000", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads((out / "summary.json").read_text())
+    (real,) = summary["emulation"]["flows"]
+    assert real["ok"] and real["acks_rewritten"] > 100 and real["sender_in_csum_errors"] == 0
+    # Without the windows the sender's kernel piles its whole window into the host's
+    # port (tens of thousands of cells); with them it holds about ER x base RTT.
+    host = next(p for p in summary["ports"] if p["name"] == "h1-sw1")
+    assert host["max_queue_cells"] < 3000
+    assert balanced(summary)
+
+
 def leftovers_of_children() -> list[str]:
     """Namespaces and devices of emulations that are gone (none may be left)."""
     names = [n for n in hosts.list_namespaces() if n.startswith(hosts.PREFIX)]
