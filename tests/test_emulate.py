@@ -357,9 +357,11 @@ def test_a_rate_controlled_router_holds_a_real_flow_near_its_explicit_rate(tmp_p
     (flow,) = summary["flows"]
     assert flow["rate_control"]["acks_rewritten"] == real["acks_rewritten"]
     er_mbps = flow["rate_control"]["er_bps"] / 1e6
-    # Held near the ER (its goodput, below it by the headers, the start and the slack
-    # of real hosts), without filling r1's 100-packet buffer or losing a packet there.
-    assert 0.7 * er_mbps < real["goodput_mbps"] < 1.02 * er_mbps
+    # Held near the ER: below it by the headers (3.5 %), the start, and the real RTT,
+    # which exceeds the base RTT the window is computed with by the loop's lateness
+    # (measured 15-19 Mbps at an ER of 20 Mbps on a loaded 2-core machine), without
+    # filling r1's 100-packet buffer or losing a packet there.
+    assert 0.6 * er_mbps < real["goodput_mbps"] < 1.02 * er_mbps
     r1 = next(p for p in summary["ports"] if p["name"] == "r1-r2")
     assert r1["packets_dropped"] == 0 and r1["max_queue_packets"] < 50
     assert balanced(summary)
