@@ -299,6 +299,8 @@ def test_a_real_transfer_through_ubr_delivers_every_byte(tmp_path, cc):
     summary = json.loads((out / "summary.json").read_text())
     (flow,) = summary["emulation"]["flows"]
     assert flow["ok"] and flow["bytes_received"] == 600_000 and flow["cc"] == cc
+    assert set(flow["dropped_before_the_model"]) == {"sender", "receiver"}
+    assert all(isinstance(n, int) for n in flow["dropped_before_the_model"].values())
     # The path carries at most 25.6 Mbps of cells: 48/53 of it is payload, less
     # LLC/SNAP, the AAL5 trailer and the TCP/IP headers.
     assert 0 < flow["goodput_mbps"] < 25.6 * 48 / 53

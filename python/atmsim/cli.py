@@ -193,6 +193,9 @@ def emulate_command(args: argparse.Namespace) -> int:
     for flow in done.report["flows"]:
         verdict = "every byte delivered" if flow["ok"] else "INCOMPLETE"
         errors = f" ({'; '.join(flow['errors'])})" if flow["errors"] else ""
+        dropped = sum(n or 0 for n in flow["dropped_before_the_model"].values())
+        if dropped:
+            errors += f", {dropped:,} datagrams dropped by the hosts before the model"
         print(
             f"real flow {flow['flow']} {flow['sender']} -> {flow['receiver']} ({flow['cc']}): "
             f"{flow['bytes_received']:,} of {flow['bytes']:,} bytes, {verdict}, "

@@ -244,6 +244,20 @@ class Hosts:
         _ip("link", "set", "dev", name, "mtu", str(self.mtu), "up", netns=netns)
         return tun
 
+    def tx_dropped(self, tun: Tun) -> Optional[int]:
+        """Datagrams the kernel of ``tun``'s host dropped before they reached the TUN
+        device's reader (its queue full: the loop fell behind), None if unreadable.
+        Those never entered the simulated network."""
+        done = subprocess.run(
+            ["ip", "-n", tun.netns, "-j", "-s", "link", "show", "dev", tun.name],
+            capture_output=True,
+            text=True,
+        )
+        try:
+            return int(json.loads(done.stdout)[0]["stats64"]["tx"]["dropped"])
+        except (ValueError, LookupError, TypeError):
+            return None
+
     def close(self) -> None:
         """Close the TUN devices (they disappear with their descriptors), remove the
         namespaces with any process left in them, then the record."""

@@ -97,6 +97,9 @@ class RealFlow:
     """The receiver's segments whose window the simulated network lowered."""
     sender_csum_errors: Optional[int] = None
     """TCP segments with a bad checksum the sender's kernel counted (InCsumErrors)."""
+    tun_dropped: dict[str, Optional[int]] = field(default_factory=dict)
+    """Per end ("sender", "receiver"): datagrams its kernel dropped at the TUN device,
+    before the model (the device's queue full)."""
 
 
 @dataclass
@@ -262,6 +265,9 @@ def emulate(
         for flow in real:
             if flow.tx is not None:
                 flow.sender_csum_errors = _in_csum_errors(flow.tx.netns)
+            for end, tun in (("sender", flow.tx), ("receiver", flow.rx)):
+                if tun is not None:
+                    flow.tun_dropped[end] = hosts.tx_dropped(tun)
             for role, process in flow.processes.items():
                 if process.poll() is None:
                     process.kill()
@@ -323,6 +329,7 @@ def _flow_report(flow: RealFlow, nbytes: int) -> dict:
         "mss": flow.handshake.mss if flow.handshake.scale is not None else None,
         "acks_rewritten": flow.acks_rewritten,
         "sender_in_csum_errors": flow.sender_csum_errors,
+        "dropped_before_the_model": flow.tun_dropped,
     }
 
 
