@@ -281,6 +281,9 @@ def test_bad_flow_and_congestion_control_are_one_line_errors():
     assert done.stderr.strip() == (
         "error: --cc vegas: expected one of reno, cubic, or FLOW=one of them"
     )
+    done = atmsim("emulate", str(EXAMPLE), "--traffic", "netperf")
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: --traffic netperf: expected one of own, iperf3"
     done = atmsim("emulate", str(EXAMPLE), "--cc", "tcp9=reno")
     assert done.returncode == 2
     assert done.stderr.strip() == "error: --cc tcp9=reno: tcp9 is not a real flow; they are tcp1"
@@ -397,6 +400,26 @@ def test_an_atm_edge_rate_controls_a_real_flow(tmp_path):
     # port (tens of thousands of cells); with them it holds about ER x base RTT.
     host = next(p for p in summary["ports"] if p["name"] == "h1-sw1")
     assert host["max_queue_cells"] < 3000
+    assert balanced(summary)
+
+
+@needs_privileges
+@pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
+def test_iperf3_as_the_traffic_through_a_rate_controlled_router(tmp_path):
+    out = tmp_path / "emu"
+    done = atmsim(
+        "emulate", "emulate_er_router", "--traffic", "iperf3", "--bytes", "3000000",
+        "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads((out / "summary.json").read_text())
+    (real,) = summary["emulation"]["flows"]
+    assert real["traffic"] == "iperf3" and real["ok"] and real["cc"] == "cubic"
+    # iperf3's server counts what arrived before the test's end: most of the bytes.
+    assert 0.8 * 3_000_000 < real["bytes_received"] <= 3_000_000
+    er_mbps = summary["flows"][0]["rate_control"]["er_bps"] / 1e6
+    assert 0.6 * er_mbps < real["goodput_mbps"] < 1.02 * er_mbps
+    assert real["acks_rewritten"] > 100 and real["sender_in_csum_errors"] == 0
     assert balanced(summary)
 
 

@@ -3,8 +3,8 @@
 A scenario's flows chosen as real (all by default) lose their model TCP: their two
 end hosts become network namespaces (``atmsim.emulate.hosts``), each flow with a TUN
 device at each end, and the project's own sender and receiver
-(``atmsim.emulate.traffic``) run a real TCP connection between them with the Linux
-congestion control asked for. Every IP datagram the kernel writes into a TUN enters
+(``atmsim.emulate.traffic``), or iperf3, run a real TCP connection between them with
+the Linux congestion control asked for. Every IP datagram the kernel writes into a TUN enters
 the simulated network at the flow's first link or VC (``Simulation.inject``: AAL5
 cells on its VC over ATM, a packet on its IP path), crosses the same model of
 switches, ports and drop policies as in ``atmsim run``, and what is delivered at the
@@ -24,8 +24,8 @@ below one segment), read and written with the window scale the real SYNs negotia
 header and updates its checksum incrementally (RFC 1624), and reports how many it
 rewrote and how many segments with a bad checksum the sender's kernel counted.
 
-What is not done yet (docs/emulation.md): the ack bucket does not hold real ACKs,
-iperf3 as the traffic, IPv6.
+What is not done yet (docs/emulation.md): the ack bucket does not hold real ACKs;
+IPv6.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import subprocess
 import sys
 import time
@@ -54,7 +55,14 @@ CONGESTION_CONTROLS = ("reno", "cubic")
 """The Linux congestion controls a real flow may use (``TCP_CONGESTION``)."""
 
 PORT = 5001
-"""The receivers' TCP port."""
+"""The receivers' TCP port (the project's receiver)."""
+
+IPERF3_PORT = 5201
+"""iperf3's port."""
+
+TRAFFIC = ("own", "iperf3")
+"""The traffic: the project's sender and receiver (``atmsim.emulate.traffic``, which
+check every byte by its SHA-256), or iperf3 (which counts them)."""
 
 IDLE_WAIT_S = 0.01
 """How long the loop waits for a datagram when none is in the network."""
@@ -92,6 +100,7 @@ class RealFlow:
     rx: Optional[Tun] = None
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     reports: dict[str, dict] = field(default_factory=dict)
+    """Per role ("send", "recv"): the JSON its process printed last."""
     handshake: tcpheader.Handshake = field(default_factory=tcpheader.Handshake)
     acks_rewritten: int = 0
     """The receiver's segments whose window the simulated network lowered."""
@@ -199,12 +208,67 @@ def _module_command(netns: str, *args: str) -> list[str]:
     return ["ip", "netns", "exec", netns, sys.executable, "-m", "atmsim.emulate.traffic", *args]
 
 
-def _wait_ready(process: subprocess.Popen, name: str) -> None:
-    """Wait for the receiver's first line (it listens), at most START_TIMEOUT_S."""
-    ready, _, _ = select.select([process.stdout], [], [], START_TIMEOUT_S)
-    line = process.stdout.readline() if ready else ""
-    if line.strip() != traffic.READY:
-        raise EmulationError(f"flow {name}: the receiver did not start ({line.strip()!r})")
+def _receiver_command(flow: RealFlow, kind: str) -> list[str]:
+    assert flow.rx is not None
+    if kind == "iperf3":
+        return ["ip", "netns", "exec", flow.rx.netns, "iperf3", "-s", "-1", "-J"] + [
+            "-B",
+            flow.rx.address,
+            "-p",
+            str(IPERF3_PORT),
+        ]
+    return _module_command(flow.rx.netns, "recv", "--bind", flow.rx.address, "--port", str(PORT))
+
+
+def _sender_command(flow: RealFlow, kind: str, nbytes: int, seed: int) -> list[str]:
+    assert flow.tx is not None and flow.rx is not None
+    if kind == "iperf3":
+        return ["ip", "netns", "exec", flow.tx.netns, "iperf3", "-c", flow.rx.address, "-J"] + [
+            "-p",
+            str(IPERF3_PORT),
+            "-n",
+            str(nbytes),
+            "-C",
+            flow.cc,
+        ]
+    return _module_command(
+        flow.tx.netns,
+        "send",
+        "--to",
+        flow.rx.address,
+        "--port",
+        str(PORT),
+        "--bytes",
+        str(nbytes),
+        "--cc",
+        flow.cc,
+        "--seed",
+        str(seed),
+    )
+
+
+def _wait_ready(process: subprocess.Popen, flow: RealFlow, kind: str) -> None:
+    """Wait until the receiver listens, at most START_TIMEOUT_S: the project's prints a
+    first line then; iperf3's socket shows in ``ss`` (it prints nothing before its end
+    with -J)."""
+    assert flow.rx is not None
+    if kind == "own":
+        ready, _, _ = select.select([process.stdout], [], [], START_TIMEOUT_S)
+        line = process.stdout.readline() if ready else ""
+        if line.strip() != traffic.READY:
+            raise EmulationError(f"flow {flow.name}: the receiver did not start ({line.strip()!r})")
+        return
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline and process.poll() is None:
+        listening = subprocess.run(
+            ["ip", "netns", "exec", flow.rx.netns, "ss", "-Hltn", f"sport = :{IPERF3_PORT}"],
+            capture_output=True,
+            text=True,
+        )
+        if listening.stdout.strip():
+            return
+        time.sleep(0.05)
+    raise EmulationError(f"flow {flow.name}: iperf3 -s did not start listening")
 
 
 def emulate(
@@ -218,6 +282,7 @@ def emulate(
     out: Optional[Path] = None,
     max_lateness_s: float = 1e-3,
     mtu: int = 1500,
+    traffic_kind: str = "own",
 ) -> Emulation:
     """Emulate ``scenario`` (a path, a name or a Scenario) with real hosts for ``flows``
     (names; all its flows by default): each sends ``nbytes`` over real TCP with Linux
@@ -225,6 +290,8 @@ def emulate(
     ``congestion_controls``). Runs until every transfer has ended, or the scenario's
     duration. ``out``: a run directory to write as ``atmsim run`` does, with
     ``summary.json``'s ``"emulation"``: the flows' transfers and the lateness.
+    ``traffic_kind``: "own" (the project's sender and receiver, every byte checked by
+    SHA-256) or "iperf3" (its byte counts; it must be installed).
 
     Raises PrivilegeError (what is missing, one line) without the privileges,
     EmulationError or ScenarioError for bad input, KeyboardInterrupt after writing
@@ -237,6 +304,10 @@ def emulate(
         raise EmulationError(f"--bytes {nbytes}: expected at least 1")
     if not 576 <= mtu <= 65535:
         raise EmulationError(f"--mtu {mtu}: expected 576 to 65535")
+    if traffic_kind not in TRAFFIC:
+        raise EmulationError(f"--traffic {traffic_kind}: expected one of {', '.join(TRAFFIC)}")
+    if traffic_kind == "iperf3" and shutil.which("iperf3") is None:
+        raise EmulationError("--traffic iperf3: iperf3 is not installed (apt-get install iperf3)")
     loaded = prepare(scenario, seed, list(overrides), fast_paths=False)
     core_input = to_core(loaded)
     real = _choose(core_input, flows, loaded.file)
@@ -258,7 +329,7 @@ def emulate(
         for flow in real:
             flow.tx = hosts.add_tun(flow.sender, flow.k, "s")
             flow.rx = hosts.add_tun(flow.receiver, flow.k, "r")
-        interrupted = _run(sim, real, nbytes, core_input["seed"], lateness, counts)
+        interrupted = _run(sim, real, nbytes, traffic_kind, core_input["seed"], lateness, counts)
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -272,9 +343,7 @@ def emulate(
                 if process.poll() is None:
                     process.kill()
                 output = process.communicate()[0] or ""
-                lines = [line for line in output.splitlines() if line.startswith("{")]
-                if lines:
-                    flow.reports[role] = json.loads(lines[-1])
+                flow.reports[role] = _last_json(output)
         hosts.close()
     summary_json, series = sim.finish()
     series.pop("captures", None)
@@ -282,7 +351,7 @@ def emulate(
     if interrupted:
         summary["completed"] = False
     report = {
-        "flows": [_flow_report(flow, nbytes) for flow in real],
+        "flows": [_flow_report(flow, nbytes, traffic_kind) for flow in real],
         "lateness": lateness_report(lateness, max_lateness_s),
         "datagrams": counts,
         "interrupted": interrupted,
@@ -310,21 +379,66 @@ def _in_csum_errors(netns: str) -> Optional[int]:
     return int(rows[1][rows[0].index("InCsumErrors")])
 
 
-def _flow_report(flow: RealFlow, nbytes: int) -> dict:
+def _last_json(output: str) -> dict:
+    """The last JSON object a traffic process printed: the project's print one line,
+    iperf3 -J one indented document. {} when there is none (killed early)."""
+    text = output.strip()
+    for candidate in (text, *reversed(text.splitlines())):
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return {}
+
+
+def _transfer(flow: RealFlow, kind: str) -> dict:
+    """What a flow's traffic says it did: bytes sent and received, whether they were
+    all delivered intact, its time, its congestion control and errors."""
     sent, got = flow.reports.get("send", {}), flow.reports.get("recv", {})
-    ok = bool(sent.get("sha256")) and sent.get("sha256") == got.get("sha256")
-    seconds = sent.get("seconds") or 0.0
+    if kind == "iperf3":
+        # The client's report holds the server's count too (end.sum_received). With
+        # -n the client ends the test once it has written the bytes into its socket,
+        # and the server counts what it received by then: less than was sent (what
+        # was in flight is not counted), so iperf3 gives a rate, not a check that
+        # every byte arrived (the project's sender and receiver give that).
+        end = sent.get("end", {})
+        n_sent = end.get("sum_sent", {}).get("bytes", 0)
+        n_got = end.get("sum_received", {}).get("bytes", 0)
+        return {
+            "sent": n_sent,
+            "received": n_got,
+            "ok": "error" not in sent and n_sent > 0 and n_got > 0,
+            "seconds": end.get("sum_received", {}).get("seconds", 0.0),
+            "cc": end.get("sender_tcp_congestion", flow.cc),
+            "errors": [r["error"] for r in (sent, got) if "error" in r],
+        }
+    return {
+        "sent": sent.get("bytes", 0),
+        "received": got.get("bytes", 0),
+        "ok": bool(sent.get("sha256")) and sent.get("sha256") == got.get("sha256"),
+        "seconds": sent.get("seconds") or 0.0,
+        "cc": sent.get("cc", flow.cc),
+        "errors": [r["error"] for r in (sent, got) if "error" in r],
+    }
+
+
+def _flow_report(flow: RealFlow, nbytes: int, kind: str) -> dict:
+    done = _transfer(flow, kind)
+    ok, seconds = done["ok"], done["seconds"]
     return {
         "flow": flow.name,
         "sender": flow.sender,
         "receiver": flow.receiver,
-        "cc": sent.get("cc", flow.cc),
+        "traffic": kind,
+        "cc": done["cc"],
         "bytes": nbytes,
-        "bytes_received": got.get("bytes", 0),
+        "bytes_received": done["received"],
         "ok": ok,
         "seconds": seconds,
-        "goodput_mbps": nbytes * 8 / seconds / 1e6 if ok and seconds > 0 else 0.0,
-        "errors": [r["error"] for r in (sent, got) if "error" in r],
+        "goodput_mbps": done["received"] * 8 / seconds / 1e6 if ok and seconds > 0 else 0.0,
+        "errors": done["errors"],
         "window_scale": flow.handshake.scale,
         "mss": flow.handshake.mss if flow.handshake.scale is not None else None,
         "acks_rewritten": flow.acks_rewritten,
@@ -337,6 +451,7 @@ def _run(
     sim,
     real: list[RealFlow],
     nbytes: int,
+    kind: str,
     seed: int,
     lateness: list[float],
     counts: dict[str, int],
@@ -355,14 +470,14 @@ def _run(
     for flow in real:
         assert flow.rx is not None and flow.tx is not None
         recv = subprocess.Popen(
-            _module_command(flow.rx.netns, "recv", "--bind", flow.rx.address, "--port", str(PORT)),
+            _receiver_command(flow, kind),
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
             start_new_session=True,
         )
         flow.processes["recv"] = recv
-        _wait_ready(recv, flow.name)
+        _wait_ready(recv, flow, kind)
     poller = select.epoll()
     for fd in by_fd:
         poller.register(fd, select.EPOLLIN)
@@ -374,20 +489,7 @@ def _run(
     for k, flow in enumerate(real):
         assert flow.tx is not None and flow.rx is not None
         flow.processes["send"] = subprocess.Popen(
-            _module_command(
-                flow.tx.netns,
-                "send",
-                "--to",
-                flow.rx.address,
-                "--port",
-                str(PORT),
-                "--bytes",
-                str(nbytes),
-                "--cc",
-                flow.cc,
-                "--seed",
-                str(seed * 1000 + k),
-            ),
+            _sender_command(flow, kind, nbytes, seed * 1000 + k),
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
