@@ -3,12 +3,13 @@
 A scenario's flows chosen as real (all by default) lose their model TCP: their two
 end hosts become network namespaces (``atmsim.emulate.hosts``), each flow with a TUN
 device at each end, and the project's own sender and receiver
-(``atmsim.emulate.traffic``), or iperf3, run a real TCP connection between them with
-the Linux congestion control asked for. Every IP datagram the kernel writes into a TUN enters
-the simulated network at the flow's first link or VC (``Simulation.inject``: AAL5
-cells on its VC over ATM, a packet on its IP path), crosses the same model of
-switches, ports and drop policies as in ``atmsim run``, and what is delivered at the
-far end is written, unchanged, into the far host's TUN (``take_delivered``).
+(``atmsim.emulate.traffic``), or iperf3, run a real TCP connection between them
+with the Linux congestion control asked for. Every IP datagram the kernel writes
+into a TUN enters the simulated network at the flow's first link or VC
+(``Simulation.inject``: AAL5 cells on its VC over ATM, a packet on its IP path),
+crosses the same model of switches, ports and drop policies as in ``atmsim run``,
+and what is delivered at the far end is written into the far host's TUN
+(``take_delivered``), unchanged but for a window lowered by rate control (below).
 
 The simulation follows the wall clock: each turn of the loop advances it to the
 time elapsed since the start, injects what the TUNs gave meanwhile (at that time),
