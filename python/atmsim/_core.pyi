@@ -28,6 +28,29 @@ class Simulation:
     def events(self) -> int:
         """Events processed so far. RuntimeError once finished."""
 
+    def set_external(self, flow: int) -> None:
+        """Make flow ``flow``'s two ends real hosts, for an emulation (docs/emulation.md):
+        its model sender never starts. ValueError unless before the first ``advance``, on a
+        run without the fast paths, for an existing flow."""
+
+    def set_external_tcp(self, flow: int, scale: int, mss: int) -> None:
+        """The real hosts of flow ``flow`` negotiated window scale ``scale`` (0 to 14) for
+        the receiver's windows and segments of ``mss`` bytes: the explicit-rate control
+        reads and writes their ACKs' windows with these. ValueError otherwise."""
+
+    def inject(self, flow: int, to_receiver: bool, ip_bytes: int, tag: int, wnd: int = 0) -> None:
+        """A real host of flow ``flow`` writes an IP datagram of ``ip_bytes`` bytes at
+        ``now_ps``: towards the flow's receiver (its data path or VC) or its sender (its
+        ACK path or VC). ``tag`` comes back from ``take_delivered``; ``wnd``: the window
+        field of a TCP segment towards the sender, which the explicit-rate control of
+        routers and ATM edges may lower (0 for any other datagram). ValueError for a flow
+        that is not one of real hosts."""
+
+    def take_delivered(self) -> list[tuple[int, int, bool, int]]:
+        """The real hosts' datagrams delivered since the last call, in the order they
+        arrived: (tag, arrival time in ps, to_receiver, window field: as injected, or
+        lowered by the explicit-rate control on the way)."""
+
     def finish(self) -> tuple[str, dict[str, Any]]:
         """Close the run: (summary JSON, series). The series dict holds ``time_s``
         (little-endian f64), ``entity`` (little-endian u32), ``metric`` (u8) and

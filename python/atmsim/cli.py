@@ -155,6 +155,83 @@ def run_command(args: argparse.Namespace) -> int:
     return 0 if balanced else 1
 
 
+def emulate_command(args: argparse.Namespace) -> int:
+    """Run a scenario with real hosts: the ends of its TCP flows (all, or --flow) become
+    Linux network namespaces with TUN devices, and a real TCP transfer of --bytes with
+    the Linux congestion control --cc crosses the simulated network in real time. Needs
+    root (CAP_NET_ADMIN and CAP_SYS_ADMIN). Prints the run's tables and ledgers, each
+    transfer, and the lateness of the datagrams written (docs/emulation.md)."""
+    from .emulate import EmulationError, emulate
+    from .results import print_result
+
+    scenario = resolve_scenario(args.scenario)
+    out_dir = args.out if args.out is not None else default_run_dir(scenario)
+    try:
+        done = emulate(
+            scenario,
+            flows=args.flows,
+            nbytes=args.bytes,
+            cc=args.cc or "cubic",
+            overrides=list(args.sets or []),
+            seed=args.seed,
+            out=out_dir,
+            max_lateness_s=args.max_lateness_ms / 1e3,
+            mtu=args.mtu,
+            traffic_kind=args.traffic,
+        )
+    except EmulationError as error:
+        raise CliError(str(error)) from None
+    balanced = print_result(done.result, out_dir)
+    external = done.result.summary["conservation"].get("external")
+    if external is not None:
+        verdict = "balanced" if external["ok"] else "NOT BALANCED"
+        print(
+            f"real datagrams ledger: {verdict} (injected {external['injected']:,} = delivered "
+            f"{external['delivered']:,} + lost {external['lost']:,} + in network "
+            f"{external['in_network']:,})"
+        )
+        balanced = balanced and external["ok"]
+    for flow in done.report["flows"]:
+        if flow["ok"]:
+            verdict = (
+                "every byte delivered"
+                if flow["traffic"] == "own"
+                else "as counted by the iperf3 server at its test's end"
+            )
+        else:
+            verdict = "INCOMPLETE"
+        errors = f" ({'; '.join(flow['errors'])})" if flow["errors"] else ""
+        dropped = sum(n or 0 for n in flow["dropped_before_the_model"].values())
+        if dropped:
+            errors += f", {dropped:,} datagrams dropped by the hosts before the model"
+        print(
+            f"real flow {flow['flow']} {flow['sender']} -> {flow['receiver']} ({flow['cc']}): "
+            f"{flow['bytes_received']:,} of {flow['bytes']:,} bytes, {verdict}, "
+            f"{flow['seconds']:.3f} s, {flow['goodput_mbps']:.2f} Mbps{errors}"
+        )
+    late = done.report["lateness"]
+    print(
+        f"lateness of {late['datagrams']:,} datagrams written: max {late['max_s'] * 1e3:.3f} ms, "
+        f"p50 {late['p50_s'] * 1e3:.3f} ms, p99 {late['p99_s'] * 1e3:.3f} ms, "
+        f"p99.9 {late['p999_s'] * 1e3:.3f} ms"
+    )
+    if late["fell_behind"]:
+        print(
+            f"warning: the simulation fell behind the wall clock: {late['later_than_bound']:,} "
+            f"datagrams written more than {late['bound_s'] * 1e3:g} ms late",
+            file=sys.stderr,
+        )
+    if not balanced:
+        print(
+            f"error: a conservation ledger does not balance (an atmsim bug); "
+            f"the run is in {out_dir}",
+            file=sys.stderr,
+        )
+    if not done.transfers_ok:
+        print("error: a real transfer failed", file=sys.stderr)
+    return 0 if balanced and done.transfers_ok else 1
+
+
 def show_fairness(result, show: bool = False) -> None:
     """Print the run's fairness table (``summary["fairness"]``, computed by
     ``atmsim.run`` and written into summary.json with the rest) when asked and there
@@ -509,6 +586,7 @@ COMMAND_NAMES = (
     "validate-model",
     "examples",
     "sweep",
+    "emulate",
 )
 """The commands, in the order ``atmsim --help`` lists them (``build_parser``)."""
 
@@ -785,6 +863,59 @@ def build_parser(only: Optional[str] = None) -> _Parser:
         )
         sweep.add_argument(
             "--no-progress", action="store_true", help="A line per run instead of a progress bar."
+        )
+    if wanted("emulate"):
+        emu = command(
+            "emulate",
+            emulate_command,
+            "Run a scenario in real time with real Linux hosts and TCP (needs root).",
+        )
+        emu.add_argument("scenario", type=Path, metavar="SCENARIO", help=SCENARIO_HELP)
+        emu.add_argument(
+            "--flow",
+            dest="flows",
+            action="append",
+            metavar="NAME",
+            help="A flow whose ends become real hosts (repeatable; default: every flow).",
+        )
+        emu.add_argument(
+            "--bytes",
+            type=_at_least_1,
+            default=1_000_000,
+            metavar="N",
+            help="Bytes each real flow sends (default 1000000).",
+        )
+        emu.add_argument(
+            "--cc",
+            action="append",
+            metavar="[FLOW=]NAME",
+            help="The Linux congestion control of every real flow, or of FLOW: reno or cubic "
+            "(the default); repeatable.",
+        )
+        emu.add_argument(
+            "--out",
+            type=Path,
+            metavar="DIR",
+            help="Run directory, as for atmsim run (default: runs/<scenario>-<YYYYmmdd-HHMMSS>).",
+        )
+        emu.add_argument("--seed", type=int, metavar="N", help="Replace run.seed.")
+        emu.add_argument("--set", dest="sets", action="append", metavar="KEY=VALUE", help=SET_HELP)
+        emu.add_argument(
+            "--max-lateness-ms",
+            type=float,
+            default=1.0,
+            metavar="MS",
+            help="A datagram written later than this after its simulated arrival counts as "
+            "late; the run says it fell behind when one is (default 1).",
+        )
+        emu.add_argument(
+            "--mtu", type=int, default=1500, help="MTU of the TUN devices (default 1500)."
+        )
+        emu.add_argument(
+            "--traffic",
+            default="own",
+            help='The transfers: "own" (atmsim\'s sender and receiver, every byte checked '
+            'by its SHA-256; the default) or "iperf3" (its byte counts; iperf3 installed).',
         )
     return parser
 

@@ -185,6 +185,57 @@ impl Simulation {
         Ok((json, d))
     }
 
+    /// Makes flow `flow`'s two ends real hosts, for an emulation
+    /// (docs/emulation.md): its model sender never starts. Before the
+    /// first `advance`, on a run without the fast paths; `ValueError`
+    /// otherwise.
+    fn set_external(&mut self, flow: usize) -> PyResult<()> {
+        let sim = self.sim_mut()?;
+        let outcome = guarded(|| sim.set_external(flow));
+        self.poison_on(outcome)?.map_err(PyValueError::new_err)
+    }
+
+    /// The real hosts of flow `flow` negotiated window scale `scale` for
+    /// the receiver's windows and segments of `mss` bytes: the explicit-rate
+    /// control reads and writes their ACKs' windows with these.
+    fn set_external_tcp(&mut self, flow: usize, scale: u8, mss: u32) -> PyResult<()> {
+        let sim = self.sim_mut()?;
+        let outcome = guarded(|| sim.set_external_tcp(flow, scale, mss));
+        self.poison_on(outcome)?.map_err(PyValueError::new_err)
+    }
+
+    /// A real host of flow `flow` writes an IP datagram of `ip_bytes`
+    /// bytes now (`now_ps`): towards the flow's receiver (`to_receiver`) or
+    /// its sender; `tag` comes back with it from `take_delivered`; `wnd`:
+    /// the window field of a TCP segment towards the sender, which the
+    /// explicit-rate control may lower (0 for any other datagram).
+    #[pyo3(signature = (flow, to_receiver, ip_bytes, tag, wnd=0))]
+    fn inject(
+        &mut self,
+        flow: usize,
+        to_receiver: bool,
+        ip_bytes: u32,
+        tag: u64,
+        wnd: u16,
+    ) -> PyResult<()> {
+        let sim = self.sim_mut()?;
+        let outcome = guarded(|| sim.inject(flow, to_receiver, ip_bytes, wnd, tag));
+        self.poison_on(outcome)?.map_err(PyValueError::new_err)
+    }
+
+    /// The real hosts' datagrams delivered since the last call, in the
+    /// order they arrived: (tag, arrival time in ps, to_receiver, window
+    /// field: as injected, or lowered on the way).
+    fn take_delivered(&mut self) -> PyResult<Vec<(u64, u64, bool, u16)>> {
+        let sim = self.sim_mut()?;
+        let outcome = guarded(|| {
+            (sim.take_delivered().into_iter())
+                .map(|d| (d.tag, d.at, d.to_receiver, d.wnd))
+                .collect()
+        });
+        self.poison_on(outcome)
+    }
+
     /// Panics inside a guarded call on this simulation, which poisons it:
     /// for the tests of the error path only (no valid input panics).
     #[doc(hidden)]

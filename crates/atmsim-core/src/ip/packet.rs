@@ -39,6 +39,11 @@ pub struct Packet {
     pub n_sack: u8,
     /// Index along the packet's IP path of the link it is on.
     pub hop: u8,
+    /// A real host's IP datagram carried for an emulation
+    /// ([`Packet::external`]): only its size and `aux` (the caller's tag)
+    /// mean anything; no TCP end of the model reads it. In the padding
+    /// byte: the packet stays 40 bytes.
+    pub external: bool,
     /// An ACK: which of the flow's SACK-carrying ACKs this is (when
     /// `n_sack` > 0). A data segment built by [`Packet::data_at`]: the time
     /// its sender handed it over, ps. Beside the header: the checksum does
@@ -111,6 +116,7 @@ impl Packet {
             is_data: true,
             n_sack: 0,
             hop: 0,
+            external: false,
             aux: 0,
         };
         p.checksum = p.compute_checksum();
@@ -129,6 +135,7 @@ impl Packet {
             is_data: false,
             n_sack: 0,
             hop: 0,
+            external: false,
             aux: 0,
         };
         p.checksum = p.compute_checksum();
@@ -145,6 +152,36 @@ impl Packet {
             aux: sent,
             ..Packet::data(flow, seq, len)
         }
+    }
+
+    /// A real host's IP datagram of `ip_bytes` bytes, entering an emulated
+    /// network (docs/emulation.md): towards the flow's receiver (its data
+    /// path) or towards its sender (its ACK path), with the caller's `tag`
+    /// beside it, handed back when it is delivered. The model carries only
+    /// its size: `len` is the bytes beyond the 40 of an IP and a TCP header
+    /// without options, so [`Packet::ip_bytes`] is the datagram's size (a
+    /// datagram shorter than 40 bytes is carried as 40). `wnd` is the
+    /// window field of a TCP segment towards the sender, which the
+    /// explicit-rate control of routers and ATM edges may lower
+    /// ([`Packet::rewrite_window`]); 0 for any other datagram (a zero
+    /// window is never lowered).
+    pub fn external(flow: u32, to_receiver: bool, ip_bytes: u32, wnd: u16, tag: u64) -> Self {
+        let mut p = if to_receiver {
+            Packet::data(flow, 0, ip_bytes.saturating_sub(TCPIP_HEADER_BYTES))
+        } else {
+            Packet::ack(flow, 0, 0, wnd)
+        };
+        p.len = ip_bytes.saturating_sub(TCPIP_HEADER_BYTES);
+        p.external = true;
+        p.aux = tag;
+        p
+    }
+
+    /// The caller's tag of a real host's datagram ([`Packet::external`]).
+    #[inline]
+    pub fn tag(&self) -> u64 {
+        debug_assert!(self.external);
+        self.aux
     }
 
     /// A data segment's hand-over time, ps ([`Packet::data_at`]).
@@ -241,6 +278,22 @@ mod tests {
             assert_eq!(&blocks[..n], &[(3002 + k as u64, 4000), (1500, 2000)]);
         }
         assert!(ring.is_empty());
+    }
+
+    #[test]
+    fn an_external_datagram_keeps_its_size_and_tag() {
+        let p = Packet::external(2, true, 1500, 0, 77);
+        assert_eq!(
+            (p.ip_bytes(), p.tag(), p.is_data, p.external),
+            (1500, 77, true, true)
+        );
+        let q = Packet::external(2, false, 52, 501, 78);
+        assert_eq!(
+            (q.ip_bytes(), q.tag(), q.is_data, q.wnd),
+            (52, 78, false, 501)
+        );
+        assert_eq!(Packet::external(0, false, 28, 0, 1).ip_bytes(), 40);
+        assert!(!Packet::data(0, 0, 1).external);
     }
 
     #[test]

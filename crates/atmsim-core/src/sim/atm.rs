@@ -362,6 +362,12 @@ impl AtmFabric {
         self.control.on_ack(l, packet, queue_delay_ps)
     }
 
+    /// Flow `f`'s ends are real hosts with window scale `scale` and MSS
+    /// `mss` (an emulation).
+    pub(super) fn set_real_tcp(&mut self, f: FlowId, scale: u8, mss: u32) {
+        self.control.set_real_tcp(f, scale, mss);
+    }
+
     /// Flow `f`'s explicit rate (bits/s) and last written window (bytes),
     /// if an ATM port rates it.
     pub(super) fn control_sample(&self, f: FlowId) -> Option<(f64, f64)> {

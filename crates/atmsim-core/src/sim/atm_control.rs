@@ -73,6 +73,15 @@ pub(super) struct AtmControl {
 }
 
 impl AtmControl {
+    /// Flow `f`'s ends are real hosts whose SYNs negotiated window scale
+    /// shift `scale` and segment size `mss` (an emulation): the windows of
+    /// their ACKs are read and written with these, not the scenario's.
+    pub(super) fn set_real_tcp(&mut self, f: FlowId, scale: u8, mss: u32) {
+        if let (Some(s), Some(m)) = (self.scale.get_mut(f.index()), self.mss.get_mut(f.index())) {
+            (*s, *m) = (scale, mss);
+        }
+    }
+
     /// The controls of `sc`'s ATM links, with `local` mapping scenario link
     /// indices to the fabric's; the rate intervals are scheduled on
     /// `agenda` (event [`Event::AtmRateInterval`]).

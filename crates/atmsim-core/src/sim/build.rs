@@ -1,7 +1,7 @@
 //! Building a network's parts from a scenario.
 
 use super::fast_paths::{IpFastPaths, Plan};
-use super::{atm, atm_control, ends, ip, probes, tcp, Clock, LinkRef, Simulation};
+use super::{atm, atm_control, ends, external, ip, probes, tcp, Clock, LinkRef, Simulation};
 use crate::engine::{EventQueue, Time};
 use crate::ids::{AtmLinkIx, IpLinkIx};
 use crate::scenario::{Arbitration, Layer, Scenario};
@@ -129,6 +129,7 @@ pub(super) fn build(sc: &Scenario) -> Result<Simulation, String> {
         ends,
         tcp,
         probes,
+        external: external::External::default(),
         capture_files: Vec::new(),
         capture_order: sc.captures.iter().map(|c| c.name.clone()).collect(),
     })

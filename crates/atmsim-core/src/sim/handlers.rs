@@ -173,6 +173,11 @@ impl Simulation {
     /// later for an eager end, which takes it as soon as its arrival is
     /// known.
     fn packet_arrives(&mut self, packet: Packet, at: Time) {
+        if packet.external {
+            // A real host's datagram: handed back to the emulation.
+            self.external.delivered(&packet, at);
+            return;
+        }
         self.tcp.check_checksum(&packet);
         let f = FlowId::new(packet.flow);
         if packet.is_data {
@@ -198,7 +203,7 @@ impl Simulation {
     /// Sends `packet` of flow `f` along its data or ACK path at `at` (now,
     /// or later for an eager end, which is over IP).
     #[inline(always)]
-    fn send_packet(&mut self, f: FlowId, packet: Packet, at: Time) {
+    pub(super) fn send_packet(&mut self, f: FlowId, packet: Packet, at: Time) {
         match self.tcp.route(f) {
             FlowRoute::Atm { data_vc, ack_vc } => {
                 debug_assert_eq!(at, self.clock.now, "an eager end over ATM");
@@ -214,8 +219,9 @@ impl Simulation {
     }
 
     pub(super) fn on_flow_start(&mut self, f: FlowId) {
-        self.tcp.start(f);
-        self.pump(f, self.clock.now);
+        if self.tcp.start(f) {
+            self.pump(f, self.clock.now);
+        }
     }
 
     pub(super) fn on_rx_done(&mut self, f: FlowId) {

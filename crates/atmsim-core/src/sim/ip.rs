@@ -91,6 +91,8 @@ pub(super) struct IpFabric {
     delivered: u64,
     /// TCP payload bytes of the packets dropped at router ports.
     bytes_dropped: u64,
+    /// Real hosts' datagrams (an emulation) dropped at router ports.
+    external_dropped: u64,
 }
 
 impl IpFabric {
@@ -166,6 +168,7 @@ impl IpFabric {
             generated: 0,
             delivered: 0,
             bytes_dropped: 0,
+            external_dropped: 0,
         }
     }
 
@@ -317,6 +320,12 @@ impl IpFabric {
         Some((self.route_at(&packet, packet.hop), packet))
     }
 
+    /// Flow `f`'s ends are real hosts with window scale `scale` and MSS
+    /// `mss` (an emulation).
+    pub(super) fn set_real_tcp(&mut self, f: FlowId, scale: u8, mss: u32) {
+        self.control.set_real_tcp(f, scale, mss);
+    }
+
     /// Flow `f`'s explicit rate (bits/s) and last written window (bytes).
     pub(super) fn control_sample(&self, f: FlowId) -> Option<(f64, f64)> {
         self.control.sample(f)
@@ -370,7 +379,16 @@ impl IpFabric {
         if self.captures.watches(l) {
             self.captures.dropped(l, packet, at);
         }
-        let data_bytes = if packet.is_data { packet.len as u64 } else { 0 };
+        // A real host's datagram is no TCP segment of the model: it is
+        // counted apart, out of the byte ledger.
+        if packet.external {
+            self.external_dropped += 1;
+        }
+        let data_bytes = if packet.is_data && !packet.external {
+            packet.len as u64
+        } else {
+            0
+        };
         self.bytes_dropped += data_bytes;
         if at > now {
             let pos = self.route_pos(packet);
@@ -406,6 +424,16 @@ impl IpFabric {
         self.control.flow_summary(f)
     }
 
+    /// Real hosts' datagrams (an emulation): those dropped at router ports
+    /// so far, and those on links or in ports now.
+    pub(super) fn external_terms(&self) -> (u64, u64) {
+        let in_network = (self.hops.iter())
+            .flat_map(|h| h.in_flight.iter())
+            .filter(|(_, pk)| pk.external)
+            .count() as u64;
+        (self.external_dropped, in_network)
+    }
+
     pub(super) fn report(
         &mut self,
         now: Time,
@@ -415,7 +443,7 @@ impl IpFabric {
         let mut in_path = 0u64;
         for h in &self.hops {
             in_path += (h.in_flight.iter())
-                .filter(|(_, pk)| pk.is_data)
+                .filter(|(_, pk)| pk.is_data && !pk.external)
                 .map(|(_, pk)| pk.len as u64)
                 .sum::<u64>();
         }

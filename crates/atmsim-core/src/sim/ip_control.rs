@@ -82,6 +82,15 @@ pub(super) struct IpControl {
 }
 
 impl IpControl {
+    /// Flow `f`'s ends are real hosts whose SYNs negotiated window scale
+    /// shift `scale` and segment size `mss` (an emulation): the windows of
+    /// their ACKs are read and written with these, not the scenario's.
+    pub(super) fn set_real_tcp(&mut self, f: FlowId, scale: u8, mss: u32) {
+        if let (Some(s), Some(m)) = (self.scale.get_mut(f.index()), self.mss.get_mut(f.index())) {
+            (*s, *m) = (scale, mss);
+        }
+    }
+
     /// The controls of `sc`, with `local` mapping scenario link indices to
     /// the fabric's; the rate intervals are scheduled on `agenda`.
     pub(super) fn new(
@@ -244,7 +253,10 @@ impl IpControl {
             }
             self.written[f] = (packet.wnd as u64) << self.scale[f];
         }
-        if !ctl.bucket {
+        // A real host's ACK is not held: the bucket releases an ACK by the
+        // data it newly acknowledges, which the model does not read from a
+        // real one (yet).
+        if !ctl.bucket || packet.external {
             return AckFate::Pass(packet);
         }
         let b = ctl.bucket_of[f];

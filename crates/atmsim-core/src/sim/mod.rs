@@ -31,6 +31,7 @@ mod atm_control;
 mod build;
 mod capture;
 mod ends;
+mod external;
 mod fast_paths;
 mod handlers;
 mod ip;
@@ -42,6 +43,7 @@ mod tcp;
 use crate::engine::{Event, EventQueue, Time};
 use crate::ids::{AtmLinkIx, IpLinkIx};
 use crate::scenario::Scenario;
+pub use external::Delivered;
 
 /// Random stream ids: sources use their index; flows, IP ports and ATM ports
 /// (their drop policies) these bases.
@@ -88,6 +90,8 @@ pub struct Simulation {
     ends: ends::Endpoints,
     tcp: tcp::TcpHosts,
     probes: probes::Probes,
+    /// The real hosts' datagrams of an emulation (none in a simulated run).
+    external: external::External,
     /// The packet captures' files, once the run is finished.
     capture_files: Vec<(String, Vec<u8>)>,
     /// The captures' names, in the scenario's order.

@@ -43,6 +43,14 @@ impl Simulation {
                 .flow_rate_summary(FlowId::from_index(f))
                 .or_else(|| self.atm.flow_rate_summary(FlowId::from_index(f)));
         }
+        if self.external.any() {
+            let (ip_dropped, ip_in_network) = self.ip.external_terms();
+            let (atm_lost, atm_in_network) = self.ends.external_terms();
+            ledger.external = Some(
+                self.external
+                    .ledger(ip_dropped + atm_lost, ip_in_network + atm_in_network),
+            );
+        }
         let b = &mut ledger.bytes;
         b.dropped_in_network = ip_dropped_bytes + end_bytes.dropped_in_network;
         b.dropped_aal5 = end_bytes.dropped_aal5;

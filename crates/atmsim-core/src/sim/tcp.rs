@@ -44,6 +44,10 @@ struct FlowState {
     /// Time of the pending FlowTimer event, if any.
     timer_at: Option<Time>,
     started: bool,
+    /// Its two ends are real hosts (an emulation, `Simulation::set_external`):
+    /// the model's sender never starts, and the datagrams on its paths are
+    /// the real hosts'.
+    external: bool,
     /// Which of its ends take packets as soon as their arrival is known (a
     /// fast path, see `fast_paths`).
     eager: EagerEnds,
@@ -172,6 +176,7 @@ impl TcpHosts {
                 sack: SackRing::default(),
                 timer_at: None,
                 started: false,
+                external: false,
                 eager: EagerEnds::new(eager_rx[f], eager_tx[f]),
                 probe_next: if sc.probes.any() && sc.probes.flows.contains(&(f as u32)) {
                     probe_period
@@ -208,9 +213,27 @@ impl TcpHosts {
         &mut self.flows[f.index()].receiver
     }
 
-    /// Flow `f` starts sending.
-    pub(super) fn start(&mut self, f: FlowId) {
-        self.flows[f.index()].started = true;
+    /// Flow `f` starts sending; false (nothing starts) when its ends are
+    /// real hosts.
+    pub(super) fn start(&mut self, f: FlowId) -> bool {
+        let fl = &mut self.flows[f.index()];
+        fl.started = !fl.external;
+        fl.started
+    }
+
+    /// Flow `f`'s ends become real hosts: its model sender never starts.
+    pub(super) fn set_external(&mut self, f: FlowId) {
+        self.flows[f.index()].external = true;
+    }
+
+    /// True when flow `f`'s ends are real hosts.
+    pub(super) fn is_external(&self, f: FlowId) -> bool {
+        self.flows[f.index()].external
+    }
+
+    /// Number of flows.
+    pub(super) fn len(&self) -> usize {
+        self.flows.len()
     }
 
     /// Counts a packet whose checksum fails at the host it reaches.

@@ -30,6 +30,27 @@ pub struct Ledger {
     pub packets: PacketLedger,
     /// TCP payload bytes.
     pub bytes: ByteLedger,
+    /// Real hosts' IP datagrams, in an emulation (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external: Option<ExternalLedger>,
+}
+
+/// Real hosts' IP datagrams carried by an emulation (docs/emulation.md):
+/// injected = delivered + lost + in the network. They are no TCP segments
+/// of the model, so the byte ledger leaves them out; their cells and
+/// packets are in the cell and packet ledgers.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ExternalLedger {
+    /// True when it balances.
+    pub ok: bool,
+    /// Datagrams handed to the first link or VC of their path.
+    pub injected: u64,
+    /// Datagrams that reached the far real host, whole.
+    pub delivered: u64,
+    /// Datagrams dropped at ports or lost by AAL5 reassembly.
+    pub lost: u64,
+    /// Datagrams in ports, on links, or with cells still to be reassembled.
+    pub in_network: u64,
 }
 
 /// IP packets: generated = delivered + dropped + queued + on links + held
@@ -108,6 +129,12 @@ impl Ledger {
         if !b.ok {
             self.problems
                 .push(format!("bytes: {b:?} (right-hand side {rhs})"));
+        }
+        if let Some(x) = &mut self.external {
+            x.ok = x.injected == x.delivered + x.lost + x.in_network;
+            if !x.ok {
+                self.problems.push(format!("real hosts' datagrams: {x:?}"));
+            }
         }
         let rhs =
             self.cells_delivered + self.cells_dropped + self.cells_queued + self.cells_on_links;

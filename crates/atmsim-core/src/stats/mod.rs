@@ -11,7 +11,7 @@ pub mod pcap;
 pub mod series;
 
 pub use delay::{DelayStats, DelaySummary, RttSummary};
-pub use ledger::{ByteLedger, Ledger, PacketLedger};
+pub use ledger::{ByteLedger, ExternalLedger, Ledger, PacketLedger};
 pub use series::{Metric, Series};
 
 use ledger::is_zero;

@@ -175,6 +175,9 @@ impl Endpoints {
         while let Some((id, e)) = store.pop_front() {
             if id == eom_frame && intact {
                 arrived = Some(e.packet);
+            } else if e.packet.external {
+                // A real host's datagram: counted apart, out of the byte ledger.
+                self.external_lost += 1;
             } else if e.packet.is_data {
                 // Every cell of an earlier frame either was dropped or arrived
                 // into this failed unit.

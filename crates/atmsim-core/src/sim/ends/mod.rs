@@ -107,6 +107,9 @@ pub(super) struct Endpoints {
     bytes_dropped_in_network: u64,
     /// TCP payload bytes of frames AAL5 discarded.
     bytes_dropped_aal5: u64,
+    /// Real hosts' datagrams (an emulation) whose frames were lost, whole
+    /// or by AAL5.
+    external_lost: u64,
     /// Data cells of each VC dropped at a port so far (read by the
     /// `vc_losses` probes).
     cells_dropped: Vec<u64>,
@@ -216,6 +219,7 @@ impl Endpoints {
             rm_delivered: 0,
             bytes_dropped_in_network: 0,
             bytes_dropped_aal5: 0,
+            external_lost: 0,
             cells_dropped: vec![0; sc.vcs.len()],
             capture_log: Vec::new(),
             ctd: if sc.probes.delay {
@@ -262,6 +266,23 @@ impl Endpoints {
         self.cells_dropped[vc.index()]
     }
 
+    /// Real hosts' datagrams (an emulation): those whose frames were lost
+    /// so far (a frame all of whose cells were dropped counts once it is
+    /// known), and those whose frames are still in the network.
+    pub(super) fn external_terms(&self) -> (u64, u64) {
+        let (mut lost, mut in_network) = (self.external_lost, 0);
+        for store in self.vcs.iter().filter_map(|v| v.store.as_ref()) {
+            for e in store.entries.iter().filter(|e| e.packet.external) {
+                if e.dropped == e.cells {
+                    lost += 1;
+                } else {
+                    in_network += 1;
+                }
+            }
+        }
+        (lost, in_network)
+    }
+
     /// The VCs' summaries over `t_s` seconds; adds the cells and RM cells
     /// to the ledger and returns the ends' terms of the byte ledger.
     pub(super) fn report(&self, t_s: f64, ledger: &mut Ledger) -> (Vec<VcSummary>, ByteTerms) {
@@ -281,7 +302,7 @@ impl Endpoints {
                 ledger.cells_queued += st.queue.len() as u64;
             }
             if let Some(store) = &v.store {
-                for e in store.entries.iter().filter(|e| e.packet.is_data) {
+                for e in (store.entries.iter()).filter(|e| e.packet.is_data && !e.packet.external) {
                     if e.dropped == e.cells {
                         bytes.dropped_in_network += e.packet.len as u64;
                     } else {
