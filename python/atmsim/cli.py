@@ -159,6 +159,7 @@ def show_fairness(result, show: bool = False) -> None:
     """Print the run's fairness table (``summary["fairness"]``, computed by
     ``atmsim.run`` and written into summary.json with the rest) when asked and there
     are two entities or more, and the run's notes (the fairness not computed)."""
+    from .columnar import table_file
     from .fairness import fairness_table
     from .tables import print_tables
 
@@ -166,7 +167,7 @@ def show_fairness(result, show: bool = False) -> None:
         print(note, file=sys.stderr)
     report = result.summary.get("fairness")
     if show and report is not None and len(report["entities"]) > 1:
-        print_tables([fairness_table(report)])
+        print_tables([fairness_table(report, table_file(result.summary, "fairness"))])
 
 
 def fairness_command(args: argparse.Namespace) -> int:
@@ -178,6 +179,7 @@ def fairness_command(args: argparse.Namespace) -> int:
         FairnessInputError,
         fairness_of_run_dir,
         fairness_table,
+        rows_file,
         write_fairness,
     )
     from .tables import print_tables
@@ -188,9 +190,13 @@ def fairness_command(args: argparse.Namespace) -> int:
         report = fairness_of_run_dir(args.run_dir, args.gfr_rule)
     except FairnessInputError as error:
         raise CliError(str(error)) from None
-    print_tables([fairness_table(report)])
+    where = rows_file(args.run_dir)
+    print_tables([fairness_table(report, where)])
     write_fairness(args.run_dir, report)
-    print(f"wrote the fairness into {args.run_dir / 'summary.json'}")
+    if where == "summary.json":
+        print(f"wrote the fairness into {args.run_dir / 'summary.json'}")
+    else:
+        print(f"wrote the fairness into {args.run_dir / 'summary.json'} and {args.run_dir / where}")
     return 0
 
 
