@@ -9,7 +9,7 @@ import pytest
 
 from atmsim.validation import bench, memory_bench
 
-from conftest import needs_core
+from conftest import cli_main, needs_core
 
 
 @needs_core
@@ -79,3 +79,30 @@ def test_the_scale_series_runs_in_rounds_and_pairs_its_ratios() -> None:
     assert second["paired_cost_vs_first"]["median"] == pytest.approx(sum(paired) / 2)
     assert second["cells"] > first["cells"] > 0
     assert "round by round" in said[-1]
+
+
+@needs_core
+def test_the_whole_scale_runs_whole_processes_and_measures_the_set_up() -> None:
+    said: list[str] = []
+    out = bench.bench_whole_scale(20, seconds=(0.01, 0.02), runs=1, echo=said.append)
+    assert out["vcs"] == 20 and [row["simulated_s"] for row in out["rows"]] == [0.01, 0.02]
+    for row in out["rows"]:
+        assert row["wall_s"]["n"] == 1 and row["wall_s"]["median"] > 0
+        assert row["cpu_s"]["median"] > 0 and row["peak_mib"]["median"] > 10
+        # the set-up is a part of the run before its loop, well under the whole process
+        assert 0 < row["setup_wall_s"]["median"] < row["wall_s"]["median"]
+        assert row["times_real_time"]["median"] == pytest.approx(
+            row["simulated_s"] / row["wall_s"]["median"]
+        )
+        assert row["bytes_per_vc"] == pytest.approx(row["peak_mib"]["median"] * 2**20 / 20)
+    assert said[0].startswith("whole run N=20 over 0.01 s, 1/1: ")
+    assert "whole atmsim run, 20 VCs over 0.02 s simulated:" in said[-1]
+    assert "target <= 250 MiB: met" in said[-1] or "target <= 250 MiB: not met" in said[-1]
+
+
+def test_the_whole_scale_option_refuses_a_bad_count(capsys) -> None:
+    assert cli_main("bench", "--whole-scale", "0") == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "error: argument --whole-scale: expected a number of VCs from 1 to 1000000, got '0' "
+        "(see atmsim bench --help)"
+    ]

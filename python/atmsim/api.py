@@ -199,6 +199,9 @@ class Result:
     - ``loop_wall_s``: wall seconds spent inside the core's advance loop;
     - ``loop_cpu_s``: CPU seconds of the calling thread in that loop (the core
       runs on it), what ``atmsim bench`` reports per CPU-second;
+    - ``setup_wall_s``, ``setup_cpu_s``: wall and thread CPU seconds from the call of
+      ``atmsim.run`` to the loop's start (validation, the core JSON, the core's
+      building), what ``atmsim bench --whole-scale`` reports as set-up;
     - ``core_input``: the core JSON the run was made from (docs/core-interface.md),
       for what is computed from the scenario and the summary together
       (``fairness``, ``atmsim.determinism``);
@@ -221,8 +224,12 @@ class Result:
         scenario_header: tuple[str, ...] = (),
         notes: tuple[str, ...] = (),
         captures: dict[str, bytes] | None = None,
+        setup_wall_s: float = 0.0,
+        setup_cpu_s: float = 0.0,
     ) -> None:
         self.summary = summary
+        self.setup_wall_s = setup_wall_s
+        self.setup_cpu_s = setup_cpu_s
         self.captures = dict(captures or {})
         # The series stays in the core's columns until it is asked for, so that a
         # run that only writes its files does not load pandas (docs/performance.md,
@@ -451,6 +458,7 @@ def run(
     scenario.toml and the INCOMPLETE mark, to rerun the case.
     """
     started = time.perf_counter()
+    started_cpu = time.thread_time()
     scenario = prepare(scenario_or_path, seed, overrides, fast_paths)
     core_input = to_core(scenario)
     scenario_toml = resolved_toml(scenario)
@@ -522,6 +530,8 @@ def run(
         scenario_header=tuple(scenario_header),
         notes=(note,) if note else (),
         captures=captures,
+        setup_wall_s=loop_started - started,
+        setup_cpu_s=loop_cpu_started - started_cpu,
     )
     if out is not None:
         result._save(out, scenario_written=True)

@@ -103,6 +103,19 @@ def _at_least_1(text: str) -> int:
     return n
 
 
+def _vc_count(text: str) -> int:
+    """An argparse type: a number of VCs from 1 to 1,000,000 (``bench --whole-scale``)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= 1_000_000:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of VCs from 1 to 1000000, got {text!r}"
+        )
+    return n
+
+
 # --- commands: each takes the parsed arguments and returns its exit code ------------------
 
 
@@ -294,6 +307,8 @@ def bench_command(args: argparse.Namespace) -> int:
             report["process"] = bench.bench_process(runs, echo=print)
         if vcs:
             report["scale"] = bench.bench_scale(runs, vcs, echo=print)
+        if args.whole_scale is not None:
+            report["whole_scale"] = bench.bench_whole_scale(args.whole_scale, runs=runs, echo=print)
         if args.memory:
             report["memory"] = bench.bench_memory(echo=print)
         if args.dumbbell:
@@ -688,6 +703,14 @@ def build_parser(only: Optional[str] = None) -> _Parser:
             metavar="N,N,...",
             help="Numbers of on/off VCs on one OC-48 port for the scale series; 'none' leaves "
             "it out (default: 10,100,1000,10000,100000).",
+        )
+        bench.add_argument(
+            "--whole-scale",
+            type=_vc_count,
+            metavar="N",
+            help="Also run whole 'atmsim run' processes of N on/off VCs on one OC-48 port over "
+            "1 s and 10 s simulated: wall and CPU against simulated time, peak memory, "
+            "set-up before the loop.",
         )
         bench.add_argument(
             "--memory",
