@@ -158,13 +158,36 @@ def test_a_missing_parquet_file_is_one_line_naming_it(
     )
 
 
+@needs_core
 def test_rows_round_trip_with_absent_keys_nulls_and_nested_objects(tmp_path: Path) -> None:
     rows = [
-        {"name": "a", "n": 1, "x": 0.5, "when": None, "abr": {"acr": 1.0, "cuts": 2}},
-        {"name": "b", "n": 2, "x": 1.5, "when": 3.0, "probes": 7},
-        {"name": "c", "n": 3, "x": 2.5, "when": None, "abr": {"acr": 4.0, "cuts": 0}},
+        {"name": "a", "n": 1, "x": 0.5, "when": None, "ok": True, "abr": {"acr": 1.0, "cuts": 2}},
+        {"name": "b", "n": 2, "x": 1, "when": 3.0, "ok": False, "probes": 7, "by": "ré"},
+        {"name": "c", "n": -3, "x": 2.5, "when": None, "ok": None, "abr": {"acr": 4.0, "cuts": 0}},
     ]
     (tmp_path / "t.parquet").write_bytes(columnar.parquet_bytes(rows))
-    assert columnar.rows_of(tmp_path / "t.parquet") == rows
+    back = columnar.rows_of(tmp_path / "t.parquet")
+    assert back == rows and type(back[1]["x"]) is float  # a column of numbers is float
     frame = pd.read_parquet(tmp_path / "t.parquet")
-    assert list(frame.columns) == ["name", "n", "x", "when", "abr_acr", "abr_cuts", "probes"]
+    assert list(frame.columns) == [
+        *("name", "n", "x", "when", "ok", "abr_acr", "abr_cuts", "probes", "by")
+    ]
+    assert list(frame["n"]) == [1, 2, -3] and frame["n"].dtype == "int64"
+    assert frame["when"].isna().tolist() == [True, False, True]
+    assert frame["abr_cuts"].tolist()[0] == 2 and pd.isna(frame["abr_cuts"][1])
+
+
+@needs_core
+def test_a_column_of_strings_and_numbers_is_refused_naming_it() -> None:
+    with pytest.raises(ValueError, match=r"^column x: values of several kinds \(int, str\)$"):
+        columnar.parquet_bytes([{"x": 1}, {"x": "one"}])
+
+
+@needs_core
+def test_nulls_anywhere_in_a_column_are_read_back_where_they_were(tmp_path: Path) -> None:
+    rows = [{"k": k, "v": None if k % 3 else k / 2} for k in range(2_500)]
+    (tmp_path / "t.parquet").write_bytes(columnar.parquet_bytes(rows))
+    frame = pd.read_parquet(tmp_path / "t.parquet")
+    assert frame["k"].tolist() == list(range(2_500))
+    assert frame["v"].isna().sum() == 2_500 - 834
+    assert columnar.rows_of(tmp_path / "t.parquet") == rows
