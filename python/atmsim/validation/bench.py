@@ -63,6 +63,7 @@ from .._lazy import tomli_w
 from ..api import run
 from ..binding import package_version
 from ..resources import scenario_dir
+from ..scenario.limits import MAX_COUNT, MAX_EXPANDED
 from .ns2 import (
     Dumbbell,
     atmsim_metrics,
@@ -276,11 +277,22 @@ def onoff_mux(
 
 
 def scale_scenario(n: int, duration_s: float = 1.0) -> dict:
-    """N geometric on/off VCs into one OC-48 port at load 0.9 (see the module's docstring)."""
+    """N geometric on/off VCs into one OC-48 port at load 0.9 (see the module's docstring).
+
+    A table's ``count`` is at most ``MAX_COUNT`` (100,000): above that the sources are
+    several alike tables, ``s`` then ``sb``, ``sc``, ... (VCs ``s1`` .. ``s100000``,
+    ``sb1`` ..), up to the 1,000,000 VCs a scenario may expand to."""
     if n < 1:
         raise ValueError("the number of VCs must be >= 1")
+    if n > MAX_EXPANDED:
+        raise ValueError(f"at most {MAX_EXPANDED} VCs")
     link = 2488.32
-    return onoff_mux(n, link, link * 2.0 / n, link * 0.9 / n, f"{duration_s:g} s")
+    scenario = onoff_mux(n, link, link * 2.0 / n, link * 0.9 / n, f"{duration_s:g} s")
+    template = scenario["sources"].pop("s")
+    for k, first in enumerate(range(0, n, MAX_COUNT)):
+        name = "s" if k == 0 else "s" + "abcdefghij"[k]
+        scenario["sources"][name] = {**template, "count": min(MAX_COUNT, n - first)}
+    return scenario
 
 
 def bench_scale(
