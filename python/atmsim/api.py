@@ -492,7 +492,11 @@ def _run(
         out = start_run_dir(out, scenario_toml, scenario_header)
 
     try:
-        sim = core.Simulation(json.dumps(core_input))
+        # Compact and without the cycle check (the core JSON is a tree of dicts and
+        # lists): 0.41 -> 0.36 CPU-s and 24 -> 22 MB of text at 100,000 VCs.
+        text = json.dumps(core_input, separators=(",", ":"), check_circular=False)
+        sim = core.Simulation(text)
+        del text
     except ValueError as error:
         # The Python validation should have caught it first: say so, in one line.
         raise ScenarioError(
