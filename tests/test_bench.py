@@ -106,3 +106,20 @@ def test_the_whole_scale_option_refuses_a_bad_count(capsys) -> None:
         "error: argument --whole-scale: expected a number of VCs from 1 to 1000000, got '0' "
         "(see atmsim bench --help)"
     ]
+
+
+@needs_core
+def test_the_phases_of_a_run_are_each_timed(capsys) -> None:
+    from devtools import run_phases
+
+    assert run_phases.main(["2000", "0.01"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    steps = [line.split("  ")[0].strip() for line in lines[:-1]]
+    assert steps == [
+        *("imports", "validation", "to_core", "json.dumps", "core set-up", "loop", "finish"),
+        *("json.loads", "complete_summary", "Parquet files", "summary.json"),
+    ]
+    assert all("CPU-s" in line and "peak" in line for line in lines[:-1])
+    # 2,000 VCs are a large run: the rows go to Parquet files
+    assert lines[-1].startswith("2,000 VCs, 0.01 s simulated; vcs ")
+    assert run_phases.main(["1"]) == 2
