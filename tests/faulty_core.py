@@ -38,6 +38,10 @@ def series_parquet(*columns: object) -> bytes:
     return real_core.series_parquet(*columns)
 
 
+def table_parquet(*columns: object) -> bytes:
+    return real_core.table_parquet(*columns)
+
+
 class Simulation:
     """``atmsim._core.Simulation``, with the faults of the module docstring."""
 

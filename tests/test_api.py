@@ -576,3 +576,27 @@ def test_delay_columns_in_result_and_tables(tiny: Path, flow_file, tmp_path: Pat
     # The coarse timer's samples are whole ticks: this short path's are 0 ticks.
     assert flows["rtt_min_s"][0] >= 0 and flows["delay_max_s"][0] >= flows["delay_min_s"][0]
     assert atmsim.run(path, progress=False).flows["rtt_mean_s"].isna().all()
+
+
+@needs_core
+def test_a_run_turns_the_cyclic_collector_off_and_back_as_it_found_it(tiny: Path) -> None:
+    """The run's per-VC objects are not walked by the cyclic collector (it is off during
+    the run), which is on again after it, whether the run ends or fails, and stays off
+    for a caller who had turned it off."""
+    import gc
+
+    seen: list[bool] = []
+    api.STEP_HOOK, hook = (lambda: seen.append(gc.isenabled())), api.STEP_HOOK
+    try:
+        assert gc.isenabled()
+        result = atmsim.run(tiny)
+        assert seen and not any(seen) and gc.isenabled() and result.setup_wall_s > 0
+        with pytest.raises(atmsim.ScenarioError):
+            atmsim.run(tiny, overrides=["run.duration=-1 s"])
+        assert gc.isenabled()
+        gc.disable()
+        atmsim.run(tiny)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        api.STEP_HOOK = hook

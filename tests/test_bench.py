@@ -9,7 +9,7 @@ import pytest
 
 from atmsim.validation import bench, memory_bench
 
-from conftest import needs_core
+from conftest import cli_main, needs_core
 
 
 @needs_core
@@ -79,3 +79,47 @@ def test_the_scale_series_runs_in_rounds_and_pairs_its_ratios() -> None:
     assert second["paired_cost_vs_first"]["median"] == pytest.approx(sum(paired) / 2)
     assert second["cells"] > first["cells"] > 0
     assert "round by round" in said[-1]
+
+
+@needs_core
+def test_the_whole_scale_runs_whole_processes_and_measures_the_set_up() -> None:
+    said: list[str] = []
+    out = bench.bench_whole_scale(20, seconds=(0.01, 0.02), runs=1, echo=said.append)
+    assert out["vcs"] == 20 and [row["simulated_s"] for row in out["rows"]] == [0.01, 0.02]
+    for row in out["rows"]:
+        assert row["wall_s"]["n"] == 1 and row["wall_s"]["median"] > 0
+        assert row["cpu_s"]["median"] > 0 and row["peak_mib"]["median"] > 10
+        # the set-up is a part of the run before its loop, well under the whole process
+        assert 0 < row["setup_wall_s"]["median"] < row["wall_s"]["median"]
+        assert row["times_real_time"]["median"] == pytest.approx(
+            row["simulated_s"] / row["wall_s"]["median"]
+        )
+        assert row["bytes_per_vc"] == pytest.approx(row["peak_mib"]["median"] * 2**20 / 20)
+    assert said[0].startswith("whole run N=20 over 0.01 s, 1/1: ")
+    assert "whole atmsim run, 20 VCs over 0.02 s simulated:" in said[-1]
+    assert "target <= 250 MiB: met" in said[-1] or "target <= 250 MiB: not met" in said[-1]
+
+
+def test_the_whole_scale_option_refuses_a_bad_count(capsys) -> None:
+    assert cli_main("bench", "--whole-scale", "0") == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "error: argument --whole-scale: expected a number of VCs from 1 to 1000000, got '0' "
+        "(see atmsim bench --help)"
+    ]
+
+
+@needs_core
+def test_the_phases_of_a_run_are_each_timed(capsys) -> None:
+    from devtools import run_phases
+
+    assert run_phases.main(["2000", "0.01"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    steps = [line.split("  ")[0].strip() for line in lines[:-1]]
+    assert steps == [
+        *("imports", "validation", "to_core", "json.dumps", "core set-up", "loop", "finish"),
+        *("json.loads", "complete_summary", "Parquet files", "summary.json"),
+    ]
+    assert all("CPU-s" in line and "peak" in line for line in lines[:-1])
+    # 2,000 VCs are a large run: the rows go to Parquet files
+    assert lines[-1].startswith("2,000 VCs, 0.01 s simulated; vcs ")
+    assert run_phases.main(["1"]) == 2

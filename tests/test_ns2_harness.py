@@ -419,3 +419,19 @@ def test_params_from_scenario_rejects_other_shapes(tmp_path: Path) -> None:
     path.write_text(IP_DUMBBELL_LIKE.replace('delay = "2 ms"\nduplex', 'delay = "3 ms"\nduplex', 1))
     with pytest.raises(ValueError, match="different delays"):
         ns2.params_from_scenario(path)
+
+
+def test_scale_scenario_splits_its_vcs_into_tables_of_at_most_max_count(monkeypatch) -> None:
+    """A table's count stops at 100,000; 1,000,000 VCs take ten alike tables."""
+    from atmsim.api import prepare
+    from atmsim.scenario.network import Network
+
+    counts = {name: t["count"] for name, t in bench.scale_scenario(1_000_000)["sources"].items()}
+    assert counts == dict.fromkeys(["s", *(f"s{c}" for c in "bcdefghij")], 100_000)
+    monkeypatch.setattr(bench, "MAX_COUNT", 4)
+    sc = bench.scale_scenario(10)
+    assert {name: t["count"] for name, t in sc["sources"].items()} == {"s": 4, "sb": 4, "sc": 2}
+    names = [vc.name for vc in Network(prepare(sc)).vcs]
+    assert names == ["s1", "s2", "s3", "s4", "sb1", "sb2", "sb3", "sb4", "sc1", "sc2"]
+    with pytest.raises(ValueError, match="at most 1000000 VCs"):
+        bench.scale_scenario(1_000_001)

@@ -63,6 +63,16 @@ class Simulation:
 def version() -> str:
     """Version of the core crate."""
 
+def table_parquet(
+    columns: list[tuple[str, str, list]],
+    metadata: list[tuple[str, str]],
+    created_by: str,
+) -> bytes:
+    """The bytes of a Parquet file of nullable columns, each (name, kind, values) with
+    kind "bool", "int", "float" or "str" and values a list of those or None;
+    ``metadata`` goes into the file's key-value metadata. ValueError for a value not
+    of its column's kind or columns of different lengths."""
+
 def series_parquet(
     time_s: bytes,
     entity: bytes,

@@ -24,7 +24,7 @@ import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["argparse", "matplotlib", "numpy", "pandas", "pyplot", "rich", "tomli_w"]
+__all__ = ["argparse", "matplotlib", "numpy", "pandas", "pyarrow", "pyplot", "rich", "tomli_w"]
 
 
 class LazyModule(ModuleType):
@@ -65,6 +65,8 @@ if TYPE_CHECKING:
     import matplotlib
     import numpy
     import pandas
+    import pyarrow
+    import pyarrow.parquet
     import rich
     import rich.console
     import rich.progress
@@ -76,6 +78,7 @@ else:
     matplotlib = LazyModule("matplotlib")
     numpy = LazyModule("numpy")
     pandas = LazyModule("pandas")
+    pyarrow = LazyModule("pyarrow")
     pyplot = LazyModule("matplotlib.pyplot")
     rich = LazyModule("rich")
     tomli_w = LazyModule("tomli_w")

@@ -103,6 +103,19 @@ def _at_least_1(text: str) -> int:
     return n
 
 
+def _vc_count(text: str) -> int:
+    """An argparse type: a number of VCs from 1 to 1,000,000 (``bench --whole-scale``)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= 1_000_000:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of VCs from 1 to 1000000, got {text!r}"
+        )
+    return n
+
+
 # --- commands: each takes the parsed arguments and returns its exit code ------------------
 
 
@@ -236,6 +249,7 @@ def show_fairness(result, show: bool = False) -> None:
     """Print the run's fairness table (``summary["fairness"]``, computed by
     ``atmsim.run`` and written into summary.json with the rest) when asked and there
     are two entities or more, and the run's notes (the fairness not computed)."""
+    from .columnar import table_file
     from .fairness import fairness_table
     from .tables import print_tables
 
@@ -243,7 +257,7 @@ def show_fairness(result, show: bool = False) -> None:
         print(note, file=sys.stderr)
     report = result.summary.get("fairness")
     if show and report is not None and len(report["entities"]) > 1:
-        print_tables([fairness_table(report)])
+        print_tables([fairness_table(report, table_file(result.summary, "fairness"))])
 
 
 def fairness_command(args: argparse.Namespace) -> int:
@@ -255,6 +269,7 @@ def fairness_command(args: argparse.Namespace) -> int:
         FairnessInputError,
         fairness_of_run_dir,
         fairness_table,
+        rows_file,
         write_fairness,
     )
     from .tables import print_tables
@@ -265,9 +280,13 @@ def fairness_command(args: argparse.Namespace) -> int:
         report = fairness_of_run_dir(args.run_dir, args.gfr_rule)
     except FairnessInputError as error:
         raise CliError(str(error)) from None
-    print_tables([fairness_table(report)])
+    where = rows_file(args.run_dir)
+    print_tables([fairness_table(report, where)])
     write_fairness(args.run_dir, report)
-    print(f"wrote the fairness into {args.run_dir / 'summary.json'}")
+    if where == "summary.json":
+        print(f"wrote the fairness into {args.run_dir / 'summary.json'}")
+    else:
+        print(f"wrote the fairness into {args.run_dir / 'summary.json'} and {args.run_dir / where}")
     return 0
 
 
@@ -367,6 +386,8 @@ def bench_command(args: argparse.Namespace) -> int:
             report["process"] = bench.bench_process(runs, echo=print)
         if vcs:
             report["scale"] = bench.bench_scale(runs, vcs, echo=print)
+        if args.whole_scale is not None:
+            report["whole_scale"] = bench.bench_whole_scale(args.whole_scale, runs=runs, echo=print)
         if args.memory:
             report["memory"] = bench.bench_memory(echo=print)
         if args.dumbbell:
@@ -776,6 +797,14 @@ def build_parser(only: Optional[str] = None) -> _Parser:
             metavar="N,N,...",
             help="Numbers of on/off VCs on one OC-48 port for the scale series; 'none' leaves "
             "it out (default: 10,100,1000,10000,100000).",
+        )
+        bench.add_argument(
+            "--whole-scale",
+            type=_vc_count,
+            metavar="N",
+            help="Also run whole 'atmsim run' processes of N on/off VCs on one OC-48 port over "
+            "1 s and 10 s simulated: wall and CPU against simulated time, peak memory, "
+            "set-up before the loop.",
         )
         bench.add_argument(
             "--memory",

@@ -52,6 +52,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .columnar import TABLE_FILES, parquet_bytes
 from .compare import jain
 from .errors import ScenarioError
 from .jsontext import json_text
@@ -462,9 +463,24 @@ def fairness_of_run_dir(run_dir, gfr_rule: str = "proportional") -> dict:
         raise FairnessInputError(str(bad_summary(summary_path, error))) from None
 
 
+def rows_file(run_dir) -> str:
+    """Where a run directory keeps its fairness rows: fairness.parquet for a large run
+    (its summary.json names its ``tables``, ``atmsim.columnar``), summary.json otherwise."""
+    import json
+    from pathlib import Path
+
+    try:
+        summary = json.loads((Path(run_dir) / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "summary.json"
+    large = isinstance(summary, dict) and isinstance(summary.get("tables"), dict)
+    return TABLE_FILES["fairness"] if large else "summary.json"
+
+
 def write_fairness(run_dir, report: dict) -> None:
     """Add ``report`` to the run directory's summary.json as "fairness" (written to a
-    temporary file and renamed, so the summary is never left half written)."""
+    temporary file and renamed, so the summary is never left half written); a large
+    run's rows go to its fairness.parquet (``atmsim.columnar``)."""
     import json
     from pathlib import Path
 
@@ -472,12 +488,20 @@ def write_fairness(run_dir, report: dict) -> None:
     if not path.is_file():
         return
     summary = json.loads(path.read_text(encoding="utf-8"))
+    tables = summary.get("tables")
+    if isinstance(tables, dict):
+        # a large run (atmsim.columnar): the rows go to fairness.parquet, the rest here
+        rows = report["entities"]
+        write_file(Path(run_dir) / TABLE_FILES["fairness"], parquet_bytes(rows))
+        tables["fairness"] = {"file": TABLE_FILES["fairness"], "rows": len(rows)}
+        report = {key: value for key, value in report.items() if key != "entities"}
     summary["fairness"] = report
     write_file(path, json_text(summary))
 
 
-def fairness_table(report: dict):
-    """The table of ``atmsim fairness`` and ``atmsim run`` (``atmsim.tables``)."""
+def fairness_table(report: dict, where: str = "summary.json"):
+    """The table of ``atmsim fairness`` and ``atmsim run`` (``atmsim.tables``); ``where``:
+    the file holding all its rows (fairness.parquet for a large run, ``atmsim.columnar``)."""
 
     def number(value: Optional[float], digits: str = ".3f") -> str:
         return "-" if value is None else format(value, digits)
@@ -486,7 +510,7 @@ def fairness_table(report: dict):
     entities = report["entities"]
     caption = f"Jain index of the normalised rates: {number(index, '.4f')}; {report['rule']}"
     if len(entities) > MAX_TABLE_ROWS:
-        caption += f"; {len(entities) - MAX_TABLE_ROWS} more rows in summary.json"
+        caption += f"; {len(entities) - MAX_TABLE_ROWS} more rows in {where}"
     headers = ["vc/flow", "service", "measured", "fair", "achieved", "achieved/fair", "bottleneck"]
     table = Table(
         title="Fairness: achieved against the max-min fair rate (Mbps)",

@@ -38,6 +38,7 @@ from ._lazy import matplotlib
 from ._lazy import pandas as pd
 from ._lazy import pyplot as plt
 from .binding import package_version
+from .columnar import TABLE_FILES, table_file
 from .fairness import FairnessInputError, fairness_of_run_dir, fairness_table
 from .outputs import check_out_file, naming, write_file
 from .plots import PlotInputError, plot_run_dir
@@ -517,7 +518,7 @@ def _run_page(directory: Path, summary: dict) -> str:
     try:
         report = summary.get("fairness") or fairness_of_run_dir(directory)
         if len(report["entities"]) > 1:
-            tables.append(_titled_table(fairness_table(report)))
+            tables.append(_titled_table(fairness_table(report, table_file(summary, "fairness"))))
     except FairnessInputError:
         pass
     figures: list[dict] = []
@@ -528,8 +529,9 @@ def _run_page(directory: Path, summary: dict) -> str:
         with tempfile.TemporaryDirectory() as tmp:
             import shutil
 
-            for name in ("series.parquet", "summary.json"):
-                shutil.copy(directory / name, Path(tmp) / name)
+            for name in ("series.parquet", "summary.json", *TABLE_FILES.values()):
+                if (directory / name).is_file():  # a large run's rows too (atmsim.columnar)
+                    shutil.copy(directory / name, Path(tmp) / name)
             try:
                 for path in plot_run_dir(Path(tmp)):
                     figures.append(_png(path))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from ._lazy import pandas as pd
+from .columnar import TABLE_FILES, is_large, read_tables
 from .tables import Table, print_tables
 from .units import CELL_BITS, PAYLOAD_BITS
 
@@ -31,13 +32,31 @@ def _count(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
-def _table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
+def _table(
+    title: str, columns: list[str], rows: list[list[str]], total: Optional[int] = None
+) -> Table:
     """A table of names (first column, left-justified) and numbers (right-justified),
-    cut at ``MAX_TABLE_ROWS`` rows with a caption saying how many more there are."""
+    cut at ``MAX_TABLE_ROWS`` rows with a caption saying how many more there are
+    (``total``: the rows there are, when ``rows`` holds only the first ones)."""
     table = Table(title, columns, [k > 0 for k in range(len(columns))], rows[:MAX_TABLE_ROWS])
-    if len(rows) > MAX_TABLE_ROWS:
-        table.caption = f"{len(rows) - MAX_TABLE_ROWS} more in summary.json"
+    total = len(rows) if total is None else total
+    if total > MAX_TABLE_ROWS:
+        table.caption = f"{total - MAX_TABLE_ROWS} more in summary.json"
     return table
+
+
+ROWS_FILE = {
+    "VCs": "vcs",
+    "VC cell transfer delay (us)": "vcs",
+    "ABR": "vcs",
+    "GFR": "vcs",
+    "Flows": "flows",
+    "Flow delay and RTT (ms)": "flows",
+    "Rate control": "flows",
+    "TCP per VC": "vc_tcp",
+}
+"""Which list of the summary each table of ``result_tables`` shows: a large run's are
+in Parquet files (``atmsim.columnar``), which its captions name."""
 
 
 def print_result(result: Result, out_dir: Path, width: Optional[int] = None) -> bool:
@@ -156,7 +175,8 @@ def result_tables(summary: dict) -> list[Table]:
             _count(vc["frames_merged"]),
             f"{vc['frame_goodput_cps']:,.0f}",
         ]
-        for vc in summary.get("vcs", [])
+        # only the rows shown are formatted: a run may have a million VCs
+        for vc in summary.get("vcs", [])[:MAX_TABLE_ROWS]
     ]
     if vc_rows or not ip_ports:
         tables.append(
@@ -173,6 +193,7 @@ def result_tables(summary: dict) -> list[Table]:
                     "goodput (cells/s)",
                 ],
                 vc_rows,
+                total=len(summary.get("vcs", [])),
             )
         )
     delayed_vcs = [vc for vc in summary.get("vcs", []) if isinstance(vc.get("ctd"), dict)]
@@ -198,6 +219,11 @@ def result_tables(summary: dict) -> list[Table]:
     gfr_vcs = [vc for vc in summary.get("vcs", []) if isinstance(vc.get("gfr"), dict)]
     if gfr_vcs:
         tables.append(_gfr_table(gfr_vcs, summary.get("vc_tcp", [])))
+    if is_large(summary):
+        for table in tables:
+            if table.caption and table.title in ROWS_FILE:
+                where = TABLE_FILES[ROWS_FILE[table.title]]
+                table.caption = table.caption.replace("in summary.json", f"in {where}")
     return tables
 
 
@@ -623,7 +649,9 @@ def check_complete(run_dir: Path) -> None:
 def read_summary(run_dir: Path) -> dict:
     """The summary.json of a complete run directory, checked to be atmsim's: a JSON
     object with the conservation ledger's counts, and lists of named ports, VCs and
-    flows. RunDirError (one line naming the file) otherwise."""
+    flows. A large run's rows are read back from its Parquet files
+    (``atmsim.columnar.read_tables``): the summary has one shape whatever the run's
+    size. RunDirError (one line naming the file) otherwise."""
     check_complete(run_dir)
     path = Path(run_dir) / "summary.json"
     if not path.is_file():
@@ -640,7 +668,33 @@ def read_summary(run_dir: Path) -> dict:
     problem = summary_problem(summary)
     if problem:
         raise RunDirError(f"{path}: not an atmsim summary ({problem})")
-    return summary
+    return with_tables(summary, Path(run_dir))
+
+
+def with_tables(summary: dict, run_dir: Path) -> dict:
+    """``summary`` with a large run's rows put back from the Parquet files of ``run_dir``
+    (``atmsim.columnar.read_tables``); RunDirError naming a file that is missing or
+    not atmsim's."""
+    tables = summary.get("tables")
+    if tables is None:
+        return summary
+    if not isinstance(tables, dict) or any(name not in TABLE_FILES for name in tables):
+        known = ", ".join(TABLE_FILES)
+        raise RunDirError(
+            f"{run_dir / 'summary.json'}: not an atmsim summary (tables: expected an "
+            f"object of {known})"
+        )
+    for name in tables:
+        if not (run_dir / TABLE_FILES[name]).is_file():
+            missing = run_dir / TABLE_FILES[name]
+            raise RunDirError(f"{missing}: no such file (summary.json names it)")
+    try:
+        return read_tables(summary, run_dir)
+    except (OSError, ValueError, KeyError, TypeError, StopIteration) as error:
+        detail = " ".join(str(error).split())
+        raise RunDirError(
+            f"{run_dir}: a Parquet file of the run is not atmsim's ({detail})"
+        ) from None
 
 
 def summary_problem(summary: object) -> str:

@@ -15,6 +15,9 @@
 - ``summary.json``: the core's summary with what Python adds
   (``complete_summary``): each port's ``layer``, ``vc_tcp``, ``wall_s``,
   ``scenario``, ``atmsim_version`` and ``fairness``;
+- ``vcs.parquet``, ``flows.parquet``, ``vc_tcp.parquet``, ``fairness.parquet``: a
+  run with more than ``atmsim.columnar.SUMMARY_MAX_ROWS`` VCs and flows keeps its
+  per-entity rows there rather than in summary.json (``atmsim.columnar``);
 - ``INCOMPLETE``: present while the files are written.
 
 Writing is atomic in the way ``atmsim.outputs`` does it: the marker first, then
@@ -34,6 +37,7 @@ from typing import Optional
 from ._lazy import numpy as np
 from ._lazy import pandas as pd
 from .binding import import_core, package_version
+from .columnar import TABLE_FILES, parquet_bytes, split_summary
 from .failures import internal_error_message
 from .fairness import fairness
 from .jsontext import json_text
@@ -45,10 +49,11 @@ SUMMARY_FILE = "summary.json"
 SERIES_FILE = "series.parquet"
 CAPTURE_DIR = "capture"
 
-EARLIER_RUN_FILES = (SUMMARY_FILE, SERIES_FILE)
+EARLIER_RUN_FILES = (SUMMARY_FILE, SERIES_FILE, *TABLE_FILES.values())
 """Removed from a run directory when a new run starts in it: they belong to the earlier
-run, and would sit next to the new scenario.toml if the new run failed or had no
-probes. (Figures of ``atmsim plot`` stay until it is run again.)"""
+run, and would sit next to the new scenario.toml if the new run failed, had no
+probes or was not large (``atmsim.columnar``). (Figures of ``atmsim plot`` stay until
+it is run again.)"""
 
 
 def scenario_text(scenario_toml: str, header: Sequence[str] = ()) -> str:
@@ -166,9 +171,11 @@ def write_run_dir(
     """Write a run's files into ``directory`` (module docstring): a new or empty
     directory, or a run directory (OutDirError otherwise). ``series``: series.parquet's
     bytes (``series_parquet``), None for a run without probes (an earlier
-    series.parquet is then removed). ``captures``: the capture files, name to bytes
-    (an earlier run's others are removed). ``scenario_written``: ``start_run_dir``
-    wrote this scenario.toml (the same text) before the run; it is not written again.
+    series.parquet is then removed). A large run's per-VC and per-flow rows go to
+    Parquet files beside summary.json (``atmsim.columnar``). ``captures``: the capture
+    files, name to bytes (an earlier run's others are removed). ``scenario_written``:
+    ``start_run_dir`` wrote this scenario.toml (the same text) before the run; it is not
+    written again.
 
     INCOMPLETE is written first unless ``start_run_dir`` did, summary.json last, and
     INCOMPLETE removed at the end: a write stopped half way leaves a directory the
@@ -192,7 +199,14 @@ def write_run_dir(
             folder.mkdir(exist_ok=True)
         for name, data in captures.items():
             write_file(folder / name, bytes(data))
-    write_file(directory / SUMMARY_FILE, summary_text(summary))
+    light, tables = split_summary(summary)
+    for name, file in TABLE_FILES.items():
+        if name in tables:
+            write_file(directory / file, parquet_bytes(tables[name]))
+        else:
+            with naming(directory / file):
+                (directory / file).unlink(missing_ok=True)
+    write_file(directory / SUMMARY_FILE, summary_text(light))
     with naming(incomplete):
         incomplete.unlink()
     return directory

@@ -58,6 +58,7 @@ from typing import Any, Callable, Optional, Union
 from ._lazy import pandas as pd
 from ._lazy import rich
 from .api import run
+from .columnar import read_tables
 from .compare import jain
 from .determinism import seed_dependence
 from .errors import ScenarioError, show_value
@@ -574,9 +575,11 @@ def done_summary(runs: Path, run_id: str) -> Optional[dict]:
     if not path.is_file():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        summary = json.loads(path.read_text(encoding="utf-8"))
     except ValueError:  # cannot happen with the atomic rename; rerun it then
         return None
+    # a large run's rows are in its Parquet files (atmsim.columnar)
+    return read_tables(summary, runs / run_id)
 
 
 def failure_of(runs: Path, run_id: str) -> Optional[str]:

@@ -316,6 +316,43 @@ fn series_parquet<'py>(
     Ok(PyBytes::new(py, &file))
 }
 
+/// The bytes of a Parquet file of a table of nullable columns (see
+/// `atmsim_core::stats::parquet::table_parquet`): `columns` holds (name,
+/// kind, values), kind "bool", "int", "float" or "str" and values a list
+/// of such values or None. `metadata` goes into the file's key-value
+/// metadata. A value not of its column's kind, or columns of different
+/// lengths, raise `ValueError`.
+#[pyfunction]
+#[pyo3(signature = (columns, metadata, created_by))]
+fn table_parquet<'py>(
+    py: Python<'py>,
+    columns: Vec<(String, String, Bound<'py, PyAny>)>,
+    metadata: Vec<(String, String)>,
+    created_by: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    use atmsim_core::stats::parquet::Values;
+    let mut table = Vec::with_capacity(columns.len());
+    for (name, kind, values) in columns {
+        let bad = |e: PyErr| PyValueError::new_err(format!("table column {name}: {e}"));
+        let values = match kind.as_str() {
+            "bool" => Values::Bool(values.extract().map_err(bad)?),
+            "int" => Values::Int(values.extract().map_err(bad)?),
+            "float" => Values::Float(values.extract().map_err(bad)?),
+            "str" => Values::Str(values.extract().map_err(bad)?),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "table column {name}: kind {other:?}; expected bool, int, float or str"
+                )))
+            }
+        };
+        table.push((name, values));
+    }
+    let file = py
+        .detach(|| atmsim_core::stats::parquet::table_parquet(&table, &metadata, created_by))
+        .map_err(PyValueError::new_err)?;
+    Ok(PyBytes::new(py, &file))
+}
+
 /// The TCP checksum after one 16-bit header word changes from `old` to
 /// `new`, by the core's incremental update (RFC 1624, eqn. 3), which routers
 /// and ATM edges use when they rewrite an ACK's window. Exposed so that the
@@ -346,6 +383,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(series_parquet, m)?)?;
+    m.add_function(wrap_pyfunction!(table_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(checksum_update, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     Ok(())

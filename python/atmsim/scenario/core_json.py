@@ -202,6 +202,21 @@ def _model_json(source: Source) -> dict:
     }
 
 
+def _source_json(source: Source, parsed: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """A source's times and ``model`` in the core JSON. The copies of a template share
+    their Source, parsed once (``parsed``: by the Source's id); each copy gets its own
+    ``model`` dict (a frames model's ``frame_cells`` table is shared: nothing writes
+    into the core JSON after it is made)."""
+    known = parsed.get(id(source))
+    if known is None:
+        known = parsed[id(source)] = {
+            "start_ps": parse_time_ps(source.start),
+            "stop_ps": None if source.stop is None else parse_time_ps(source.stop),
+            "model": _model_json(source),
+        }
+    return {**known, "model": dict(known["model"])}
+
+
 def _flow_json(flat: FlatFlow, vc_index: dict[str, int], link_index: dict[str, int]) -> dict:
     """A flow of the core JSON (docs/core-interface.md, "TCP and IP")."""
     flow = flat.flow
@@ -257,6 +272,7 @@ def to_core(scenario: Scenario) -> dict:
         return list(index.values()) if names == "all" else [index[name] for name in names]
 
     probes = scenario.probes
+    parsed: dict[int, dict[str, Any]] = {}
     core: dict[str, Any] = {
         "duration_ps": parse_time_ps(scenario.run.duration),
         "seed": scenario.run.seed,
@@ -266,13 +282,7 @@ def to_core(scenario: Scenario) -> dict:
         "links": [_link_json(flat, node_index, link_index) for flat in network.links.values()],
         "vcs": [_vc_json(vc, network, link_index) for vc in network.vcs],
         "sources": [
-            {
-                "name": flat.name,
-                "vc": vc_index[flat.vc],
-                "start_ps": parse_time_ps(flat.source.start),
-                "stop_ps": None if flat.source.stop is None else parse_time_ps(flat.source.stop),
-                "model": _model_json(flat.source),
-            }
+            {"name": flat.name, "vc": vc_index[flat.vc], **_source_json(flat.source, parsed)}
             for flat in network.sources
         ],
         "probes": {

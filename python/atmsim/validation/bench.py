@@ -17,6 +17,9 @@ docs/performance.md keeps the history. Four groups:
   and a mean of 0.9/N of the link (N = 10 is mux_onoff's shape), 1 s
   simulated: cells per CPU-second of the loop against N, and the cost per
   cell relative to N = 10 (the same series as ``cargo bench -- scale``).
+- ``bench_whole_scale`` (``--whole-scale N``): whole ``atmsim run`` processes of
+  the same scenario at N VCs over 1 s and 10 s simulated: wall and CPU against
+  the simulated time, peak resident memory, and the set-up before the loop.
 - ``bench_memory`` (``--memory``): what the core holds per VC, per cell in
   flight on a link and per queued cell, and whether its memory stays flat over
   a long run (``atmsim.validation.memory_bench``).
@@ -56,11 +59,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from .._lazy import tomli_w
 from ..api import prepare, run
 from ..binding import package_version
 from ..reproduce import registry
 from ..reproduce.runner import seed_override
 from ..resources import scenario_dir
+from ..scenario.limits import MAX_COUNT, MAX_EXPANDED
 from .ns2 import (
     Dumbbell,
     atmsim_metrics,
@@ -99,6 +104,8 @@ TARGETS = {
     "scale_cost_10000": 1.5,
     "dumbbell_loop_ratio": 10.0,
     "dumbbell_process_ratio": 1.0,
+    "whole_scale_peak_mib": 250.0,
+    "whole_scale_setup_s": 0.5,
 }
 """The performance targets (docs/performance.md); the report says which are met."""
 
@@ -406,11 +413,22 @@ def onoff_mux(
 
 
 def scale_scenario(n: int, duration_s: float = 1.0) -> dict:
-    """N geometric on/off VCs into one OC-48 port at load 0.9 (see the module's docstring)."""
+    """N geometric on/off VCs into one OC-48 port at load 0.9 (see the module's docstring).
+
+    A table's ``count`` is at most ``MAX_COUNT`` (100,000): above that the sources are
+    several alike tables, ``s`` then ``sb``, ``sc``, ... (VCs ``s1`` .. ``s100000``,
+    ``sb1`` ..), up to the 1,000,000 VCs a scenario may expand to."""
     if n < 1:
         raise ValueError("the number of VCs must be >= 1")
+    if n > MAX_EXPANDED:
+        raise ValueError(f"at most {MAX_EXPANDED} VCs")
     link = 2488.32
-    return onoff_mux(n, link, link * 2.0 / n, link * 0.9 / n, f"{duration_s:g} s")
+    scenario = onoff_mux(n, link, link * 2.0 / n, link * 0.9 / n, f"{duration_s:g} s")
+    template = scenario["sources"].pop("s")
+    for k, first in enumerate(range(0, n, MAX_COUNT)):
+        name = "s" if k == 0 else "s" + "abcdefghij"[k]
+        scenario["sources"][name] = {**template, "count": min(MAX_COUNT, n - first)}
+    return scenario
 
 
 def bench_scale(
@@ -459,6 +477,101 @@ def bench_scale(
     out = {"rows": rows, "duration_s": duration_s, "runs": runs}
     echo(format_scale(out))
     return out
+
+
+WHOLE_SCALE_SECONDS = (1.0, 10.0)
+"""The simulated durations of ``bench_whole_scale`` (the target is stated over 10 s)."""
+
+
+def bench_whole_scale(
+    n: int,
+    seconds: Sequence[float] = WHOLE_SCALE_SECONDS,
+    runs: int = 1,
+    echo: Echo = _quiet,
+) -> dict[str, Any]:
+    """Whole ``atmsim run`` processes of ``scale_scenario(n, s)`` for each ``s`` of
+    ``seconds``, as a user starts them (``atmsim run file.toml --out dir``): wall and CPU
+    seconds (user + system), the ratio simulated / wall (above 1: faster than real
+    time) and the peak resident memory (``measure_process``); and the set-up, the wall
+    and CPU seconds from the call of ``atmsim.run`` to the loop's start
+    (``Result.setup_wall_s``), measured by running the same scenario in this process
+    (the process's start-up, about 0.15 s, is not in it). ``runs`` runs of each,
+    alternating between the durations. Returns ``vcs``, ``runs`` and ``rows``: one per
+    duration, with ``simulated_s``, ``wall_s``, ``cpu_s``, ``peak_mib``,
+    ``times_real_time``, ``setup_wall_s``, ``setup_cpu_s`` (spreads) and
+    ``bytes_per_vc`` (the median peak over ``n``)."""
+    _check_runs(runs)
+    if n < 1:
+        raise ValueError("the number of VCs must be >= 1")
+    got: dict[float, dict[str, list[float]]] = {s: {} for s in seconds}
+    with tempfile.TemporaryDirectory(prefix="atmsim-whole-scale-") as tmp:
+        work = Path(tmp)
+        for s in seconds:
+            (work / f"scale_{s:g}s.toml").write_text(tomli_w.dumps(scale_scenario(n, s)))
+        for attempt in range(1, runs + 1):
+            for s in seconds:
+                command = [
+                    *atmsim_command(),
+                    "run",
+                    str(work / f"scale_{s:g}s.toml"),
+                    "--no-progress",
+                    "--out",
+                    str(work / f"run_{s:g}s"),
+                ]
+                measured = _measured(f"atmsim run of {n} VCs over {s:g} s", command, work)
+                result = run(scale_scenario(n, s), progress=False)
+                figures = {
+                    "wall_s": measured["wall_s"],
+                    "cpu_s": measured["cpu_s"],
+                    "peak_mib": measured["peak_mib"],
+                    "times_real_time": s / max(measured["wall_s"], 1e-9),
+                    "setup_wall_s": result.setup_wall_s,
+                    "setup_cpu_s": result.setup_cpu_s,
+                }
+                del result
+                for key, value in figures.items():
+                    got[s].setdefault(key, []).append(value)
+                echo(
+                    f"whole run N={n} over {s:g} s, {attempt}/{runs}: "
+                    f"{measured['wall_s']:.2f} s wall, {measured['cpu_s']:.2f} CPU-s, "
+                    f"{measured['peak_mib']:.0f} MiB, set-up {figures['setup_wall_s']:.2f} s"
+                )
+    rows = []
+    for s in seconds:
+        row: dict[str, Any] = {"simulated_s": s}
+        row.update({key: spread(values) for key, values in got[s].items()})
+        row["bytes_per_vc"] = row["peak_mib"]["median"] * 2**20 / n
+        rows.append(row)
+    out = {"vcs": n, "runs": runs, "rows": rows}
+    echo(format_whole_scale(out))
+    return out
+
+
+def format_whole_scale(out: dict[str, Any]) -> str:
+    """The summary lines of ``bench_whole_scale``, with the targets' verdicts (faster
+    than real time: wall <= simulated)."""
+
+    def verdict(value: float, target: float, unit: str) -> str:
+        return f"target <= {target:g} {unit}: {'met' if value <= target else 'not met'}"
+
+    lines = []
+    for row in out["rows"]:
+        wall, peak, setup = row["wall_s"], row["peak_mib"], row["setup_wall_s"]
+        simulated = row["simulated_s"]
+        lines += [
+            f"whole atmsim run, {out['vcs']:,} VCs over {simulated:g} s simulated:",
+            f"  wall {format_spread(wall, 's')}, "
+            f"{row['times_real_time']['median']:.2f} x real time "
+            f"({verdict(wall['median'], simulated, 's')})",
+            f"  CPU {format_spread(row['cpu_s'], 's')}",
+            f"  peak {format_spread(peak, 'MiB')}, "
+            f"{row['bytes_per_vc']:,.0f} bytes per VC (peak / N) "
+            f"({verdict(peak['median'], TARGETS['whole_scale_peak_mib'], 'MiB')})",
+            f"  set-up {format_spread(setup, 's')} wall, "
+            f"{format_spread(row['setup_cpu_s'], 's')} CPU "
+            f"({verdict(setup['median'], TARGETS['whole_scale_setup_s'], 's')})",
+        ]
+    return "\n".join(lines)
 
 
 def format_scale(out: dict[str, Any]) -> str:

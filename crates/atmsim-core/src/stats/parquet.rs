@@ -12,14 +12,23 @@
 //! strings. Pages are version 1, uncompressed, at most [`PAGE_ROWS`] rows
 //! each. Readers (pyarrow, pandas) read it as the frame `series_frame`
 //! makes; the Python tests check that against pandas' own `to_parquet`.
+//!
+//! [`table_parquet`] writes a table of nullable columns the same way (one
+//! row group, PLAIN values, a definition level per row): a large run's
+//! per-VC and per-flow rows, which the Python layer would otherwise write
+//! with pyarrow, loading pyarrow, numpy and pandas (0.4 CPU-s and 110 MiB
+//! at 100,000 VCs).
 
 /// Rows per data page.
 pub const PAGE_ROWS: usize = 1 << 20;
 
 // Parquet's enums (parquet.thrift).
+const TYPE_BOOLEAN: i32 = 0;
+const TYPE_INT64: i32 = 2;
 const TYPE_DOUBLE: i32 = 5;
 const TYPE_BYTE_ARRAY: i32 = 6;
 const REQUIRED: i32 = 0;
+const OPTIONAL: i32 = 1;
 const CONVERTED_UTF8: i32 = 0;
 const ENCODING_PLAIN: i32 = 0;
 const ENCODING_RLE: i32 = 3;
@@ -346,6 +355,199 @@ pub fn series_parquet(
     Ok(file)
 }
 
+/// The values of a nullable column of [`table_parquet`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Values {
+    /// BOOLEAN.
+    Bool(Vec<Option<bool>>),
+    /// INT64.
+    Int(Vec<Option<i64>>),
+    /// DOUBLE.
+    Float(Vec<Option<f64>>),
+    /// BYTE_ARRAY annotated as a UTF-8 string.
+    Str(Vec<Option<String>>),
+}
+
+impl Values {
+    fn len(&self) -> usize {
+        match self {
+            Values::Bool(v) => v.len(),
+            Values::Int(v) => v.len(),
+            Values::Float(v) => v.len(),
+            Values::Str(v) => v.len(),
+        }
+    }
+
+    fn physical_type(&self) -> i32 {
+        match self {
+            Values::Bool(_) => TYPE_BOOLEAN,
+            Values::Int(_) => TYPE_INT64,
+            Values::Float(_) => TYPE_DOUBLE,
+            Values::Str(_) => TYPE_BYTE_ARRAY,
+        }
+    }
+
+    /// Rows `range` as a data page's body: the definition levels (1: a
+    /// value, 0: null; RLE/bit-packed hybrid behind their length), then the
+    /// values that are not null, PLAIN (booleans bit-packed, one bit each).
+    fn page_body(&self, range: std::ops::Range<usize>) -> Vec<u8> {
+        fn levels<T>(values: &[Option<T>]) -> Vec<u32> {
+            values.iter().map(|v| u32::from(v.is_some())).collect()
+        }
+        let defined = match self {
+            Values::Bool(v) => levels(&v[range.clone()]),
+            Values::Int(v) => levels(&v[range.clone()]),
+            Values::Float(v) => levels(&v[range.clone()]),
+            Values::Str(v) => levels(&v[range.clone()]),
+        };
+        let mut encoded = Vec::new();
+        bit_packed(&defined, 1, &mut encoded);
+        let mut body = (encoded.len() as u32).to_le_bytes().to_vec();
+        body.extend_from_slice(&encoded);
+        match self {
+            Values::Bool(v) => {
+                let bits: Vec<u8> = v[range].iter().flatten().map(|&b| u8::from(b)).collect();
+                for group in bits.chunks(8) {
+                    let byte = group
+                        .iter()
+                        .enumerate()
+                        .fold(0u8, |acc, (k, &b)| acc | (b << k));
+                    body.push(byte);
+                }
+            }
+            Values::Int(v) => {
+                for x in v[range].iter().flatten() {
+                    body.extend_from_slice(&x.to_le_bytes());
+                }
+            }
+            Values::Float(v) => {
+                for x in v[range].iter().flatten() {
+                    body.extend_from_slice(&x.to_le_bytes());
+                }
+            }
+            Values::Str(v) => {
+                for x in v[range].iter().flatten() {
+                    body.extend_from_slice(&(x.len() as u32).to_le_bytes());
+                    body.extend_from_slice(x.as_bytes());
+                }
+            }
+        }
+        body
+    }
+}
+
+/// A table of named nullable columns as the bytes of a Parquet file: one
+/// row group, each column OPTIONAL (a definition level per row), PLAIN,
+/// uncompressed, pages of at most [`PAGE_ROWS`] rows; `metadata` goes into
+/// the file's key-value metadata. Fails if the columns differ in length or
+/// two have one name.
+pub fn table_parquet(
+    columns: &[(String, Values)],
+    metadata: &[(String, String)],
+    created_by: &str,
+) -> Result<Vec<u8>, String> {
+    let rows = columns.first().map_or(0, |(_, v)| v.len());
+    for (name, values) in columns {
+        if values.len() != rows {
+            return Err(format!(
+                "table column {name}: {} rows, the first column has {rows}",
+                values.len()
+            ));
+        }
+    }
+    for (k, (name, _)) in columns.iter().enumerate() {
+        if columns[..k].iter().any(|(other, _)| other == name) {
+            return Err(format!("table column {name}: two columns of that name"));
+        }
+    }
+    let mut file = b"PAR1".to_vec();
+    let mut chunks = Vec::new();
+    if rows > 0 {
+        for (_, values) in columns {
+            let start = file.len();
+            for first in (0..rows).step_by(PAGE_ROWS) {
+                let range = first..(first + PAGE_ROWS).min(rows);
+                let n = range.len();
+                let body = values.page_body(range);
+                file.extend_from_slice(&page_header(false, body.len(), n, ENCODING_PLAIN));
+                file.extend_from_slice(&body);
+            }
+            chunks.push(Chunk {
+                encodings: vec![ENCODING_PLAIN, ENCODING_RLE],
+                values: rows,
+                start,
+                data_page: start,
+                dictionary_page: None,
+                size: file.len() - start,
+            });
+        }
+    }
+    // FileMetaData.
+    let mut t = Thrift::default();
+    t.begin(None);
+    t.i32(1, 1);
+    t.list(2, CT_STRUCT, 1 + columns.len());
+    t.begin(None);
+    t.binary(4, b"schema");
+    t.i32(5, columns.len() as i32);
+    t.end();
+    for (name, values) in columns {
+        t.begin(None);
+        t.i32(1, values.physical_type());
+        t.i32(3, OPTIONAL);
+        t.binary(4, name.as_bytes());
+        if let Values::Str(_) = values {
+            t.i32(6, CONVERTED_UTF8);
+            // logicalType: the STRING member (an empty struct) of the union.
+            t.begin(Some(10));
+            t.begin(Some(1));
+            t.end();
+            t.end();
+        }
+        t.end();
+    }
+    t.i64(3, rows as i64);
+    t.list(4, CT_STRUCT, usize::from(rows > 0));
+    if rows > 0 {
+        t.begin(None);
+        t.list(1, CT_STRUCT, chunks.len());
+        for (chunk, (name, values)) in chunks.iter().zip(columns) {
+            t.begin(None);
+            t.i64(2, chunk.start as i64);
+            t.begin(Some(3));
+            t.i32(1, values.physical_type());
+            t.i32_list(2, &chunk.encodings);
+            t.string_list(3, &[name.as_str()]);
+            t.i32(4, CODEC_UNCOMPRESSED);
+            t.i64(5, chunk.values as i64);
+            t.i64(6, chunk.size as i64);
+            t.i64(7, chunk.size as i64);
+            t.i64(9, chunk.data_page as i64);
+            t.end();
+            t.end();
+        }
+        let total: usize = chunks.iter().map(|c| c.size).sum();
+        t.i64(2, total as i64);
+        t.i64(3, rows as i64);
+        t.end();
+    }
+    if !metadata.is_empty() {
+        t.list(5, CT_STRUCT, metadata.len());
+        for (key, value) in metadata {
+            t.begin(None);
+            t.binary(1, key.as_bytes());
+            t.binary(2, value.as_bytes());
+            t.end();
+        }
+    }
+    t.binary(6, created_by.as_bytes());
+    t.end();
+    file.extend_from_slice(&t.out);
+    file.extend_from_slice(&(t.out.len() as u32).to_le_bytes());
+    file.extend_from_slice(b"PAR1");
+    Ok(file)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -396,6 +598,40 @@ mod tests {
         // Empty series: a schema and no row group.
         let empty = series_parquet(&[], &[], &names, &[], &["m0"], &[], "t").unwrap();
         assert_eq!(&empty[..4], b"PAR1");
+    }
+
+    #[test]
+    fn a_table_page_holds_the_definition_levels_then_the_values_that_are_set() {
+        let ints = Values::Int(vec![Some(7), None, Some(-1)]);
+        let mut want = vec![2, 0, 0, 0, 0x03, 0b0000_0101];
+        want.extend(7i64.to_le_bytes());
+        want.extend((-1i64).to_le_bytes());
+        assert_eq!(ints.page_body(0..3), want);
+        let bools = Values::Bool(vec![Some(true), Some(false), None, Some(true)]);
+        assert_eq!(
+            bools.page_body(0..4),
+            vec![2, 0, 0, 0, 0x03, 0b0000_1011, 0b101]
+        );
+        let strs = Values::Str(vec![None, Some("ab".into())]);
+        assert_eq!(
+            strs.page_body(1..2),
+            vec![2, 0, 0, 0, 0x03, 1, 2, 0, 0, 0, b'a', b'b']
+        );
+    }
+
+    #[test]
+    fn a_table_of_columns_of_different_lengths_or_one_name_twice_is_refused() {
+        let a = ("a".to_string(), Values::Float(vec![Some(1.0)]));
+        let b = ("b".to_string(), Values::Float(vec![]));
+        let e = table_parquet(&[a.clone(), b], &[], "t").unwrap_err();
+        assert!(
+            e.contains("table column b: 0 rows, the first column has 1"),
+            "{e}"
+        );
+        let e = table_parquet(&[a.clone(), a.clone()], &[], "t").unwrap_err();
+        assert!(e.contains("two columns of that name"), "{e}");
+        let f = table_parquet(&[a], &[("k".into(), "v".into())], "t").unwrap();
+        assert_eq!((&f[..4], &f[f.len() - 4..]), (&b"PAR1"[..], &b"PAR1"[..]));
     }
 
     #[test]
