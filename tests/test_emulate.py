@@ -74,6 +74,51 @@ def test_congestion_control_per_flow():
     assert congestion_controls(["reno", "tcp1=cubic"], real) == {"tcp1": "cubic", "tcp2": "reno"}
 
 
+def test_the_scenario_marks_real_hosts_and_each_flow_s_congestion_control(tmp_path):
+    """Hosts marked ``real`` choose the real flows (those between two of them); a flow's
+    ``congestion_control`` is its default, which --cc overrides; a flow with one real
+    end, or a real switch, is refused at the key."""
+    from atmsim.api import prepare
+    from atmsim.emulate.run import _choose, congestion_controls
+    from atmsim.errors import ScenarioError
+    from atmsim.scenario import to_core
+    from atmsim.scenario.network import Network
+
+    text = EXAMPLE.read_text()
+    text = text.replace('h1 = { kind = "host" }', 'h1 = { kind = "host", real = true }')
+    text = text.replace('h2 = { kind = "host" }', 'h2 = { kind = "host", real = true }')
+    text += '\n[flows.other]\npath = ["sw1", "sw2"]\n'
+    path = tmp_path / "marked.toml"
+    path.write_text(text)
+    loaded = prepare(path)
+    network = Network(loaded)
+    marked = {n.name for n in network.nodes.values() if n.node.real}
+    assert marked == {"h1", "h2"}
+    real = _choose(to_core(loaded), None, path, marked)
+    assert [f.name for f in real] == [next(iter(loaded.flows))]
+    # Every flow when none is marked; --flow names them whatever is marked.
+    assert len(_choose(to_core(loaded), None, path, set())) == 2
+    assert [f.name for f in _choose(to_core(loaded), ["other"], path, marked)] == ["other"]
+    with pytest.raises(ScenarioError, match=r"nodes\.sw1\.real: flow other joins"):
+        _choose(to_core(loaded), None, path, {"h1", "h2", "sw2"})
+    # The congestion control: the flow's own, else cubic; --cc over it.
+    name = real[0].name
+    assert congestion_controls((), real, {name: "reno"}) == {name: "reno"}
+    assert congestion_controls((), real, {name: None}) == {name: "cubic"}
+    assert congestion_controls(["cubic"], real, {name: "reno"}) == {name: "cubic"}
+    # A switch is never real: one line at the key, exit 2.
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        text.replace('sw1 = { kind = "switch" }', 'sw1 = { kind = "switch", real = true }')
+    )
+    done = atmsim("validate", str(bad))
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith(
+        'nodes.sw1.real: only a host can be real (kind = "host"), not a switch'
+    ), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
 def test_lateness_percentiles_and_falling_behind():
     report = lateness_report([0.0002] * 98 + [0.0005, 0.004], 1e-3)
     assert (report["datagrams"], report["later_than_bound"], report["fell_behind"]) == (

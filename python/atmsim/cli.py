@@ -184,7 +184,7 @@ def emulate_command(args: argparse.Namespace) -> int:
             scenario,
             flows=args.flows,
             nbytes=args.bytes,
-            cc=args.cc or "cubic",
+            cc=args.cc or (),
             overrides=list(args.sets or []),
             seed=args.seed,
             out=out_dir,
@@ -905,7 +905,8 @@ def build_parser(only: Optional[str] = None) -> _Parser:
             dest="flows",
             action="append",
             metavar="NAME",
-            help="A flow whose ends become real hosts (repeatable; default: every flow).",
+            help="A flow whose ends become real hosts (repeatable; default: the flows between "
+            "the hosts the scenario marks real = true, or every flow when it marks none).",
         )
         emu.add_argument(
             "--bytes",
@@ -918,8 +919,8 @@ def build_parser(only: Optional[str] = None) -> _Parser:
             "--cc",
             action="append",
             metavar="[FLOW=]NAME",
-            help="The Linux congestion control of every real flow, or of FLOW: reno or cubic "
-            "(the default); repeatable.",
+            help="The Linux congestion control of every real flow, or of FLOW: reno or cubic; "
+            "repeatable (default: each flow's congestion_control, else cubic).",
         )
         emu.add_argument(
             "--out",

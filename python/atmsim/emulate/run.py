@@ -38,7 +38,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -48,6 +48,7 @@ from ..binding import import_core
 from ..errors import ScenarioError
 from ..rundir import complete_summary, start_run_dir
 from ..scenario import resolved_toml, to_core
+from ..scenario.network import Network
 from . import tcpheader, traffic
 from .hosts import MAX_FLOWS, EmulationError, Hosts, PrivilegeError, Tun, clean_stale
 from .hosts import missing_privileges as _missing_privileges
@@ -137,12 +138,35 @@ def _ends(core_input: dict, flow: dict) -> tuple[str, str]:
     return nodes[links[path[0]]["from"]]["name"], nodes[links[path[-1]]["to"]]["name"]
 
 
-def _choose(core_input: dict, names: Optional[Sequence[str]], file) -> list[RealFlow]:
+def _choose(
+    core_input: dict, names: Optional[Sequence[str]], file, marked: Collection[str] = ()
+) -> list[RealFlow]:
+    """The real flows: ``names`` (--flow), else the flows between two hosts of
+    ``marked`` (the nodes the scenario marks ``real``), else every flow. A flow with one
+    end marked and the other not is an error: a real TCP connection has two real ends."""
     flows = core_input.get("flows", [])
     known = [f["name"] for f in flows]
     if not flows:
         raise ScenarioError(file, "flows", "emulation needs a TCP flow to make real; none here")
     wanted = list(names) if names else known
+    if not names and marked:
+        wanted = []
+        for flow in flows:
+            ends = _ends(core_input, flow)
+            if all(end in marked for end in ends):
+                wanted.append(flow["name"])
+            elif any(end in marked for end in ends):
+                real_end, other = ends if ends[0] in marked else ends[::-1]
+                raise ScenarioError(
+                    file,
+                    f"nodes.{other}.real",
+                    f"flow {flow['name']} joins the real host {real_end} to {other}, which is "
+                    "not real: mark both ends of a flow real, or neither",
+                )
+        if not wanted:
+            raise ScenarioError(
+                file, "nodes", "no flow joins two real hosts: mark both ends of a flow real"
+            )
     chosen = []
     for name in wanted:
         if name not in known:
@@ -157,12 +181,18 @@ def _choose(core_input: dict, names: Optional[Sequence[str]], file) -> list[Real
     return chosen
 
 
-def congestion_controls(cc: str | Sequence[str], real: list[RealFlow]) -> dict[str, str]:
+def congestion_controls(
+    cc: str | Sequence[str],
+    real: list[RealFlow],
+    from_scenario: Optional[dict[str, Optional[str]]] = None,
+) -> dict[str, str]:
     """Each real flow's congestion control from ``cc``: a name for every flow, or a
     list of ``NAME`` (every flow) and ``FLOW=NAME`` (that flow) items, later ones
-    winning; cubic where none is given."""
+    winning; where none is given, the flow's ``congestion_control`` in
+    ``from_scenario``, else cubic."""
     items = [cc] if isinstance(cc, str) else list(cc)
-    chosen = {flow.name: "cubic" for flow in real}
+    given = from_scenario or {}
+    chosen = {flow.name: given.get(flow.name) or "cubic" for flow in real}
     for item in items:
         flow, _, name = item.rpartition("=")
         if name not in CONGESTION_CONTROLS:
@@ -277,7 +307,7 @@ def emulate(
     *,
     flows: Optional[Sequence[str]] = None,
     nbytes: int = 1_000_000,
-    cc: str | Sequence[str] = "cubic",
+    cc: str | Sequence[str] = (),
     overrides: Sequence[str] = (),
     seed: Optional[int] = None,
     out: Optional[Path] = None,
@@ -286,9 +316,11 @@ def emulate(
     traffic_kind: str = "own",
 ) -> Emulation:
     """Emulate ``scenario`` (a path, a name or a Scenario) with real hosts for ``flows``
-    (names; all its flows by default): each sends ``nbytes`` over real TCP with Linux
+    (names; by default the flows between the hosts the scenario marks ``real``, or all
+    its flows when it marks none): each sends ``nbytes`` over real TCP with Linux
     congestion control ``cc`` (a name, or ``NAME`` and ``FLOW=NAME`` items:
-    ``congestion_controls``). Runs until every transfer has ended, or the scenario's
+    ``congestion_controls``; by default each flow's ``congestion_control``, else
+    cubic). Runs until every transfer has ended, or the scenario's
     duration. ``out``: a run directory to write as ``atmsim run`` does, with
     ``summary.json``'s ``"emulation"``: the flows' transfers and the lateness.
     ``traffic_kind``: "own" (the project's sender and receiver, every byte checked by
@@ -311,9 +343,13 @@ def emulate(
         raise EmulationError("--traffic iperf3: iperf3 is not installed (apt-get install iperf3)")
     loaded = prepare(scenario, seed, list(overrides), fast_paths=False)
     core_input = to_core(loaded)
-    real = _choose(core_input, flows, loaded.file)
+    network = Network(loaded)
+    marked = {n.name for n in network.nodes.values() if n.node.real}
+    real = _choose(core_input, flows, loaded.file, marked)
+    from_scenario = {f.name: f.flow.congestion_control for f in network.flows}
+    chosen_cc = congestion_controls(cc, real, from_scenario)
     for flow in real:
-        flow.cc = congestion_controls(cc, real)[flow.name]
+        flow.cc = chosen_cc[flow.name]
     scenario_toml = resolved_toml(loaded)
     core = import_core()
     if out is not None:

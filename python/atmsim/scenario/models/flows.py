@@ -67,6 +67,10 @@ class Flow(Table):
     each VC's own first link)."""
     gfr: Optional[Gfr] = None
     """class = "gfr": the contract of both VCs (each tested at its own first switch)."""
+    congestion_control: Optional[Literal["reno", "cubic"]] = None
+    """atmsim emulate: the Linux congestion control of the flow when its two ends are
+    real hosts (default "cubic"; --cc overrides it). atmsim run ignores it: the
+    model's TCP is ``variant``."""
     variant: Literal["tahoe-nofr", "tahoe", "reno", "newreno", "sack"] = core_default(
         "FlowSpec.variant"
     ).replace("_", "-")
