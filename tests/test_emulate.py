@@ -119,6 +119,27 @@ def test_the_scenario_marks_real_hosts_and_each_flow_s_congestion_control(tmp_pa
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+def test_acknowledgements_count_bytes_from_the_sender_s_syn_across_the_wrap():
+    """What an ack bucket paces a real ACK by: the bytes it acknowledges since the
+    sender's SYN, the 32-bit field unwrapped; an older ACK stays behind the highest."""
+    shake = tcpheader.Handshake()
+    isn = (1 << 32) - 1000
+
+    def segment(flags: int, seq: int = 0, ack: int = 0) -> tcpheader.Segment:
+        return tcpheader.Segment(0, flags, 1000, None, None, seq % (1 << 32), ack % (1 << 32))
+
+    assert shake.acknowledged(segment(tcpheader.ACK, ack=5)) == 0  # before the SYN
+    shake.from_sender(segment(tcpheader.SYN, seq=isn))
+    assert shake.acknowledged(segment(tcpheader.SYN | tcpheader.ACK, ack=isn + 1)) == 0
+    assert shake.acknowledged(segment(tcpheader.ACK, ack=isn + 1 + 500)) == 500
+    assert shake.acknowledged(segment(tcpheader.ACK, ack=isn + 1 + 3000)) == 3000  # wrapped
+    assert shake.acknowledged(segment(tcpheader.ACK, ack=isn + 1 + 2000)) == 2000  # older
+    for k in range(1, 6):  # steps below half the space, across several wraps
+        got = shake.acknowledged(segment(tcpheader.ACK, ack=isn + 1 + 3000 + (k << 30)))
+        assert got == 3000 + (k << 30)
+    assert shake.acknowledged(segment(0, ack=123)) == 0  # no ACK flag
+
+
 def test_lateness_percentiles_and_falling_behind():
     report = lateness_report([0.0002] * 98 + [0.0005, 0.004], 1e-3)
     assert (report["datagrams"], report["later_than_bound"], report["fell_behind"]) == (
@@ -414,6 +435,31 @@ def test_a_rate_controlled_router_holds_a_real_flow_near_its_explicit_rate(tmp_p
     assert 0.6 * er_mbps < real["goodput_mbps"] < 1.02 * er_mbps
     r1 = next(p for p in summary["ports"] if p["name"] == "r1-r2")
     assert r1["packets_dropped"] == 0 and r1["max_queue_packets"] < 50
+    assert balanced(summary)
+
+
+@needs_privileges
+def test_an_ack_bucket_paces_a_real_flow_s_acks(tmp_path):
+    """The router's ack bucket instead of its windows (Explicit rate control of TCP,
+    section 4.1): the real ACKs wait and leave at the flow's ER, each after the time of
+    the data it newly acknowledges, so that the real sender's ACK clock follows the
+    rate and r1's queue stays short."""
+    out = tmp_path / "emu"
+    done = atmsim(
+        "emulate", "emulate_er_router", "--bytes", "3000000", "--cc", "cubic", "--out", str(out),
+        "--set", "links.r2-r1.ack_control.window=none",
+        "--set", "links.r2-r1.ack_control.ack_bucket=true",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads((out / "summary.json").read_text())
+    (real,) = summary["emulation"]["flows"]
+    assert real["ok"] and real["acks_rewritten"] == 0
+    control = summary["flows"][0]["rate_control"]
+    assert control["acks_released"] > 100 and control["acks_held_max"] > 1
+    assert control["ack_hold_mean_s"] > 0.001
+    r1 = next(p for p in summary["ports"] if p["name"] == "r1-r2")
+    assert r1["packets_dropped"] == 0 and r1["max_queue_packets"] < 50
+    assert summary["conservation"]["external"]["in_network"] == 0
     assert balanced(summary)
 
 

@@ -38,13 +38,17 @@ class Simulation:
         the receiver's windows and segments of ``mss`` bytes: the explicit-rate control
         reads and writes their ACKs' windows with these. ValueError otherwise."""
 
-    def inject(self, flow: int, to_receiver: bool, ip_bytes: int, tag: int, wnd: int = 0) -> None:
+    def inject(
+        self, flow: int, to_receiver: bool, ip_bytes: int, tag: int, wnd: int = 0, ack: int = 0
+    ) -> None:
         """A real host of flow ``flow`` writes an IP datagram of ``ip_bytes`` bytes at
         ``now_ps``: towards the flow's receiver (its data path or VC) or its sender (its
         ACK path or VC). ``tag`` comes back from ``take_delivered``; ``wnd``: the window
         field of a TCP segment towards the sender, which the explicit-rate control of
-        routers and ATM edges may lower (0 for any other datagram). ValueError for a flow
-        that is not one of real hosts."""
+        routers and ATM edges may lower (0 for any other datagram); ``ack``: such a
+        segment's acknowledgement as bytes acknowledged since the connection began, by
+        which an ack bucket paces it (0: unknown). ValueError for a flow that is not one
+        of real hosts."""
 
     def take_delivered(self) -> list[tuple[int, int, bool, int]]:
         """The real hosts' datagrams delivered since the last call, in the order they

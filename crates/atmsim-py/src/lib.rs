@@ -208,8 +208,10 @@ impl Simulation {
     /// bytes now (`now_ps`): towards the flow's receiver (`to_receiver`) or
     /// its sender; `tag` comes back with it from `take_delivered`; `wnd`:
     /// the window field of a TCP segment towards the sender, which the
-    /// explicit-rate control may lower (0 for any other datagram).
-    #[pyo3(signature = (flow, to_receiver, ip_bytes, tag, wnd=0))]
+    /// explicit-rate control may lower (0 for any other datagram); `ack`:
+    /// such a segment's acknowledgement as bytes acknowledged since the
+    /// connection began, which an ack bucket paces by (0: unknown).
+    #[pyo3(signature = (flow, to_receiver, ip_bytes, tag, wnd=0, ack=0))]
     fn inject(
         &mut self,
         flow: usize,
@@ -217,9 +219,10 @@ impl Simulation {
         ip_bytes: u32,
         tag: u64,
         wnd: u16,
+        ack: u64,
     ) -> PyResult<()> {
         let sim = self.sim_mut()?;
-        let outcome = guarded(|| sim.inject(flow, to_receiver, ip_bytes, wnd, tag));
+        let outcome = guarded(|| sim.inject(flow, to_receiver, ip_bytes, wnd, ack, tag));
         self.poison_on(outcome)?.map_err(PyValueError::new_err)
     }
 

@@ -25,8 +25,10 @@ below one segment), read and written with the window scale the real SYNs negotia
 header and updates its checksum incrementally (RFC 1624), and reports how many it
 rewrote and how many segments with a bad checksum the sender's kernel counted.
 
-What is not done yet (docs/emulation.md): the ack bucket does not hold real ACKs;
-IPv6.
+An ack bucket holds the real ACKs as the model's, paced by the data each newly
+acknowledges (``tcpheader.Handshake.acknowledged``).
+
+What is not done yet (docs/emulation.md): IPv6.
 """
 
 from __future__ import annotations
@@ -558,7 +560,7 @@ def _run(
                         counts["not_ipv4"] += 1
                         continue
                     segment = tcpheader.parse(datagram)
-                    wnd = 0
+                    wnd = ack = 0
                     if segment is not None and to_receiver:
                         flow.handshake.from_sender(segment)
                     elif segment is not None:
@@ -569,7 +571,9 @@ def _run(
                         # The windows of SYNs are never scaled: they are left alone.
                         if flow.handshake.scale is not None and not segment.syn:
                             wnd = segment.window
-                    sim.inject(flow.index, to_receiver, len(datagram), tag, wnd)
+                        # What an ack bucket paces the segment by.
+                        ack = flow.handshake.acknowledged(segment)
+                    sim.inject(flow.index, to_receiver, len(datagram), tag, wnd, ack)
                     pending[tag] = (datagram, out_fd, flow, segment if wnd else None)
                     tag += 1
                     counts["injected"] += 1

@@ -34,6 +34,10 @@ class Segment:
     """The MSS option (SYNs), if present."""
     wscale: Optional[int]
     """The window scale option's shift (SYNs), if present."""
+    seq: int = 0
+    """The sequence number field."""
+    ack: int = 0
+    """The acknowledgement number field."""
 
     @property
     def syn(self) -> bool:
@@ -72,7 +76,9 @@ def parse(datagram: bytes) -> Optional[Segment]:
                 # RFC 7323 section 2.3: a shift above 14 is taken as 14.
                 wscale = min(datagram[k + 2], 14)
             k += length
-    return Segment(at, flags, window, mss, wscale)
+    seq = int.from_bytes(datagram[at + 4 : at + 8], "big")
+    ack = int.from_bytes(datagram[at + 8 : at + 12], "big")
+    return Segment(at, flags, window, mss, wscale, seq, ack)
 
 
 def rewrite_window(
@@ -100,11 +106,31 @@ class Handshake:
     scale: Optional[int] = None
     """Set once the receiver's SYN-ACK has been seen."""
     mss: int = 536
+    sender_isn: Optional[int] = None
+    """The sender's initial sequence number (its SYN's)."""
+    acked: int = 0
+    """The highest acknowledgement of the receiver so far, in bytes of data since the
+    sender's SYN, unwrapped from the 32-bit field."""
 
     def from_sender(self, segment: Segment) -> None:
         if segment.syn and not segment.flags & ACK:
             self.seen_syn = True
             self.sender_wscale, self.sender_mss = segment.wscale, segment.mss
+            self.sender_isn = segment.seq
+
+    def acknowledged(self, segment: Segment) -> int:
+        """The bytes of data the receiver's ``segment`` acknowledges since the
+        connection began (its acknowledgement less the sender's ISN and SYN, unwrapped
+        from 32 bits around the highest so far: RFC 9293's sequence space wraps); 0
+        before the sender's SYN was seen or without the ACK flag."""
+        if self.sender_isn is None or not segment.flags & ACK:
+            return 0
+        low = (segment.ack - self.sender_isn - 1) % (1 << 32)
+        step = (low - self.acked) % (1 << 32)
+        if step >= 1 << 31:  # an older acknowledgement than the highest: behind it
+            return max(0, self.acked - ((1 << 32) - step))
+        self.acked += step
+        return self.acked
 
     def from_receiver(self, segment: Segment) -> bool:
         """Reads the receiver's SYN-ACK; True when it settles the scale."""

@@ -63,6 +63,11 @@ impl AckBucket {
         Some(ack)
     }
 
+    /// The ACKs held now, oldest first.
+    pub fn held(&self) -> impl Iterator<Item = &Packet> {
+        self.held.iter()
+    }
+
     /// ACKs held now.
     pub fn len(&self) -> usize {
         self.held.len()

@@ -128,18 +128,25 @@ impl Simulation {
     /// now (the time reached): towards the flow's receiver (`to_receiver`,
     /// along its data path or VC) or its sender (its ACK path or VC).
     /// `wnd`: the window field of a TCP segment towards the sender, which
-    /// the explicit-rate control may lower (0 for any other). `tag` comes
-    /// back with it when it is delivered.
+    /// the explicit-rate control may lower (0 for any other), and `ack`
+    /// its cumulative acknowledgement as bytes of data acknowledged since
+    /// the connection began, which an ack bucket reads to pace it (0 when
+    /// unknown: it is then released as acknowledging nothing new). `tag`
+    /// comes back with it when it is delivered.
     pub fn inject(
         &mut self,
         flow: usize,
         to_receiver: bool,
         ip_bytes: u32,
         wnd: u16,
+        ack: u64,
         tag: u64,
     ) -> Result<(), String> {
         self.external_flow(flow)?;
-        let packet = Packet::external(flow as u32, to_receiver, ip_bytes, wnd, tag);
+        let mut packet = Packet::external(flow as u32, to_receiver, ip_bytes, wnd, tag);
+        if !to_receiver {
+            packet.ack = ack;
+        }
         self.external.injected += 1;
         self.send_packet(FlowId::from_index(flow), packet, self.clock.now);
         Ok(())
@@ -201,8 +208,8 @@ mod tests {
     fn datagrams_cross_an_ip_path_at_the_model_s_times_and_the_ledgers_balance() {
         let mut sim = real(&ip_line(10, false, ""));
         // 1000 IP bytes take 1 ms on each 8 Mb/s link, plus 1 ms of delay.
-        sim.inject(0, true, 1000, 0, 7).unwrap();
-        sim.inject(0, false, 1000, 0, 8).unwrap();
+        sim.inject(0, true, 1000, 0, 0, 7).unwrap();
+        sim.inject(0, false, 1000, 0, 0, 8).unwrap();
         sim.advance(3 * MS);
         assert!(sim.take_delivered().is_empty());
         sim.advance(4 * MS);
@@ -217,7 +224,7 @@ mod tests {
             (Some((4 * MS, true)), Some((4 * MS, false)))
         );
         // The model's own TCP sent nothing.
-        sim.inject(0, true, 1500, 0, 9).unwrap();
+        sim.inject(0, true, 1500, 0, 0, 9).unwrap();
         let (summary, _) = sim.finish();
         let c = &summary.conservation;
         assert!(c.ok, "{:?}", c.problems);
@@ -234,10 +241,10 @@ mod tests {
         let mut sim = real(&atm_line(20));
         // 1500 IP bytes + 16 of LLC/SNAP and trailer: 32 cells at once into
         // a port that holds 20 waiting and one in transmission.
-        sim.inject(0, true, 1500, 0, 1).unwrap();
-        sim.inject(0, false, 40, 0, 3).unwrap();
+        sim.inject(0, true, 1500, 0, 0, 1).unwrap();
+        sim.inject(0, false, 40, 0, 0, 3).unwrap();
         sim.advance(50 * MS);
-        sim.inject(0, true, 400, 0, 2).unwrap();
+        sim.inject(0, true, 400, 0, 0, 2).unwrap();
         sim.advance(100 * MS);
         let mut got: Vec<u64> = sim.take_delivered().iter().map(|d| d.tag).collect();
         got.sort();
@@ -261,11 +268,71 @@ mod tests {
         assert!(sim.set_external(0).unwrap_err().contains("fast paths"));
         assert!(sim.set_external(1).unwrap_err().contains("no such flow"));
         let mut sim = Simulation::new(&ip_line(10, false, "")).unwrap();
-        assert!(sim.inject(0, true, 100, 0, 0).is_err());
+        assert!(sim.inject(0, true, 100, 0, 0, 0).is_err());
         sim.advance(MS);
         assert!(sim.set_external(0).unwrap_err().contains("before"));
         // A simulated run has no ledger of real hosts' datagrams.
         let (summary, _) = sim.finish();
         assert!(summary.conservation.external.is_none());
+    }
+
+    /// `ip_line` with explicit-rate control at r's port to b (link 1, an
+    /// ER of the link's 1,000,000 bytes/s until its first interval ends)
+    /// and an ack bucket for the ACKs arriving at r from b (link 2).
+    fn bucketed() -> Scenario {
+        use crate::scenario::{AckControlSpec, RateControlSpec, WindowRule};
+        let mut sc = ip_line(10, false, "");
+        sc.links[1].rate_control = Some(RateControlSpec {
+            interval_ps: 10_000 * MS,
+            t0_ps: 10_000 * MS,
+            a: 1.15,
+            b: 1.05,
+            qdlf: 0.5,
+            delta: 0.1,
+            max_increase: 0.1,
+            active_decay: 0.0,
+        });
+        sc.links[2].ack_control = Some(AckControlSpec {
+            rates_from: 1,
+            window: WindowRule::None,
+            ack_bucket: true,
+        });
+        sc
+    }
+
+    #[test]
+    fn an_ack_bucket_paces_real_acks_by_the_data_they_acknowledge() {
+        // Five real ACKs written at once, each acknowledging 100,000 bytes
+        // more: at 1,000,000 bytes/s the bucket lets one go every 100 ms.
+        let inject_five = |sim: &mut Simulation| {
+            for k in 1..=5u64 {
+                sim.inject(0, false, 40, 0, k * 100_000, k).unwrap();
+            }
+        };
+        let mut sim = real(&bucketed());
+        inject_five(&mut sim);
+        sim.advance(50 * MS);
+        assert!(sim.take_delivered().is_empty());
+        // Held ACKs are in the network: the ledger balances mid-run.
+        let (summary, _) = sim.finish();
+        let x = summary.conservation.external.clone().unwrap();
+        assert!(
+            summary.conservation.ok,
+            "{:?}",
+            summary.conservation.problems
+        );
+        assert_eq!((x.injected, x.delivered, x.in_network), (5, 0, 5));
+
+        let mut sim = real(&bucketed());
+        inject_five(&mut sim);
+        sim.advance(1000 * MS);
+        let got = sim.take_delivered();
+        let tags: Vec<u64> = got.iter().map(|d| d.tag).collect();
+        assert_eq!(tags, vec![1, 2, 3, 4, 5]);
+        // Released at 100, 200, ... 500 ms, then 1 ms to a (40 bytes take
+        // 40 us on its link).
+        let at: Vec<Time> = got.iter().map(|d| d.at).collect();
+        let expected: Vec<Time> = (1..=5).map(|k| k * 100 * MS + MS + 40_000_000).collect();
+        assert_eq!(at, expected);
     }
 }

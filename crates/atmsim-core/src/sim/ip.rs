@@ -425,13 +425,16 @@ impl IpFabric {
     }
 
     /// Real hosts' datagrams (an emulation): those dropped at router ports
-    /// so far, and those on links or in ports now.
+    /// so far, and those on links, in ports or held in ack buckets now.
     pub(super) fn external_terms(&self) -> (u64, u64) {
         let in_network = (self.hops.iter())
             .flat_map(|h| h.in_flight.iter())
             .filter(|(_, pk)| pk.external)
             .count() as u64;
-        (self.external_dropped, in_network)
+        (
+            self.external_dropped,
+            in_network + self.control.held_external(),
+        )
     }
 
     pub(super) fn report(

@@ -253,10 +253,10 @@ impl IpControl {
             }
             self.written[f] = (packet.wnd as u64) << self.scale[f];
         }
-        // A real host's ACK is not held: the bucket releases an ACK by the
-        // data it newly acknowledges, which the model does not read from a
-        // real one (yet).
-        if !ctl.bucket || packet.external {
+        // A real host's ACK is held like the model's: its acknowledgement,
+        // read from the real header, is counted from the connection's start
+        // (`Simulation::inject`), as the model's is.
+        if !ctl.bucket {
             return AckFate::Pass(packet);
         }
         let b = ctl.bucket_of[f];
@@ -288,6 +288,14 @@ impl IpControl {
     /// ACKs held in buckets now (a term of the packet ledger).
     pub(super) fn held(&self) -> u64 {
         self.held
+    }
+
+    /// Real hosts' ACKs held in buckets now (a term of their own ledger).
+    pub(super) fn held_external(&self) -> u64 {
+        (self.buckets.iter())
+            .flat_map(|b| b.held())
+            .filter(|p| p.external)
+            .count() as u64
     }
 
     /// What the control did to flow `f`, for its summary; None for a flow
