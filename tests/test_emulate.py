@@ -515,10 +515,20 @@ def test_iperf3_as_the_traffic_through_a_rate_controlled_router(tmp_path):
 
 
 def leftovers_of_children() -> list[str]:
-    """Namespaces and devices of emulations that are gone (none may be left)."""
-    names = [n for n in hosts.list_namespaces() if n.startswith(hosts.PREFIX)]
+    """Namespaces and devices of emulations that are gone (none may be left). Those of
+    an emulation still running (another process on this machine) are its own."""
+
+    def gone(pid: str) -> bool:
+        return not os.path.exists(f"/proc/{pid}")
+
+    names = [
+        n
+        for n in hosts.list_namespaces()
+        if n.startswith(hosts.PREFIX) and gone(n[len(hosts.PREFIX) :].split("-")[0])
+    ]
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    return names + re.findall(r"\d+: (at\d+f\d+[sr])[:@]", links)
+    devices = re.findall(r"\d+: at(\d+)(f\d+[sr])[:@]", links)
+    return names + [f"at{pid}{rest}" for pid, rest in devices if gone(pid)]
 
 
 @needs_privileges
