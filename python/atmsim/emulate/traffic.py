@@ -147,13 +147,15 @@ TCP_EXT = (
     "TCPFastRetrans",
     "TCPSlowStartRetrans",
     "TCPSpuriousRTOs",
+    "TCPLostRetransmit",
     "TCPHystartTrainDetect",
     "TCPHystartDelayDetect",
 )
 """The kernel's TcpExt counters the sender reports (``/proc/net/netstat`` of its
 network namespace, in which its connection is the only one): retransmission
 timeouts, tail loss probes, SACK and Reno recoveries, fast and slow-start
-retransmissions, RTOs found spurious, HyStart's exits from slow start."""
+retransmissions, RTOs found spurious, retransmissions lost again (found by RACK),
+HyStart's exits from slow start."""
 
 
 def tcp_ext(text: str) -> dict:
