@@ -361,6 +361,16 @@ def main() -> int:
         print("error: --runs and --bytes must be at least 1", file=sys.stderr)
         return 2
     networks = args.network or list(NETWORKS)
+    if not args.model_only:
+        from atmsim.emulate import missing_privileges
+
+        missing = missing_privileges()
+        if missing:
+            print(
+                f"error: the real runs: atmsim emulate {missing}, or use --model-only",
+                file=sys.stderr,
+            )
+            return 2
     args.out.mkdir(parents=True, exist_ok=True)
     args.figures.mkdir(parents=True, exist_ok=True)
     rows: list[dict] = []
