@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from atmsim.emulate import hosts, tcpheader
+from atmsim.emulate import hosts, tcpheader, traffic
 from atmsim.emulate.run import lateness_report
 
 from conftest import CORE_BUILT, SCENARIOS, balanced, cli_env, needs_core
@@ -138,6 +138,58 @@ def test_acknowledgements_count_bytes_from_the_sender_s_syn_across_the_wrap():
         got = shake.acknowledged(segment(tcpheader.ACK, ack=isn + 1 + 3000 + (k << 30)))
         assert got == 3000 + (k << 30)
     assert shake.acknowledged(segment(0, ack=123)) == 0  # no ACK flag
+
+
+def test_tcp_info_is_parsed_at_the_kernel_s_offsets():
+    import struct
+
+    # struct tcp_info: 8 bytes, then 32-bit fields from tcpi_rto; tcpi_snd_wnd at 228.
+    head = [0] * 8 + list(range(100, 124))
+    raw = bytearray(struct.pack("8B24I", *head)) + bytearray(232 - 104)
+    struct.pack_into("I", raw, 228, 65535 << 3)
+    info = traffic.parse_tcp_info(bytes(raw))
+    assert info["snd_mss"] == 102 and info["rtt_us"] == 115 and info["snd_cwnd"] == 118
+    assert info["snd_ssthresh"] == 117 and info["total_retrans"] == 123
+    assert info["snd_wnd"] == 65535 << 3
+    # An older kernel's shorter answer has no snd_wnd.
+    assert "snd_wnd" not in traffic.parse_tcp_info(bytes(raw[:104]))
+    row = traffic.info_row({**info, "snd_ssthresh": 0x7FFFFFFF}, 0.25)
+    assert row[:4] == (0.25, 118 * 102, "", 65535 << 3)
+
+
+def test_tcp_ext_counters_are_read_from_netstat():
+    text = (
+        "TcpExt: SyncookiesSent TCPTimeouts TCPLossProbes TCPSackRecovery\n"
+        "TcpExt: 0 3 2 5\n"
+        "IpExt: InNoRoutes TCPTimeouts\n"
+        "IpExt: 7 9\n"
+    )
+    assert traffic.tcp_ext(text) == {"TCPTimeouts": 3, "TCPLossProbes": 2, "TCPSackRecovery": 5}
+    assert traffic.tcp_ext("") == {}
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="TCP_INFO is Linux's")
+def test_the_sender_samples_tcp_info_over_loopback(tmp_path):
+    # No namespace needed: the project's sender and receiver over 127.0.0.1.
+    import socket
+    import threading
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    got: dict = {}
+    receiver = threading.Thread(
+        target=lambda: got.update(traffic.receive("127.0.0.1", port, 10.0)), daemon=True
+    )
+    receiver.start()
+    path = tmp_path / "info.csv"
+    sent = traffic.send("127.0.0.1", port, 3_000_000, "reno", 1, 10.0, str(path), 0.001)
+    receiver.join(10)
+    assert got["sha256"] == sent["sha256"] and sent["retransmissions"] == 0
+    lines = path.read_text().splitlines()
+    assert lines[0] == ",".join(traffic.INFO_COLUMNS) and len(lines) >= 3
+    assert all(int(line.split(",")[1]) > 0 for line in lines[1:])
 
 
 def test_lateness_percentiles_and_falling_behind():
@@ -387,6 +439,19 @@ def test_a_real_transfer_through_ubr_delivers_every_byte(tmp_path, cc):
     vcs = {vc["name"]: vc for vc in summary["vcs"]}
     assert vcs["tcp1"]["frames_sent"] + vcs["tcp1-ack"]["frames_sent"] == external["injected"]
     assert "lateness of" in done.stdout
+    # The sender's TCP_INFO samples (every 5 ms, on the simulated time axis) and its
+    # kernel's counters: a lossless path, nothing retransmitted, no timeout.
+    assert flow["retransmissions"] == 0 and flow["tcp_ext"]["TCPTimeouts"] == 0
+    samples = (out / "tcp_info_tcp1.csv").read_text().splitlines()
+    assert samples[0].split(",") == list(traffic.INFO_COLUMNS)
+    rows = [line.split(",") for line in samples[1:]]
+    times = [float(row[0]) for row in rows]
+    assert len(rows) >= 10 and times == sorted(times)
+    assert 0 < times[0] and times[-1] < summary["sim_time_s"] + 0.1
+    # Linux starts at 10 segments (RFC 6928) of the MSS less the timestamp option's 12
+    # bytes (sampled at the connect, before any data), and the path loses nothing.
+    assert int(rows[0][1]) == 10 * (flow["mss"] - 12)
+    assert max(int(row[1]) for row in rows) > int(rows[0][1])
     assert not leftovers_of_children()
 
 

@@ -217,6 +217,8 @@ def emulate_command(args: argparse.Namespace) -> int:
         dropped = sum(n or 0 for n in flow["dropped_before_the_model"].values())
         if dropped:
             errors += f", {dropped:,} datagrams dropped by the hosts before the model"
+        if flow.get("retransmissions") is not None:
+            errors += f", {flow['retransmissions']:,} segments retransmitted"
         print(
             f"real flow {flow['flow']} {flow['sender']} -> {flow['receiver']} ({flow['cc']}): "
             f"{flow['bytes_received']:,} of {flow['bytes']:,} bytes, {verdict}, "

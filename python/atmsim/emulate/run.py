@@ -78,6 +78,10 @@ delivery may be late by on an idle machine."""
 READ_BATCH = 16
 """Datagrams read from one TUN per turn of the loop."""
 
+INFO_EVERY_MS = 5.0
+"""With a run directory, the project's sender samples its ``TCP_INFO`` this often
+(``tcp_info_<flow>.csv``): a few samples per round trip of the examples (16 ms)."""
+
 START_TIMEOUT_S = 10.0
 """How long a receiver may take to listen."""
 
@@ -253,7 +257,19 @@ def _receiver_command(flow: RealFlow, kind: str) -> list[str]:
     return _module_command(flow.rx.netns, "recv", "--bind", flow.rx.address, "--port", str(PORT))
 
 
-def _sender_command(flow: RealFlow, kind: str, nbytes: int, seed: int) -> list[str]:
+def info_file(flow_name: str) -> str:
+    """The name, in the run directory, of a real flow's ``TCP_INFO`` samples."""
+    return f"tcp_info_{flow_name}.csv"
+
+
+def _sender_command(
+    flow: RealFlow,
+    kind: str,
+    nbytes: int,
+    seed: int,
+    info_dir: Optional[Path] = None,
+    clock_zero: float = 0.0,
+) -> list[str]:
     assert flow.tx is not None and flow.rx is not None
     if kind == "iperf3":
         return ["ip", "netns", "exec", flow.tx.netns, "iperf3", "-c", flow.rx.address, "-J"] + [
@@ -277,6 +293,18 @@ def _sender_command(flow: RealFlow, kind: str, nbytes: int, seed: int) -> list[s
         flow.cc,
         "--seed",
         str(seed),
+        *(
+            ()
+            if info_dir is None
+            else (
+                "--info-out",
+                str(info_dir / info_file(flow.name)),
+                "--info-every-ms",
+                str(INFO_EVERY_MS),
+                "--clock-zero",
+                repr(clock_zero),
+            )
+        ),
     )
 
 
@@ -368,7 +396,9 @@ def emulate(
         for flow in real:
             flow.tx = hosts.add_tun(flow.sender, flow.k, "s")
             flow.rx = hosts.add_tun(flow.receiver, flow.k, "r")
-        interrupted = _run(sim, real, nbytes, traffic_kind, core_input["seed"], lateness, counts)
+        interrupted = _run(
+            sim, real, nbytes, traffic_kind, core_input["seed"], lateness, counts, out
+        )
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -452,6 +482,8 @@ def _transfer(flow: RealFlow, kind: str) -> dict:
             "seconds": end.get("sum_received", {}).get("seconds", 0.0),
             "cc": end.get("sender_tcp_congestion", flow.cc),
             "errors": [r["error"] for r in (sent, got) if "error" in r],
+            "retransmissions": end.get("sum_sent", {}).get("retransmits"),
+            "tcp_ext": {},
         }
     return {
         "sent": sent.get("bytes", 0),
@@ -460,6 +492,8 @@ def _transfer(flow: RealFlow, kind: str) -> dict:
         "seconds": sent.get("seconds") or 0.0,
         "cc": sent.get("cc", flow.cc),
         "errors": [r["error"] for r in (sent, got) if "error" in r],
+        "retransmissions": sent.get("retransmissions"),
+        "tcp_ext": sent.get("tcp_ext", {}),
     }
 
 
@@ -478,6 +512,8 @@ def _flow_report(flow: RealFlow, nbytes: int, kind: str) -> dict:
         "seconds": seconds,
         "goodput_mbps": done["received"] * 8 / seconds / 1e6 if ok and seconds > 0 else 0.0,
         "errors": done["errors"],
+        "retransmissions": done["retransmissions"],
+        "tcp_ext": done["tcp_ext"],
         "window_scale": flow.handshake.scale,
         "mss": flow.handshake.mss if flow.handshake.scale is not None else None,
         "acks_rewritten": flow.acks_rewritten,
@@ -494,6 +530,7 @@ def _run(
     seed: int,
     lateness: list[float],
     counts: dict[str, int],
+    info_dir: Optional[Path] = None,
 ) -> bool:
     """Start the traffic and pace the simulation on the wall clock until every
     transfer has ended or the run's duration; True when Ctrl-C (or SIGTERM) stopped
@@ -528,7 +565,7 @@ def _run(
     for k, flow in enumerate(real):
         assert flow.tx is not None and flow.rx is not None
         flow.processes["send"] = subprocess.Popen(
-            _sender_command(flow, kind, nbytes, seed * 1000 + k),
+            _sender_command(flow, kind, nbytes, seed * 1000 + k, info_dir, t0),
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
