@@ -252,6 +252,91 @@ fn name_column(file: &mut Vec<u8>, names: &[&str], indices: &[u32]) -> Chunk {
     }
 }
 
+/// A column of a file's schema; a BYTE_ARRAY column holds UTF-8 strings.
+struct Field<'a> {
+    name: &'a str,
+    physical: i32,
+    repetition: i32,
+}
+
+/// Appends to `file` (its column chunks written) the FileMetaData of
+/// `fields` with one row group of `chunks` (one per field; none when there
+/// are no rows), the key-value `metadata`, and the footer.
+fn finish_file(
+    file: &mut Vec<u8>,
+    fields: &[Field],
+    chunks: &[Chunk],
+    rows: usize,
+    metadata: &[(String, String)],
+    created_by: &str,
+) {
+    let mut t = Thrift::default();
+    t.begin(None);
+    t.i32(1, 1);
+    t.list(2, CT_STRUCT, 1 + fields.len());
+    t.begin(None);
+    t.binary(4, b"schema");
+    t.i32(5, fields.len() as i32);
+    t.end();
+    for field in fields {
+        t.begin(None);
+        t.i32(1, field.physical);
+        t.i32(3, field.repetition);
+        t.binary(4, field.name.as_bytes());
+        if field.physical == TYPE_BYTE_ARRAY {
+            t.i32(6, CONVERTED_UTF8);
+            // logicalType: the STRING member (an empty struct) of the union.
+            t.begin(Some(10));
+            t.begin(Some(1));
+            t.end();
+            t.end();
+        }
+        t.end();
+    }
+    t.i64(3, rows as i64);
+    t.list(4, CT_STRUCT, usize::from(rows > 0));
+    if rows > 0 {
+        t.begin(None);
+        t.list(1, CT_STRUCT, chunks.len());
+        for (chunk, field) in chunks.iter().zip(fields) {
+            t.begin(None);
+            t.i64(2, chunk.start as i64);
+            t.begin(Some(3));
+            t.i32(1, field.physical);
+            t.i32_list(2, &chunk.encodings);
+            t.string_list(3, &[field.name]);
+            t.i32(4, CODEC_UNCOMPRESSED);
+            t.i64(5, chunk.values as i64);
+            t.i64(6, chunk.size as i64);
+            t.i64(7, chunk.size as i64);
+            t.i64(9, chunk.data_page as i64);
+            if let Some(d) = chunk.dictionary_page {
+                t.i64(11, d as i64);
+            }
+            t.end();
+            t.end();
+        }
+        let total: usize = chunks.iter().map(|c| c.size).sum();
+        t.i64(2, total as i64);
+        t.i64(3, rows as i64);
+        t.end();
+    }
+    if !metadata.is_empty() {
+        t.list(5, CT_STRUCT, metadata.len());
+        for (key, value) in metadata {
+            t.begin(None);
+            t.binary(1, key.as_bytes());
+            t.binary(2, value.as_bytes());
+            t.end();
+        }
+    }
+    t.binary(6, created_by.as_bytes());
+    t.end();
+    file.extend_from_slice(&t.out);
+    file.extend_from_slice(&(t.out.len() as u32).to_le_bytes());
+    file.extend_from_slice(b"PAR1");
+}
+
 /// The series' columns as the bytes of a Parquet file (see the module
 /// docs); `entity` and `metric` index `entity_names` and `metric_names`.
 /// Fails if the columns differ in length or an index has no name.
@@ -293,65 +378,15 @@ pub fn series_parquet(
         chunks.push(name_column(&mut file, metric_names, metric));
         chunks.push(double_column(&mut file, value));
     }
-    // FileMetaData.
-    let mut t = Thrift::default();
-    t.begin(None);
-    t.i32(1, 1);
-    t.list(2, CT_STRUCT, 1 + columns.len());
-    t.begin(None);
-    t.binary(4, b"schema");
-    t.i32(5, columns.len() as i32);
-    t.end();
-    for name in columns {
+    let fields = columns.map(|name| {
         let double = name == "time_s" || name == "value";
-        t.begin(None);
-        t.i32(1, if double { TYPE_DOUBLE } else { TYPE_BYTE_ARRAY });
-        t.i32(3, REQUIRED);
-        t.binary(4, name.as_bytes());
-        if !double {
-            t.i32(6, CONVERTED_UTF8);
-            // logicalType: the STRING member (an empty struct) of the union.
-            t.begin(Some(10));
-            t.begin(Some(1));
-            t.end();
-            t.end();
+        Field {
+            name,
+            physical: if double { TYPE_DOUBLE } else { TYPE_BYTE_ARRAY },
+            repetition: REQUIRED,
         }
-        t.end();
-    }
-    t.i64(3, rows as i64);
-    t.list(4, CT_STRUCT, usize::from(rows > 0));
-    if rows > 0 {
-        t.begin(None);
-        t.list(1, CT_STRUCT, chunks.len());
-        for (chunk, name) in chunks.iter().zip(columns) {
-            let double = name == "time_s" || name == "value";
-            t.begin(None);
-            t.i64(2, chunk.start as i64);
-            t.begin(Some(3));
-            t.i32(1, if double { TYPE_DOUBLE } else { TYPE_BYTE_ARRAY });
-            t.i32_list(2, &chunk.encodings);
-            t.string_list(3, &[name]);
-            t.i32(4, CODEC_UNCOMPRESSED);
-            t.i64(5, chunk.values as i64);
-            t.i64(6, chunk.size as i64);
-            t.i64(7, chunk.size as i64);
-            t.i64(9, chunk.data_page as i64);
-            if let Some(d) = chunk.dictionary_page {
-                t.i64(11, d as i64);
-            }
-            t.end();
-            t.end();
-        }
-        let total: usize = chunks.iter().map(|c| c.size).sum();
-        t.i64(2, total as i64);
-        t.i64(3, rows as i64);
-        t.end();
-    }
-    t.binary(6, created_by.as_bytes());
-    t.end();
-    file.extend_from_slice(&t.out);
-    file.extend_from_slice(&(t.out.len() as u32).to_le_bytes());
-    file.extend_from_slice(b"PAR1");
+    });
+    finish_file(&mut file, &fields, &chunks, rows, &[], created_by);
     Ok(file)
 }
 
@@ -482,69 +517,14 @@ pub fn table_parquet(
             });
         }
     }
-    // FileMetaData.
-    let mut t = Thrift::default();
-    t.begin(None);
-    t.i32(1, 1);
-    t.list(2, CT_STRUCT, 1 + columns.len());
-    t.begin(None);
-    t.binary(4, b"schema");
-    t.i32(5, columns.len() as i32);
-    t.end();
-    for (name, values) in columns {
-        t.begin(None);
-        t.i32(1, values.physical_type());
-        t.i32(3, OPTIONAL);
-        t.binary(4, name.as_bytes());
-        if let Values::Str(_) = values {
-            t.i32(6, CONVERTED_UTF8);
-            // logicalType: the STRING member (an empty struct) of the union.
-            t.begin(Some(10));
-            t.begin(Some(1));
-            t.end();
-            t.end();
-        }
-        t.end();
-    }
-    t.i64(3, rows as i64);
-    t.list(4, CT_STRUCT, usize::from(rows > 0));
-    if rows > 0 {
-        t.begin(None);
-        t.list(1, CT_STRUCT, chunks.len());
-        for (chunk, (name, values)) in chunks.iter().zip(columns) {
-            t.begin(None);
-            t.i64(2, chunk.start as i64);
-            t.begin(Some(3));
-            t.i32(1, values.physical_type());
-            t.i32_list(2, &chunk.encodings);
-            t.string_list(3, &[name.as_str()]);
-            t.i32(4, CODEC_UNCOMPRESSED);
-            t.i64(5, chunk.values as i64);
-            t.i64(6, chunk.size as i64);
-            t.i64(7, chunk.size as i64);
-            t.i64(9, chunk.data_page as i64);
-            t.end();
-            t.end();
-        }
-        let total: usize = chunks.iter().map(|c| c.size).sum();
-        t.i64(2, total as i64);
-        t.i64(3, rows as i64);
-        t.end();
-    }
-    if !metadata.is_empty() {
-        t.list(5, CT_STRUCT, metadata.len());
-        for (key, value) in metadata {
-            t.begin(None);
-            t.binary(1, key.as_bytes());
-            t.binary(2, value.as_bytes());
-            t.end();
-        }
-    }
-    t.binary(6, created_by.as_bytes());
-    t.end();
-    file.extend_from_slice(&t.out);
-    file.extend_from_slice(&(t.out.len() as u32).to_le_bytes());
-    file.extend_from_slice(b"PAR1");
+    let fields: Vec<Field> = (columns.iter())
+        .map(|(name, values)| Field {
+            name,
+            physical: values.physical_type(),
+            repetition: OPTIONAL,
+        })
+        .collect();
+    finish_file(&mut file, &fields, &chunks, rows, metadata, created_by);
     Ok(file)
 }
 
