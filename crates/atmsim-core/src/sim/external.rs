@@ -204,6 +204,17 @@ mod tests {
         sim
     }
 
+    /// Finishes `sim`, whose ledgers must balance: its summary, and the
+    /// real datagrams injected, delivered, lost and in the network.
+    fn finish_real(mut sim: Simulation) -> (crate::stats::Summary, (u64, u64, u64, u64)) {
+        let (summary, _) = sim.finish();
+        let c = &summary.conservation;
+        assert!(c.ok, "{:?}", c.problems);
+        let x = c.external.as_ref().unwrap();
+        let terms = (x.injected, x.delivered, x.lost, x.in_network);
+        (summary, terms)
+    }
+
     #[test]
     fn datagrams_cross_an_ip_path_at_the_model_s_times_and_the_ledgers_balance() {
         let mut sim = real(&ip_line(10, false, ""));
@@ -225,14 +236,9 @@ mod tests {
         );
         // The model's own TCP sent nothing.
         sim.inject(0, true, 1500, 0, 0, 9).unwrap();
-        let (summary, _) = sim.finish();
+        let (summary, terms) = finish_real(sim);
+        assert_eq!(terms, (3, 2, 0, 1));
         let c = &summary.conservation;
-        assert!(c.ok, "{:?}", c.problems);
-        let x = c.external.as_ref().unwrap();
-        assert_eq!(
-            (x.injected, x.delivered, x.lost, x.in_network),
-            (3, 2, 0, 1)
-        );
         assert_eq!((c.bytes.sent, c.packets.generated), (0, 3));
     }
 
@@ -251,14 +257,8 @@ mod tests {
         // The first frame loses its tail (and its EOM): the second frame's
         // cells merge into it and both are lost; the ACK arrives.
         assert_eq!(got, vec![3]);
-        let (summary, _) = sim.finish();
-        let c = &summary.conservation;
-        assert!(c.ok, "{:?}", c.problems);
-        let x = c.external.as_ref().unwrap();
-        assert_eq!(
-            (x.injected, x.delivered, x.lost, x.in_network),
-            (3, 1, 2, 0)
-        );
+        let (summary, terms) = finish_real(sim);
+        assert_eq!(terms, (3, 1, 2, 0));
         assert_eq!(summary.flows[0].bytes_sent, 0);
     }
 
@@ -314,14 +314,7 @@ mod tests {
         sim.advance(50 * MS);
         assert!(sim.take_delivered().is_empty());
         // Held ACKs are in the network: the ledger balances mid-run.
-        let (summary, _) = sim.finish();
-        let x = summary.conservation.external.clone().unwrap();
-        assert!(
-            summary.conservation.ok,
-            "{:?}",
-            summary.conservation.problems
-        );
-        assert_eq!((x.injected, x.delivered, x.in_network), (5, 0, 5));
+        assert_eq!(finish_real(sim).1, (5, 0, 0, 5));
 
         let mut sim = real(&bucketed());
         inject_five(&mut sim);
