@@ -471,3 +471,35 @@ fn quiet_end_links_change_nothing_but_the_event_count() {
     let (fast, plain) = common::same_both_ways(&sc, &stops);
     assert!(fast * 10 < plain * 9, "{fast} vs {plain} events");
 }
+
+#[test]
+fn quiet_end_links_change_nothing_across_a_grid() {
+    // Fast path 6 away from the configuration above: one and three sources,
+    // a small and a large buffer, MSS 512, 1460 and 9180 (frames of 12, 32
+    // and 193 cells), links of 1000 km and of 1 km (a LAN), with and
+    // without VBR. Every result is the plain path's.
+    for (n, buffer, mss, km, vbr) in [
+        (1, 256, 1460, 1000, false),
+        (3, 256, 512, 1, true),
+        (3, 4096, 9180, 1000, false),
+        (1, 4096, 512, 1, false),
+        (3, 1024, 1460, 1, false),
+        (1, 1024, 9180, 1, true),
+    ] {
+        let mut sc = tcp_over_abr(n, Some(buffer), 512, vbr, 1);
+        for f in &mut sc.flows {
+            f.tcp.mss_bytes = mss;
+        }
+        for l in &mut sc.links {
+            l.delay_ps = l.delay_ps / 1000 * km;
+        }
+        sc.probes.period_ps = 11 * MS;
+        sc.probes.flows = (0..n as u32).collect();
+        sc.probes.delay = true;
+        let (fast, plain) = common::same_both_ways(&sc, &[MS / 3, 97 * MS]);
+        assert!(
+            fast < plain,
+            "n {n} buffer {buffer} mss {mss} {km} km: {fast} vs {plain} events"
+        );
+    }
+}

@@ -202,3 +202,32 @@ fn quiet_end_links_change_nothing_but_the_event_count_under_dfba() {
     let (fast, plain) = common::same_both_ways(&sc, &[5 * MS, 333 * MS + 1]);
     assert!(fast * 10 < plain * 9, "{fast} vs {plain} events");
 }
+
+#[test]
+fn quiet_end_links_change_nothing_across_policies_and_buffers() {
+    // The backbone under tail drop, EPD and DFBA, with small and large
+    // buffers, one and four flows per VC, with and without tagging: the
+    // exit links' quiet cells give the plain path's results.
+    let dfba = json!({"kind": "dfba", "low": 300, "high": 900, "alpha": 0.5,
+                      "z": {"kind": "constant", "value": 0.5}});
+    for (policy, buffer, per_vc, tagging) in [
+        (json!({"kind": "tail"}), 300, 1, false),
+        (json!({"kind": "epd", "threshold": 800}), 1000, 4, true),
+        (dfba, 1000, 1, false),
+    ] {
+        let mut sc = backbone(
+            &[0.1 * OC3_CPS, 0.5 * OC3_CPS],
+            per_vc,
+            buffer,
+            policy,
+            tagging,
+            1,
+        );
+        sc.probes.delay = true;
+        let (fast, plain) = common::same_both_ways(&sc, &[7 * MS, 500 * MS]);
+        assert!(
+            fast < plain,
+            "{buffer} cells, {per_vc} per VC: {fast} vs {plain}"
+        );
+    }
+}
